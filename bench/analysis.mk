@@ -1,0 +1,1 @@
+# bench/analysis: (fragment; its owner fills it)

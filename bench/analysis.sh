@@ -1,0 +1,3 @@
+#!/bin/sh
+# bench/analysis.sh: (part of make bench; its owner fills it)
+exit 0

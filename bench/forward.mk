@@ -1,0 +1,1 @@
+# bench/forward: (fragment; its owner fills it)

@@ -1,0 +1,1 @@
+# bench/sweep: (fragment; its owner fills it)

@@ -1,0 +1,1 @@
+# bench/tokenize: (fragment; its owner fills it)

@@ -1,0 +1,1 @@
+# postprocess: (fragment; its owner fills it)

@@ -1,0 +1,31 @@
+/* ns_normalize: attention normalizers with temperature (softmax, scalable softmax, sparsemax,
+ * 1.5-entmax), in double precision. Pure functions. */
+#ifndef NS_NORMALIZE_H
+#define NS_NORMALIZE_H
+
+#include <stddef.h>
+
+#include "common/ns_error.h"
+
+typedef enum ns_normalizer_kind {
+    NS_NORM_SOFTMAX = 0,
+    NS_NORM_SSMAX,      /* softmax of s * log(L) * z / T */
+    NS_NORM_SPARSEMAX,  /* Euclidean projection of z / T onto the simplex */
+    NS_NORM_ENTMAX15    /* 1.5-entmax of z / T, exact sort-based */
+} ns_normalizer_kind;
+
+typedef struct ns_normalizer {
+    ns_normalizer_kind kind;
+    double s;           /* ssmax parameter (ignored by the others) */
+} ns_normalizer;
+
+/* "softmax", "ssmax", "sparsemax", "entmax15" <-> kind. parse returns NS_ERR_INVALID for others. */
+const char *ns_normalizer_name(ns_normalizer_kind kind);
+int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err);
+
+/* alpha[0..L) = F(z / T). work holds at least 2 * L doubles. Returns NS_ERR_INVALID for T <= 0
+ * or L == 0. */
+int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
+                 double *work, ns_err *err);
+
+#endif

@@ -1,0 +1,17 @@
+/* ns_cli: shared reporting of library errors as one-line messages and exit codes. */
+#include "cli/ns_cli.h"
+
+#include <stdio.h>
+
+int ns_cli_report(const char *cmd, const ns_err *err)
+{
+    fprintf(stderr, "normsweep %s: %s\n", cmd, err->msg[0] ? err->msg : ns_status_name(err->code));
+    switch (err->code) {
+    case NS_OK: return NS_EXIT_OK;
+    case NS_ERR_FORMAT:
+    case NS_ERR_INVALID:
+    case NS_ERR_CHECKSUM: return NS_EXIT_USAGE;
+    case NS_ERR_INTERRUPTED: return NS_EXIT_INTERRUPTED;
+    default: return NS_EXIT_FAILURE;
+    }
+}

@@ -1,0 +1,31 @@
+/* ns_cli: the subcommands of the normsweep program and the exit codes they return.
+ * Only the CLI decides exit codes; library modules return ns_status values. */
+#ifndef NS_CLI_H
+#define NS_CLI_H
+
+#include "common/ns_error.h"
+
+/* Exit codes of the normsweep program (documented in README and the man page). */
+enum ns_exit_code {
+    NS_EXIT_OK = 0,          /* success */
+    NS_EXIT_FAILURE = 1,     /* runtime failure (I/O, library, corrupt input found mid-run) */
+    NS_EXIT_USAGE = 2,       /* bad command line or invalid input detected before any work */
+    NS_EXIT_INTERRUPTED = 3, /* stopped by SIGTERM/SIGINT after saving the journal: --resume continues */
+    NS_EXIT_VERIFY_FAILED = 4 /* `verify` ran and found a difference */
+};
+
+/* Print "normsweep <cmd>: <message>" on stderr and return the exit code matching err->code
+ * (NS_EXIT_USAGE for invalid/format input found before work, NS_EXIT_FAILURE otherwise). */
+int ns_cli_report(const char *cmd, const ns_err *err);
+
+/* Subcommands: each parses its own options (argv[0] is the subcommand name) and returns an exit code. */
+int ns_cmd_run(int argc, char **argv);
+int ns_cmd_validate(int argc, char **argv);
+int ns_cmd_tokenize(int argc, char **argv);
+int ns_cmd_dump(int argc, char **argv);
+int ns_cmd_mkmodel(int argc, char **argv);
+int ns_cmd_assets(int argc, char **argv);
+int ns_cmd_archive(int argc, char **argv);
+int ns_cmd_verify(int argc, char **argv);
+
+#endif

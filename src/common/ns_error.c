@@ -1,0 +1,60 @@
+/* ns_error: formatting of status codes and error messages. */
+#include "common/ns_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void ns_err_clear(ns_err *err)
+{
+    if (!err)
+        return;
+    err->code = NS_OK;
+    err->msg[0] = '\0';
+}
+
+int ns_fail(ns_err *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return code;
+}
+
+int ns_err_prefix(ns_err *err, const char *fmt, ...)
+{
+    if (!err)
+        return NS_ERR_INVALID;
+    char prefix[NS_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    char joined[2 * NS_ERR_MSG_MAX + 2];
+    size_t plen = strlen(prefix);
+    memcpy(joined, prefix, plen);
+    memcpy(joined + plen, ": ", 2);
+    memcpy(joined + plen + 2, err->msg, strlen(err->msg) + 1);
+    memcpy(err->msg, joined, NS_ERR_MSG_MAX - 1);
+    err->msg[NS_ERR_MSG_MAX - 1] = '\0';
+    return err->code;
+}
+
+const char *ns_status_name(int code)
+{
+    switch (code) {
+    case NS_OK: return "ok";
+    case NS_ERR_IO: return "I/O error";
+    case NS_ERR_FORMAT: return "format error";
+    case NS_ERR_INVALID: return "invalid input";
+    case NS_ERR_NOMEM: return "out of memory";
+    case NS_ERR_CHECKSUM: return "checksum mismatch";
+    case NS_ERR_LIBRARY: return "library error";
+    case NS_ERR_INTERRUPTED: return "interrupted";
+    default: return "unknown error";
+    }
+}

@@ -1,0 +1,49 @@
+/* ns_file: whole-file reads, read-only memory maps, atomic writes and directory creation.
+ *
+ * Every function returns an ns_status and fills err with the path and strerror on failure.
+ * Ownership is stated per function; nothing here keeps global state. */
+#ifndef NS_FILE_H
+#define NS_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+
+/* Read a whole file into a fresh NUL-terminated buffer (*data, caller frees; *len excludes
+ * the NUL). Refuses files larger than max_bytes (0 = no limit) with NS_ERR_INVALID. */
+int ns_file_read_all(const char *path, size_t max_bytes, char **data, size_t *len, ns_err *err);
+
+/* A read-only, shared memory map of a whole file. */
+typedef struct ns_mmap {
+    const uint8_t *data; /* NULL for an empty file */
+    size_t size;
+    int fd;
+} ns_mmap;
+
+/* Map path read-only (MAP_SHARED, so ranks on one node share the pages). */
+int ns_mmap_open(const char *path, ns_mmap *map, ns_err *err);
+/* Unmap and close; safe on a zeroed or already-closed map. */
+void ns_mmap_close(ns_mmap *map);
+
+/* Write len bytes to path atomically: a temporary file in the same directory is written,
+ * fsync'ed, then renamed over path (and the directory fsync'ed). On failure path is
+ * untouched and the temporary is removed. */
+int ns_file_write_atomic(const char *path, const void *data, size_t len, ns_err *err);
+
+/* "path.tmp.<pid>" style temporary name beside path (caller frees). NULL on ENOMEM. */
+char *ns_file_temp_name(const char *path);
+
+/* fsync the directory that contains path (so a rename in it is durable). */
+int ns_file_sync_parent_dir(const char *path, ns_err *err);
+
+/* mkdir -p with mode 0755. Existing directories are fine. */
+int ns_file_mkdirs(const char *path, ns_err *err);
+
+/* 1 if path exists (any type), else 0. */
+int ns_file_exists(const char *path);
+
+/* Join a directory and a file name into a fresh string (caller frees); NULL on ENOMEM. */
+char *ns_path_join(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,70 @@
+/* ns_sha256: SHA-256 of buffers and files through libcrypto's EVP interface. */
+#include "common/ns_sha256.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void to_hex(const unsigned char *md, char *hex)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 15];
+    }
+    hex[64] = '\0';
+}
+
+int ns_sha256_buffer(const void *data, size_t len, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+        return ns_fail(err, NS_ERR_LIBRARY, "SHA-256 computation failed (libcrypto)");
+    to_hex(md, hex);
+    return NS_OK;
+}
+
+int ns_sha256_file(const char *path, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ns_fail(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char *buf = malloc(1 << 20);
+    int rc = NS_OK;
+    if (!ctx || !buf) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "%s: out of memory for SHA-256", path);
+        goto done;
+    }
+    if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+        rc = ns_fail(err, NS_ERR_LIBRARY, "%s: SHA-256 init failed (libcrypto)", path);
+        goto done;
+    }
+    size_t n;
+    while ((n = fread(buf, 1, 1 << 20, f)) > 0) {
+        if (!EVP_DigestUpdate(ctx, buf, n)) {
+            rc = ns_fail(err, NS_ERR_LIBRARY, "%s: SHA-256 update failed (libcrypto)", path);
+            goto done;
+        }
+    }
+    if (ferror(f)) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: read failed", path);
+        goto done;
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 32) {
+        rc = ns_fail(err, NS_ERR_LIBRARY, "%s: SHA-256 final failed (libcrypto)", path);
+        goto done;
+    }
+    to_hex(md, hex);
+done:
+    free(buf);
+    if (ctx)
+        EVP_MD_CTX_free(ctx);
+    fclose(f);
+    return rc;
+}

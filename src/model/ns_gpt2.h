@@ -1,0 +1,55 @@
+/* ns_gpt2: GPT-2 model loading (config.json + model.safetensors, memory-mapped) and the
+ * attention-capturing causal forward pass (OpenBLAS sgemm). Knows nothing of sweeps or I/O formats.
+ *
+ * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H (head dim), V = vocab. */
+#ifndef NS_GPT2_H
+#define NS_GPT2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+
+typedef struct ns_gpt2_config {
+    size_t n_layer;
+    size_t n_head;
+    size_t n_embd;
+    size_t n_ctx;       /* n_positions: longest sequence the position table allows */
+    size_t vocab_size;
+    double ln_eps;      /* layer_norm_epsilon */
+} ns_gpt2_config;
+
+typedef struct ns_gpt2_model ns_gpt2_model;
+
+/* Load dir/config.json and dir/model.safetensors. The safetensors file is mapped read-only
+ * and shared; F32 tensors are used in place, F16/BF16 converted to private F32 copies.
+ * Everything is validated first; failures name the file and tensor. */
+int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err);
+void ns_gpt2_free(ns_gpt2_model *model);
+const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model);
+
+/* What the forward pass shows after each layer's attention (valid only during the callback). */
+typedef struct ns_attn_layer_view {
+    size_t layer;          /* 0-based */
+    size_t n_head, d_head, L;
+    const float *logits;   /* (H, L, L): z[h][m][i] = q_m . k_i / sqrt(D), valid for i <= m */
+    const float *weights;  /* (H, L, L): softmax weights, exactly 0 above the diagonal */
+    const float *values;   /* (L, C): value vector of token i, head h = values[i*C + h*D .. +D) */
+} ns_attn_layer_view;
+
+/* Called once per layer, in order. A non-zero return stops the forward pass and is returned. */
+typedef int (*ns_attn_layer_fn)(void *user, const ns_attn_layer_view *view, ns_err *err);
+
+typedef struct ns_gpt2_workspace ns_gpt2_workspace;
+
+/* Activations for sequences up to L_max tokens (one allocation). */
+int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
+                          ns_err *err);
+void ns_gpt2_workspace_free(ns_gpt2_workspace *ws);
+
+/* Causal forward over tokens[0..L). Token ids must be < vocab_size and L <= min(L_max, n_ctx).
+ * The LM head is not computed. fn may be NULL. */
+int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
+                    size_t L, ns_attn_layer_fn fn, void *user, ns_err *err);
+
+#endif

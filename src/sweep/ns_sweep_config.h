@@ -1,0 +1,53 @@
+/* ns_sweep_config: the validated contents of a sweep YAML file (plain data, broadcast by rank 0).
+ * Parsing and validation live in ns_sweep_yaml.c; grid expansion in ns_grid.c. */
+#ifndef NS_SWEEP_CONFIG_H
+#define NS_SWEEP_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/ns_normalize.h"
+#include "common/ns_error.h"
+
+#define NS_SWEEP_MAX_NORMALIZERS 4
+
+typedef struct ns_sweep_config {
+    char *source_path;       /* the YAML file read ("<embedded>" for the built-in default) */
+    char *yaml_text;         /* its whole text, recorded in the output */
+
+    char *model;             /* asset name (manifest) or directory; default "gpt2" */
+    char *tokenizer;         /* asset name or directory; default "tokenizer" */
+    char *corpus;            /* asset name or file; default "war_and_peace" */
+    int strip_gutenberg;     /* drop the Project Gutenberg header and licence; default 1 */
+
+    size_t shard_count;      /* number of shards */
+    size_t L_max;            /* tokens per shard (one forward pass each) */
+    size_t shard_first;      /* token offset of shard 0; default 0 */
+    size_t shard_stride;     /* token distance between shard starts; default L_max */
+
+    size_t *L;  size_t nL;   /* context lengths analysed (each <= L_max), ascending */
+    size_t *N;  size_t nN;   /* top-N sizes, ascending */
+    double *T;  size_t nT;   /* temperatures, ascending */
+    double *eps; size_t neps; /* finite-difference steps, ascending */
+    size_t *layers; size_t nlayers; /* expanded from `all` once the model is known */
+    int layers_all;
+    size_t *heads; size_t nheads;
+    int heads_all;
+
+    ns_normalizer normalizers[NS_SWEEP_MAX_NORMALIZERS];
+    size_t nnormalizers;     /* default: softmax only */
+
+    size_t rows;             /* last `rows` rows of each prefix analysed; default 1 */
+    int sphere;              /* default 1 */
+    uint64_t seed;           /* default 0 */
+    double ks_alpha;         /* default 0.01 */
+    unsigned probes;         /* random probe directions for jac_fd; default 8 */
+    int keep_samples;        /* write per-row values too; default 0 */
+
+    char *output;            /* NetCDF path */
+    char *checkpoint_dir;    /* journal directory */
+} ns_sweep_config;
+
+void ns_sweep_config_free(ns_sweep_config *cfg);
+
+#endif

@@ -1,0 +1,13 @@
+# tests: one CUnit program per module plus shell tests for the CLI and MPI runs.
+# Assets (tokenizer, corpus, stand-in model, golden outputs) are fetched before the tests run.
+NS_TEST_CPP = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(NS_EXT_CFLAGS) $(CUNIT_CFLAGS)
+NS_TEST_LIBS = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
+	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
+	src/common/libns_common.a $(CUNIT_LIBS) $(NS_EXT_LIBS)
+EXTRA_DIST += tests/test_env.sh tests/ns_test.h tests/data
+
+check_PROGRAMS += tests/test_common
+tests_test_common_SOURCES = tests/test_common.c
+tests_test_common_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_common_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_common
