@@ -16,8 +16,13 @@ typedef struct ns_gpt2_config {
     size_t n_embd;
     size_t n_ctx;       /* n_positions: longest sequence the position table allows */
     size_t vocab_size;
+    size_t n_inner;     /* MLP width; config's n_inner, or 4 * n_embd when null/absent */
     double ln_eps;      /* layer_norm_epsilon */
 } ns_gpt2_config;
+
+/* Read and validate dir/config.json only (cheap: used to check sweep files against a model).
+ * Errors name the file and the key. */
+int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err);
 
 typedef struct ns_gpt2_model ns_gpt2_model;
 
