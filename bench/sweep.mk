@@ -1,1 +1,2 @@
-# bench/sweep: (fragment; its owner fills it)
+# bench/sweep: the sweep runner's parallel efficiency (bench/sweep.sh runs normsweep itself; no
+# extra benchmark program).

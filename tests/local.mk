@@ -11,3 +11,17 @@ tests_test_common_SOURCES = tests/test_common.c
 tests_test_common_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_common_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_common
+
+# nc_datadump: canonical digest of a NetCDF file's data (no global attributes), used by the
+# determinism, resume and Slurm tests to compare runs byte for byte.
+check_PROGRAMS += tests/nc_datadump
+tests_nc_datadump_SOURCES = tests/nc_datadump.c
+tests_nc_datadump_CPPFLAGS = $(NS_TEST_CPP)
+tests_nc_datadump_LDADD = src/common/libns_common.a $(NS_EXT_LIBS)
+
+# The Slurm test starts real daemons and takes minutes: run by `make check-slurm` (and .ci/run).
+EXTRA_DIST += tests/slurm/local_cluster.sh tests/slurm/test_slurm.sh tests/slurm/slurm_small.yaml \
+	tests/slurm/slurm_long.yaml
+check-slurm: normsweep tests/nc_datadump
+	@$(AM_TESTS_ENVIRONMENT) $(SHELL) $(top_srcdir)/tests/slurm/test_slurm.sh
+.PHONY: check-slurm

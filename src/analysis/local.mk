@@ -1,7 +1,24 @@
 # analysis: normalizers and METRICS.md metrics; pure functions (no I/O, MPI or model types).
 noinst_LIBRARIES += src/analysis/libns_analysis.a
-src_analysis_libns_analysis_a_SOURCES = src/analysis/ns_analysis_placeholder.c \
-	src/analysis/ns_analysis.h src/analysis/ns_normalize.h
+src_analysis_libns_analysis_a_SOURCES = \
+	src/analysis/ns_analysis.c src/analysis/ns_analysis.h \
+	src/analysis/ns_normalize.c src/analysis/ns_normalize.h \
+	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
+	src/analysis/ns_topn.c src/analysis/ns_topn.h \
+	src/analysis/ns_rng.c src/analysis/ns_rng.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+
+check_PROGRAMS += tests/test_normalize
+tests_test_normalize_SOURCES = tests/test_normalize.c
+tests_test_normalize_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_normalize_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_normalize
+
+check_PROGRAMS += tests/test_analysis
+tests_test_analysis_SOURCES = tests/test_analysis.c
+tests_test_analysis_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_analysis_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_analysis
+
 # KS test and reductions add their sources here.
 include src/analysis/stats.mk

@@ -31,7 +31,7 @@ typedef enum ns_metric_id {
     NS_M_DELTA,
     /* shape (nT) */
     NS_M_JAC_EXACT,
-    NS_M_JAC_LEMMA2,
+    NS_M_JAC_LEMMA2,        /* softmax and ssmax (effective c = s log L / T); NaN for sparsemax, entmax15 */
     /* shape (nT, neps) */
     NS_M_JAC_FD,
     NS_M_COUNT
@@ -39,6 +39,15 @@ typedef enum ns_metric_id {
 
 /* "distance", "distance_d1", ... "jac_fd": the NetCDF variable stem of each metric. */
 const char *ns_metric_name(ns_metric_id id);
+
+/* The per-row shape of a metric: (nT, nN), (1), (nT) or (nT, neps). */
+typedef enum ns_metric_shape {
+    NS_SHAPE_TN = 0,
+    NS_SHAPE_SCALAR,
+    NS_SHAPE_T,
+    NS_SHAPE_TE
+} ns_metric_shape;
+ns_metric_shape ns_metric_shape_of(ns_metric_id id);
 
 /* What to compute; arrays are borrowed, not copied. */
 typedef struct ns_analysis_params {
@@ -67,6 +76,9 @@ void ns_row_layout_init(ns_row_layout *layout, size_t nT, size_t nN, size_t neps
 size_t ns_row_index_tn(const ns_row_layout *layout, ns_metric_id id, size_t t, size_t n);
 size_t ns_row_index_t(const ns_row_layout *layout, ns_metric_id id, size_t t);
 size_t ns_row_index_te(const ns_row_layout *layout, ns_metric_id id, size_t t, size_t e);
+/* 1 when ns_lower at (t, n) is missing because r = 0 (the row was analysed at that N, so ns_frac
+ * is present, but ns_lower is NaN): the count METRICS.md asks for (`ns_lower_undefined`). */
+int ns_row_ns_lower_undefined(const ns_row_layout *layout, const double *row, size_t t, size_t n);
 
 /* One head's data from one forward pass over a shard of L_max tokens. */
 typedef struct ns_head_input {
@@ -99,6 +111,17 @@ void ns_analysis_ws_free(ns_analysis_ws *ws);
 int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const ns_head_input *in,
                     const size_t *rows, size_t n_rows, ns_analysis_ws *ws, double *out,
                     ns_err *err);
+
+/* Keys of the counter-based generator (analysis/ns_rng.h), so tests and tools can replay a draw:
+ * d_random's subset is keyed by (seed, shard, row, layer, head, N, T); jac_fd's P random
+ * directions by (seed, shard, row, layer, head, T) (N is ignored), the same for every eps.
+ * Each purpose has its own domain tag, so the two streams never coincide. */
+typedef enum ns_rng_purpose {
+    NS_RNG_RANDOM_SUBSET = 0,
+    NS_RNG_FD_PROBES = 1
+} ns_rng_purpose;
+uint64_t ns_analysis_rng_key(ns_rng_purpose purpose, uint64_t seed, const ns_head_key *key,
+                             size_t row, size_t N, double T);
 
 /* The paper's corollary bound min(1/(4T), sqrt(2)). */
 double ns_jac_bound(double T);

@@ -28,4 +28,8 @@ int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
 int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
                  double *work, ns_err *err);
 
+/* The factor c with alpha = softmax(c * z) for the softmax family: 1/T for softmax,
+ * s * log(L) / T for ssmax (its "effective inverse temperature"); 1/T for the others. */
+double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T);
+
 #endif

@@ -1,4 +1,27 @@
-# model: (module fragment; its owner lists sources and tests here)
+# model: safetensors + config.json loading (mmap, validation), random-weight model writer
+# (mkmodel) and the GPT-2 forward pass.
 noinst_LIBRARIES += src/model/libns_model.a
-src_model_libns_model_a_SOURCES = src/model/ns_model_placeholder.c
+src_model_libns_model_a_SOURCES = \
+	src/model/ns_safetensors.c \
+	src/model/ns_gpt2_config.c \
+	src/model/ns_gpt2_load.c \
+	src/model/ns_mkmodel.c \
+	src/model/ns_gpt2_forward.c
 src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
+noinst_HEADERS += src/model/ns_gpt2.h src/model/ns_gpt2_internal.h src/model/ns_safetensors.h \
+	src/model/ns_mkmodel.h
+
+check_PROGRAMS += tests/test_safetensors
+tests_test_safetensors_SOURCES = tests/test_safetensors.c
+tests_test_safetensors_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_safetensors_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_safetensors
+
+check_PROGRAMS += tests/test_model_load
+tests_test_model_load_SOURCES = tests/test_model_load.c
+tests_test_model_load_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_model_load_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_model_load
+
+TESTS += tests/mkmodel_cli.sh
+EXTRA_DIST += tests/mkmodel_cli.sh

@@ -48,6 +48,20 @@ typedef struct ns_sweep_config {
     char *checkpoint_dir;    /* journal directory */
 } ns_sweep_config;
 
+/* Zero cfg and set every documented default (docs/SWEEP.md): model "gpt2", tokenizer "tokenizer",
+ * corpus "war_and_peace", strip_gutenberg 1, T {1}, eps {1e-3}, layers/heads all, softmax,
+ * rows 1, sphere 1, seed 0, ks_alpha 0.01, probes 8, keep_samples 0. Strings and lists that have
+ * defaults are filled in by ns_sweep_parse (they need allocation); this only sets scalars. */
+void ns_sweep_config_init(ns_sweep_config *cfg);
+
+/* Release every string and list of cfg and zero it; safe on a zeroed or already-freed config. */
 void ns_sweep_config_free(ns_sweep_config *cfg);
+
+/* Serialize cfg to one self-contained byte buffer (*buf, caller frees) and back, for broadcasting
+ * the validated configuration from rank 0. Same-machine format (native byte order). unpack fills
+ * a fresh cfg (free it with ns_sweep_config_free); a truncated or foreign buffer gives
+ * NS_ERR_FORMAT. */
+int ns_sweep_config_pack(const ns_sweep_config *cfg, void **buf, size_t *len, ns_err *err);
+int ns_sweep_config_unpack(const void *buf, size_t len, ns_sweep_config *cfg, ns_err *err);
 
 #endif

@@ -1,4 +1,13 @@
-# tokenizer: (module fragment; its owner lists sources and tests here)
+# tokenizer: GPT-2 byte-level BPE (vocabulary + merges loading, PCRE2 pre-tokenizer, BPE, cache).
 noinst_LIBRARIES += src/tokenizer/libns_tokenizer.a
-src_tokenizer_libns_tokenizer_a_SOURCES = src/tokenizer/ns_tokenizer_placeholder.c
+src_tokenizer_libns_tokenizer_a_SOURCES = src/tokenizer/ns_tokenizer.h \
+	src/tokenizer/ns_tokenizer_internal.h src/tokenizer/ns_tokenizer.c \
+	src/tokenizer/ns_pretok.c src/tokenizer/ns_bpe.c
 src_tokenizer_libns_tokenizer_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
+
+check_PROGRAMS += tests/test_tokenizer
+tests_test_tokenizer_SOURCES = tests/test_tokenizer.c
+tests_test_tokenizer_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_tokenizer_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_tokenizer tests/tokenize_cli.sh
+EXTRA_DIST += tests/tokenize_cli.sh

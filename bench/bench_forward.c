@@ -1,0 +1,305 @@
+/* bench_forward: time the GPT-2 forward pass at L tokens against an sgemm-only loop of exactly the
+ * same GEMM shapes, and measure the forward's private memory beyond the model weights.
+ *
+ * Usage: bench_forward (--model DIR | --synthetic) [--L 1024] [--reps 5]
+ * --synthetic fills a 124M-shaped GPT-2 (12 layers, 12 heads, 768 wide) in process.
+ * Prints `name: value` lines: forward_seconds (median), forward_gflops, sgemm_gflops,
+ * forward_vs_sgemm, forward_peak_rss_mb. */
+#include <cblas.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/ns_gpt2.h"
+#include "model/ns_gpt2_internal.h"
+
+/* ---- /proc/self/status ---- */
+
+/* Value in kB of a "Key:   N kB" line of /proc/self/status, or -1. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':') {
+            v = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* Reset VmHWM to the current RSS (Linux >= 4.0); 0 on success. */
+static int reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return -1;
+    int ok = fputs("5", f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- a synthetic 124M-shaped model ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float *fill(float **p, size_t n, uint64_t *s, float center, float spread)
+{
+    float *t = *p;
+    for (size_t i = 0; i < n; i++)
+        t[i] = center + spread * (float)((double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0);
+    *p += n;
+    return t;
+}
+
+static ns_gpt2_model *synthetic_model(float **block)
+{
+    ns_gpt2_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    ns_gpt2_config *c = &m->config;
+    *c = (ns_gpt2_config){.n_layer = 12, .n_head = 12, .n_embd = 768, .n_ctx = 1024,
+                          .vocab_size = 50257, .n_inner = 3072, .ln_eps = 1e-5};
+    size_t C = c->n_embd, F = c->n_inner;
+    size_t per = 4 * C + C * 3 * C + 3 * C + C * C + C + C * F + F + F * C + C;
+    size_t total = c->vocab_size * C + c->n_ctx * C + 2 * C + c->n_layer * per;
+    m->layers = calloc(c->n_layer, sizeof *m->layers);
+    *block = malloc(total * sizeof(float));
+    if (!m->layers || !*block) {
+        free(m->layers);
+        free(*block);
+        free(m);
+        return NULL;
+    }
+    float *p = *block;
+    uint64_t s = 1;
+    m->wte = fill(&p, c->vocab_size * C, &s, 0.0f, 0.1f);
+    m->wpe = fill(&p, c->n_ctx * C, &s, 0.0f, 0.02f);
+    m->ln_f_w = fill(&p, C, &s, 1.0f, 0.0f);
+    m->ln_f_b = fill(&p, C, &s, 0.0f, 0.0f);
+    for (size_t l = 0; l < c->n_layer; l++) {
+        ns_gpt2_layer_weights *w = &m->layers[l];
+        w->ln_1_w = fill(&p, C, &s, 1.0f, 0.0f);
+        w->ln_1_b = fill(&p, C, &s, 0.0f, 0.0f);
+        w->attn_w = fill(&p, C * 3 * C, &s, 0.0f, 0.035f);
+        w->attn_b = fill(&p, 3 * C, &s, 0.0f, 0.0f);
+        w->attn_proj_w = fill(&p, C * C, &s, 0.0f, 0.01f);
+        w->attn_proj_b = fill(&p, C, &s, 0.0f, 0.0f);
+        w->ln_2_w = fill(&p, C, &s, 1.0f, 0.0f);
+        w->ln_2_b = fill(&p, C, &s, 0.0f, 0.0f);
+        w->fc_w = fill(&p, C * F, &s, 0.0f, 0.035f);
+        w->fc_b = fill(&p, F, &s, 0.0f, 0.0f);
+        w->fc_proj_w = fill(&p, F * C, &s, 0.0f, 0.01f);
+        w->fc_proj_b = fill(&p, C, &s, 0.0f, 0.0f);
+    }
+    return m;
+}
+
+/* ---- the forward's GEMMs, as ns_gpt2_forward issues them ---- */
+
+typedef struct gemm {
+    int transb;
+    size_t M, N, K, lda, ldb, ldc;
+    const float *b; /* the model weight for the linear layers, else NULL (scratch) */
+} gemm;
+
+/* Per layer: c_attn; per head q k^T and w v; then (all but the last layer) attn c_proj, c_fc,
+ * mlp c_proj. Returns the count written to g (capacity n_layer * (4 + 2H)). */
+static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
+{
+    const ns_gpt2_config *c = &m->config;
+    size_t C = c->n_embd, H = c->n_head, D = C / H, F = c->n_inner, n = 0;
+    for (size_t l = 0; l < c->n_layer; l++) {
+        const ns_gpt2_layer_weights *w = &m->layers[l];
+        g[n++] = (gemm){0, L, 3 * C, C, C, 3 * C, 3 * C, w->attn_w};
+        for (size_t h = 0; h < H; h++) {
+            g[n++] = (gemm){1, L, L, D, 3 * C, 3 * C, L, NULL};
+            g[n++] = (gemm){0, L, D, L, L, C, C, NULL};
+        }
+        if (l + 1 == c->n_layer)
+            break;
+        g[n++] = (gemm){0, L, C, C, C, C, C, w->attn_proj_w};
+        g[n++] = (gemm){0, L, F, C, C, F, F, w->fc_w};
+        g[n++] = (gemm){0, L, C, F, F, C, C, w->fc_proj_w};
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int synthetic = 0;
+    size_t L = 1024, reps = 5;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else if (strcmp(argv[i], "--synthetic") == 0)
+            synthetic = 1;
+        else if (strcmp(argv[i], "--L") == 0 && i + 1 < argc)
+            L = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = strtoul(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: bench_forward (--model DIR | --synthetic) [--L N] [--reps N]\n");
+            return 2;
+        }
+    }
+    if ((!dir) == (!synthetic) || L == 0 || reps == 0 || reps > 100) {
+        fprintf(stderr, "usage: bench_forward (--model DIR | --synthetic) [--L N] [--reps N]\n");
+        return 2;
+    }
+
+    ns_err err;
+    ns_err_clear(&err);
+    ns_gpt2_model *model = NULL;
+    float *synth_block = NULL;
+    if (synthetic) {
+        model = synthetic_model(&synth_block);
+        if (!model) {
+            fprintf(stderr, "bench_forward: out of memory for the synthetic model\n");
+            return 1;
+        }
+    } else if (ns_gpt2_load(dir, &model, &err) != NS_OK) {
+        fprintf(stderr, "bench_forward: %s\n", err.msg);
+        return 1;
+    }
+    const ns_gpt2_config *c = &model->config;
+    if (L > c->n_ctx)
+        L = c->n_ctx;
+    /* touch every weight page so the mapped weights are resident before the baseline */
+    volatile float sink = 0;
+    if (model->map.data)
+        for (size_t i = 0; i < model->map.size; i += 4096)
+            sink += (float)model->map.data[i];
+    (void)sink;
+
+    int32_t *tokens = malloc(L * sizeof *tokens);
+    if (!tokens)
+        return 1;
+    uint64_t s = 7;
+    for (size_t t = 0; t < L; t++)
+        tokens[t] = (int32_t)(rng_next(&s) % c->vocab_size);
+
+    long rss0 = status_kb("VmRSS"), anon0 = status_kb("RssAnon");
+    int peak_ok = reset_peak() == 0;
+    ns_gpt2_workspace *ws = NULL;
+    if (ns_gpt2_workspace_new(model, L, &ws, &err) != NS_OK) {
+        fprintf(stderr, "bench_forward: %s\n", err.msg);
+        return 1;
+    }
+    double *times = calloc(reps, sizeof *times);
+    if (!times)
+        return 1;
+    for (size_t r = 0; r <= reps; r++) { /* the first pass warms up (BLAS buffers, page faults) */
+        double t0 = now();
+        if (ns_gpt2_forward(model, ws, tokens, L, NULL, NULL, &err) != NS_OK) {
+            fprintf(stderr, "bench_forward: %s\n", err.msg);
+            return 1;
+        }
+        if (r > 0)
+            times[r - 1] = now() - t0;
+    }
+    double fwd = median(times, reps);
+    long hwm = status_kb("VmHWM"), anon1 = status_kb("RssAnon");
+    double peak_mb = peak_ok && hwm > 0 ? (double)(hwm - rss0) / 1024.0
+                                        : (double)(anon1 - anon0) / 1024.0;
+
+    /* the same GEMMs alone, on scratch activations (weights from the model) */
+    size_t cap = c->n_layer * (4 + 2 * c->n_head);
+    gemm *g = calloc(cap, sizeof *g);
+    size_t ng = forward_gemms(g, model, L);
+    double flops = 0;
+    size_t amax = 0, bmax = 0, cmax = 0;
+    for (size_t i = 0; i < ng; i++) {
+        flops += 2.0 * (double)g[i].M * (double)g[i].N * (double)g[i].K;
+        size_t a = g[i].M * g[i].lda, b = (g[i].transb ? g[i].N : g[i].K) * g[i].ldb,
+               cc = g[i].M * g[i].ldc;
+        amax = a > amax ? a : amax;
+        bmax = b > bmax ? b : bmax;
+        cmax = cc > cmax ? cc : cmax;
+    }
+    float *A = malloc(amax * sizeof(float)), *B = malloc(bmax * sizeof(float));
+    float *Cm = malloc(cmax * sizeof(float));
+    if (!g || !A || !B || !Cm)
+        return 1;
+    for (size_t i = 0; i < amax; i++)
+        A[i] = 0.01f * (float)(i % 97);
+    for (size_t i = 0; i < bmax; i++)
+        B[i] = 0.01f * (float)(i % 89);
+    memset(Cm, 0, cmax * sizeof(float));
+    for (size_t r = 0; r <= reps; r++) {
+        double t0 = now();
+        for (size_t i = 0; i < ng; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, g[i].transb ? CblasTrans : CblasNoTrans,
+                        (int)g[i].M, (int)g[i].N, (int)g[i].K, 1.0f, A, (int)g[i].lda,
+                        g[i].b ? g[i].b : B, (int)g[i].ldb, g[i].b ? 1.0f : 0.0f, Cm, (int)g[i].ldc);
+        if (r > 0)
+            times[r - 1] = now() - t0;
+    }
+    double gem = median(times, reps);
+
+    printf("forward_model: %s (n_layer=%zu n_head=%zu n_embd=%zu n_inner=%zu)\n",
+           synthetic ? "synthetic" : dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
+    printf("forward_L: %zu\n", L);
+    printf("forward_reps: %zu\n", reps);
+    printf("forward_blas_threads: %d\n", openblas_get_num_threads());
+    printf("forward_gemm_count: %zu\n", ng);
+    printf("forward_gflop_per_pass: %.2f\n", flops * 1e-9);
+    printf("forward_seconds: %.4f\n", fwd);
+    printf("forward_gflops: %.2f\n", flops / fwd * 1e-9);
+    printf("sgemm_seconds: %.4f\n", gem);
+    printf("sgemm_gflops: %.2f\n", flops / gem * 1e-9);
+    printf("forward_vs_sgemm: %.3f\n", gem / fwd);
+    printf("forward_peak_rss_method: %s\n",
+           peak_ok && hwm > 0 ? "VmHWM after clear_refs minus VmRSS with weights resident"
+                              : "RssAnon after minus before");
+    printf("forward_rss_anon_delta_mb: %.1f\n", (double)(anon1 - anon0) / 1024.0);
+    printf("forward_peak_rss_mb: %.1f\n", peak_mb);
+
+    free(A);
+    free(B);
+    free(Cm);
+    free(g);
+    free(times);
+    free(tokens);
+    ns_gpt2_workspace_free(ws);
+    if (synthetic) {
+        free(model->layers);
+        free(model);
+        free(synth_block);
+    } else {
+        ns_gpt2_free(model);
+    }
+    return 0;
+}

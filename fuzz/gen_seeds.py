@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""gen_seeds: write the committed seed corpora fuzz/corpus/<parser>/ (small, hand-made inputs).
+
+Usage: fuzz/gen_seeds.py [OUTDIR]   (default: the fuzz/corpus directory beside this script)
+Python 3 standard library only. Real-data seeds (the stand-in model's header, corpus chunks) are
+not committed: scripts/fuzz adds them from the assets directory at fuzz time."""
+import json
+import os
+import struct
+import sys
+
+
+def write(outdir, parser, name, data):
+    d = os.path.join(outdir, parser)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def tokenizer_seeds(out):
+    p = "tokenizer"
+    write(out, p, "ascii.txt", "Hello, world! It's a test: they're 12,345 tokens  long.\n\n\tTabs\r\n")
+    write(out, p, "contractions.txt", "I'm you'll he'd we've she's it'S DON'T 'tis\n")
+    write(out, p, "spaces.txt", "a  b   c    d\n\n\n   \t  \u00a0x  ")
+    write(out, p, "unicode.txt", "na\u00efve caf\u00e9 \u4e2d\u6587 \U0001f600\U0001f44d\u200d "
+          "\u0394\u03b5\u03bb\u03c4\u03b1 \u0928\u092e\u0938\u094d\u0924\u0947 1\u00bd")
+    write(out, p, "numbers.txt", "3.14159 1e-5 0x1F 100000000000 -42 \u0663\u0664")
+    write(out, p, "special.txt", "<|endoftext|> <|endoftext|>Text\n")
+    # Invalid UTF-8: lone continuation bytes, overlong forms, encoded surrogates, truncated
+    # sequences, bytes that never occur (0xC0, 0xF5..0xFF), and NUL.
+    write(out, p, "invalid_utf8.bin", b"ok \x80\xbf lone \xc0\xaf overlong \xed\xa0\x80 surrogate "
+          b"\xe2\x82 cut \xf0\x9f\x98 cut4 \xf5\xff\xfe end\x00nul \xc3")
+    write(out, p, "bytes.bin", bytes(range(256)))
+    write(out, p, "empty.txt", b"")
+    write(out, p, "long_word.txt", "x" * 600 + " " + "ab" * 300)
+
+
+def safetensors_file(tensors, metadata=None, pad=True, raw_header=None):
+    """tensors: list of (name, dtype, shape, data bytes); laid out back to back."""
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    data = b""
+    for name, dtype, shape, blob in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(blob)]}
+        data += blob
+    h = raw_header if raw_header is not None else json.dumps(header, separators=(",", ":")).encode()
+    if pad:
+        h += b" " * ((8 - (8 + len(h)) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def safetensors_seeds(out):
+    p = "safetensors"
+    f32 = struct.pack("<6f", 1.0, -2.5, 0.0, 3.25, float("inf"), -0.0)
+    f16 = struct.pack("<4H", 0x3C00, 0xC000, 0x7C00, 0x0001)
+    bf16 = struct.pack("<4H", 0x3F80, 0xC020, 0x7FC0, 0x0001)
+    write(out, p, "f32.safetensors", safetensors_file([("w", "F32", [2, 3], f32)]))
+    write(out, p, "mixed.safetensors", safetensors_file(
+        [("a.weight", "F16", [2, 2], f16), ("a.bias", "BF16", [4], bf16),
+         ("mask", "BOOL", [3], b"\x01\x00\x01"), ("ids", "I64", [1], struct.pack("<q", -7)),
+         ("scalar", "F32", [], struct.pack("<f", 0.5)), ("empty", "F32", [0, 4], b"")],
+        metadata={"format": "pt", "note": "seed"}))
+    write(out, p, "gpt2_names.safetensors", safetensors_file(
+        [("wte.weight", "F32", [4, 2], bytes(32)), ("wpe.weight", "F32", [2, 2], bytes(16)),
+         ("h.0.ln_1.weight", "F32", [2], bytes(8)), ("h.0.attn.c_attn.weight", "F32", [2, 6], bytes(48))]))
+    write(out, p, "empty_header.safetensors", safetensors_file([], pad=False, raw_header=b"{}"))
+    # Malformed on purpose (each exercises one rejection path).
+    write(out, p, "bad_overlap.safetensors", struct.pack("<Q", 96) +
+          b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}'[:96]
+          + bytes(16))
+    write(out, p, "bad_dtype.safetensors", safetensors_file([("x", "F12", [1], bytes(4))]))
+    write(out, p, "bad_len.safetensors", struct.pack("<Q", 1 << 40) + b"{}")
+    write(out, p, "bad_json.safetensors", safetensors_file([], raw_header=b'{"a":{"dtype":"F32",'))
+    write(out, p, "bad_range.safetensors", safetensors_file(
+        [], raw_header=b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,1000]}}'))
+    write(out, p, "bad_shape.safetensors", safetensors_file(
+        [], raw_header=b'{"a":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}}'))
+
+
+def config_seeds(out):
+    p = "config"
+    base = {"model_type": "gpt2", "n_layer": 12, "n_head": 12, "n_embd": 768, "n_positions": 1024,
+            "n_ctx": 1024, "vocab_size": 50257, "layer_norm_epsilon": 1e-05,
+            "activation_function": "gelu_new", "n_inner": None}
+    write(out, p, "gpt2.json", json.dumps(base, indent=2))
+    small = dict(base, n_layer=2, n_head=2, n_embd=8, n_inner=16)
+    del small["n_positions"]
+    write(out, p, "small_n_ctx.json", json.dumps(small))
+    write(out, p, "bad_types.json", json.dumps(dict(base, n_head="12", layer_norm_epsilon=[1])))
+    write(out, p, "bad_values.json", json.dumps(dict(base, n_embd=770, n_layer=-1)))
+    write(out, p, "bad_act.json", json.dumps(dict(base, activation_function="relu")))
+    write(out, p, "huge.json", json.dumps(dict(base, n_embd=2**62, vocab_size=2**63 - 1)))
+    write(out, p, "not_object.json", "[1, 2, 3]")
+    write(out, p, "duplicate.json", '{"n_layer": 1, "n_layer": 2}')
+
+
+def sweep_seeds(out):
+    p = "sweep_yaml"
+    write(out, p, "minimal.yaml", "shards: {count: 1, L_max: 8}\ngrid: {L: [8], N: [1]}\n")
+    write(out, p, "ranges.yaml",
+          "model: gpt2\nshards:\n  count: 2\n  L_max: 64\n  first: 10\n  stride: 70\n"
+          "grid:\n  L: {from: 8, to: 64, step: 8}\n  N: [1, 2, 4]\n  T: [0.5, 1, 2.0e0]\n"
+          "  eps: [1.0e-3]\n  layers: [0, 3]\n  heads: {from: 0, to: 3, step: 1}\n"
+          "normalizer: [softmax, {name: ssmax, s: 0.5}, sparsemax]\nrows: 2\nsphere: false\nseed: 18446744073709551615\n")
+    write(out, p, "anchors.yaml", "grid: &g {L: [4], N: [1]}\nshards: {count: 1, L_max: 4}\nx: *g\n")
+    write(out, p, "flow.yaml", "{shards: {count: 3, L_max: 16}, grid: {L: [16], N: [1, 2], T: [1]}, "
+          "keep_samples: yes, output: 'out.nc', checkpoint_dir: \"ck\"}\n")
+    write(out, p, "bad_mixed.yaml", "shards: [1, 2]\ngrid:\n  L: []\n  N: [0, -1, x]\n\t bad\n")
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+    tokenizer_seeds(outdir)
+    safetensors_seeds(outdir)
+    config_seeds(outdir)
+    sweep_seeds(outdir)
+
+
+if __name__ == "__main__":
+    main()

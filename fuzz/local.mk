@@ -1,0 +1,37 @@
+# fuzz: libFuzzer targets, one per parser of outside input (fuzz/fuzz_<parser>.c), their seed
+# corpora (fuzz/corpus/<parser>/, written by fuzz/gen_seeds.py), dictionaries and crash
+# reproducers (fuzz/regressions/<parser>/). `make fuzz-targets` links the libFuzzer binaries; it
+# is meant for a build configured by scripts/fuzz (clang, CFLAGS with -fsanitize=fuzzer-no-link,
+# address,undefined), which then runs them. The same targets are replayed in `make check` through
+# a plain main() (tests/hardening.mk).
+# Each target links only the libraries it needs (so one module's half-written state does not
+# block fuzzing the others).
+FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
+FUZZ_LIBS_MODEL = src/model/libns_model.a src/common/libns_common.a
+FUZZ_LIBS_SWEEP = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
+	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
+	src/common/libns_common.a
+FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
+FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
+	-fsanitize=fuzzer $(AM_LDFLAGS) $(LDFLAGS)
+FUZZ_TARGETS = fuzz/fuzz_tokenizer fuzz/fuzz_safetensors fuzz/fuzz_config fuzz/fuzz_sweep_yaml
+
+fuzz-targets: $(FUZZ_TARGETS)
+.PHONY: fuzz-targets
+
+fuzz/fuzz_tokenizer: $(top_srcdir)/fuzz/fuzz_tokenizer.c $(FUZZ_HDRS) $(FUZZ_LIBS_TOKENIZER)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_tokenizer.c $(FUZZ_LIBS_TOKENIZER) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_safetensors: $(top_srcdir)/fuzz/fuzz_safetensors.c $(FUZZ_HDRS) $(FUZZ_LIBS_MODEL)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_safetensors.c $(FUZZ_LIBS_MODEL) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_config: $(top_srcdir)/fuzz/fuzz_config.c $(FUZZ_HDRS) $(FUZZ_LIBS_MODEL)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_config.c $(FUZZ_LIBS_MODEL) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_sweep_yaml: $(top_srcdir)/fuzz/fuzz_sweep_yaml.c $(FUZZ_HDRS) $(FUZZ_LIBS_SWEEP)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_sweep_yaml.c $(FUZZ_LIBS_SWEEP) $(NS_EXT_LIBS) $(LIBS)
+
+CLEANFILES += $(FUZZ_TARGETS)
+EXTRA_DIST += fuzz/fuzz_tokenizer.c fuzz/fuzz_safetensors.c fuzz/fuzz_config.c \
+	fuzz/fuzz_sweep_yaml.c fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions

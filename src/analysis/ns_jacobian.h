@@ -1,0 +1,36 @@
+/* ns_jacobian: exact spectral norms of normalizer Jacobians (diagonal-minus-rank-one matrices
+ * solved by their secular equation) and Lemma 2's general bound. Pure functions. */
+#ifndef NS_JACOBIAN_H
+#define NS_JACOBIAN_H
+
+#include <stddef.h>
+
+#include "analysis/ns_normalize.h"
+
+/* Largest eigenvalue of diag(w) - w w^T / sum(w) for w[0..n) >= 0 (a positive semidefinite
+ * matrix, so this is also its 2-norm). Zero entries deflate (their eigenvalue is 0). With two
+ * or more distinct positive entries the eigenvalue is the root in (w_(2), w_(1)) of the secular
+ * equation sum_i w_i / (w_i - lambda) = 0, found by safeguarded Newton iteration around the
+ * nearer pole (relative accuracy near 1e-15). Ties at the top give w_(1) exactly; fewer than
+ * two positive entries give 0. */
+double ns_jac_dmr_max(const double *w, size_t n);
+
+/* Reference: the same eigenvalue by bisection on the secular equation (slow; for tests). */
+double ns_jac_dmr_max_bisect(const double *w, size_t n);
+
+/* || dF(z/T)/dz ||_2 for the normalizer at alpha = F(z/T) (L entries):
+ *   softmax   lambda_max(diag(a) - a a^T) / T
+ *   ssmax     lambda_max(diag(a) - a a^T) * |s log L| / T   (softmax at T / (s log L))
+ *   sparsemax (diag(1_S) - 1_S 1_S^T / |S|) / T: 1/T when the support has >= 2 entries, else 0
+ *   entmax15  lambda_max(diag(q) - q q^T / sum q) / T with q = sqrt(alpha) on the support.
+ * work holds L doubles (used by entmax15). */
+double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, double T,
+                         double *work);
+
+/* Lemma 2's general bound ||F'||_2 / (L min F) + ||F||_2 ||F'||_2 / (L^2 (min F)^2) for
+ * F(z) = exp(c z) over z[0..L), evaluated with the maximum of c z subtracted (the bound is
+ * invariant under that shift). ||F||_2 is the Euclidean norm of (F(z_j))_j and ||F'||_2 that of
+ * (F'(z_j))_j = |c| ||F||_2. +inf when exp(|c| (max z - min z)) overflows double. */
+double ns_jac_lemma2(const double *z, size_t L, double c);
+
+#endif

@@ -1,0 +1,284 @@
+/* ns_gpt2_forward: the GPT-2 causal forward pass (OpenBLAS sgemm) that shows each layer's attention.
+ *
+ * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H, F = n_inner, V = vocab.
+ * Exactly GPT-2: token + learned position embeddings, pre-LayerNorm blocks, causal attention with
+ * scale 1/sqrt(D), GELU (tanh approximation), residual connections. Every matrix product goes
+ * through cblas_sgemm; the element-wise parts are plain loops. The LM head (and ln_f) is not
+ * computed, and nor is the last layer's attention projection and MLP: nothing after the last
+ * attention is observable through ns_gpt2_forward's interface. */
+#include "model/ns_gpt2_internal.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ns_gpt2_workspace {
+    size_t L_max, C, H, F; /* the shapes this workspace was sized for */
+    float *block;          /* the one allocation; every buffer below points into it */
+    float *x;              /* (L, C)   residual stream */
+    float *ln;             /* (L, C)   LayerNorm output (input of c_attn and c_fc) */
+    float *qkv;            /* (L, 3C)  q | k | v, heads interleaved as h*D within each third */
+    float *values;         /* (L, C)   v copied out of qkv (the view's `values`) */
+    float *att;            /* (L, C)   attention output, heads concatenated */
+    float *fc;             /* (L, F)   MLP hidden activations */
+    float *logits;         /* (H, L, L) scaled pre-softmax scores */
+    float *weights;        /* (H, L, L) softmax weights, zero above the diagonal */
+};
+
+/* Round a float count up to a multiple of 16 (64 bytes), so every buffer stays cache-line aligned. */
+static size_t ns_round16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* a * b, or SIZE_MAX when it would overflow (so the allocation size check fails cleanly). */
+static size_t ns_mul(size_t a, size_t b)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return SIZE_MAX;
+    return a * b;
+}
+
+int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
+                          ns_err *err)
+{
+    *out = NULL;
+    const ns_gpt2_config *cfg = &model->config;
+    if (L_max == 0)
+        return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max must be at least 1");
+    if (L_max > cfg->n_ctx)
+        L_max = cfg->n_ctx; /* the forward refuses L > n_ctx anyway */
+    size_t C = cfg->n_embd, H = cfg->n_head, F = cfg->n_inner;
+    if (H == 0 || C == 0 || C % H != 0 || F == 0)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "forward workspace: bad model shape (n_embd=%zu, n_head=%zu, n_inner=%zu)", C,
+                       H, F);
+
+    size_t sizes[8] = {
+        ns_mul(L_max, C),                 /* x */
+        ns_mul(L_max, C),                 /* ln */
+        ns_mul(L_max, ns_mul(3, C)),      /* qkv */
+        ns_mul(L_max, C),                 /* values */
+        ns_mul(L_max, C),                 /* att */
+        ns_mul(L_max, F),                 /* fc */
+        ns_mul(H, ns_mul(L_max, L_max)),  /* logits */
+        ns_mul(H, ns_mul(L_max, L_max)),  /* weights */
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < 8; i++) {
+        if (sizes[i] == SIZE_MAX || ns_round16(sizes[i]) > SIZE_MAX / sizeof(float) - total)
+            return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max=%zu is too large", L_max);
+        sizes[i] = ns_round16(sizes[i]);
+        total += sizes[i];
+    }
+    if (total > SIZE_MAX / sizeof(float))
+        return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max=%zu is too large", L_max);
+
+    ns_gpt2_workspace *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return ns_fail(err, NS_ERR_NOMEM, "forward workspace: out of memory");
+    void *block = NULL;
+    if (posix_memalign(&block, 64, total * sizeof(float)) != 0) {
+        free(ws);
+        return ns_fail(err, NS_ERR_NOMEM, "forward workspace: cannot allocate %zu MiB for L_max=%zu",
+                       total * sizeof(float) >> 20, L_max);
+    }
+    ws->L_max = L_max;
+    ws->C = C;
+    ws->H = H;
+    ws->F = F;
+    ws->block = block;
+    float **bufs[8] = {&ws->x, &ws->ln, &ws->qkv, &ws->values, &ws->att, &ws->fc, &ws->logits,
+                       &ws->weights};
+    float *p = ws->block;
+    for (size_t i = 0; i < 8; i++) {
+        *bufs[i] = p;
+        p += sizes[i];
+    }
+    *out = ws;
+    return NS_OK;
+}
+
+void ns_gpt2_workspace_free(ns_gpt2_workspace *ws)
+{
+    if (!ws)
+        return;
+    free(ws->block);
+    free(ws);
+}
+
+/* ---- element-wise kernels (outputs first, then inputs, then sizes) ---- */
+
+/* out[t] = wte[tokens[t]] + wpe[t]. */
+static void ns_embed(float *out, const int32_t *tokens, const float *wte, const float *wpe, size_t L,
+                     size_t C)
+{
+    for (size_t t = 0; t < L; t++) {
+        const float *te = wte + (size_t)tokens[t] * C;
+        const float *pe = wpe + t * C;
+        float *o = out + t * C;
+        for (size_t c = 0; c < C; c++)
+            o[c] = te[c] + pe[c];
+    }
+}
+
+/* out[t] = (x[t] - mean) / sqrt(var + eps) * w + b; mean and (biased) variance in double. */
+static void ns_layernorm(float *out, const float *x, const float *w, const float *b, size_t L,
+                         size_t C, double eps)
+{
+    for (size_t t = 0; t < L; t++) {
+        const float *xt = x + t * C;
+        double sum = 0.0;
+        for (size_t c = 0; c < C; c++)
+            sum += xt[c];
+        double mean = sum / (double)C;
+        double ss = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            double d = xt[c] - mean;
+            ss += d * d;
+        }
+        float rstd = (float)(1.0 / sqrt(ss / (double)C + eps));
+        float m = (float)mean;
+        float *o = out + t * C;
+        for (size_t c = 0; c < C; c++)
+            o[c] = (xt[c] - m) * rstd * w[c] + b[c];
+    }
+}
+
+/* Every row of out (rows x cols) set to bias (so a following sgemm with beta = 1 adds x W). */
+static void ns_rows_set(float *out, const float *bias, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++)
+        memcpy(out + r * cols, bias, cols * sizeof(float));
+}
+
+/* out[r] += bias for every row. */
+static void ns_rows_add(float *out, const float *bias, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *o = out + r * cols;
+        for (size_t c = 0; c < cols; c++)
+            o[c] += bias[c];
+    }
+}
+
+/* In place: x = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (GPT-2's "gelu_new"),
+ * evaluated as x / (1 + exp(-2u)) (the same function: 0.5 (1 + tanh u) = sigmoid(2u)). expf is
+ * about 3x faster than tanhf in glibc, and this form has no cancellation for u << 0; exp
+ * overflowing to inf gives the right limit (-0). */
+static void ns_gelu(float *x, size_t n)
+{
+    const float s2 = 2.0f * 0.7978845608028654f; /* 2 sqrt(2/pi) */
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        x[i] = v / (1.0f + expf(-s2 * (v + 0.044715f * v * v * v)));
+    }
+}
+
+/* Causal softmax of one head: for row m, w[m][i] = exp(z[m][i] - max) / sum over i <= m, and
+ * exactly 0 for i > m. The denominator is accumulated in double. */
+static void ns_softmax_causal(float *w, const float *z, size_t L)
+{
+    for (size_t m = 0; m < L; m++) {
+        const float *zr = z + m * L;
+        float *wr = w + m * L;
+        float mx = zr[0];
+        for (size_t i = 1; i <= m; i++)
+            if (zr[i] > mx)
+                mx = zr[i];
+        double sum = 0.0;
+        for (size_t i = 0; i <= m; i++) {
+            float e = expf(zr[i] - mx);
+            wr[i] = e;
+            sum += e;
+        }
+        float inv = (float)(1.0 / sum);
+        for (size_t i = 0; i <= m; i++)
+            wr[i] *= inv;
+        if (m + 1 < L)
+            memset(wr + m + 1, 0, (L - m - 1) * sizeof(float));
+    }
+}
+
+/* ---- the forward pass ---- */
+
+/* c (M, N; ldc) = alpha * a (M, K; lda) b (K, N; ldb) + beta * c, all row-major. */
+static void ns_mm(float *c, size_t ldc, const float *a, size_t lda, const float *b, size_t ldb,
+                  size_t M, size_t N, size_t K, float alpha, float beta)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, a,
+                (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
+                    size_t L, ns_attn_layer_fn fn, void *user, ns_err *err)
+{
+    const ns_gpt2_config *cfg = &model->config;
+    const size_t C = cfg->n_embd, H = cfg->n_head, F = cfg->n_inner, V = cfg->vocab_size;
+    if (ws->C != C || ws->H != H || ws->F != F)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "forward: workspace was made for another model shape (C=%zu H=%zu F=%zu, "
+                       "model C=%zu H=%zu F=%zu)", ws->C, ws->H, ws->F, C, H, F);
+    if (L == 0)
+        return ns_fail(err, NS_ERR_INVALID, "forward: empty token sequence");
+    if (L > cfg->n_ctx)
+        return ns_fail(err, NS_ERR_INVALID, "forward: %zu tokens exceed the model's n_ctx=%zu", L,
+                       cfg->n_ctx);
+    if (L > ws->L_max)
+        return ns_fail(err, NS_ERR_INVALID, "forward: %zu tokens exceed the workspace's L_max=%zu",
+                       L, ws->L_max);
+    if (C > INT_MAX / 3 || F > INT_MAX)
+        return ns_fail(err, NS_ERR_INVALID, "forward: model too large for 32-bit BLAS dimensions");
+    for (size_t t = 0; t < L; t++)
+        if (tokens[t] < 0 || (size_t)tokens[t] >= V)
+            return ns_fail(err, NS_ERR_INVALID,
+                           "forward: token id %d at position %zu is outside the vocabulary (size %zu)",
+                           (int)tokens[t], t, V);
+
+    const size_t D = C / H, C3 = 3 * C;
+    const float scale = (float)(1.0 / sqrt((double)D));
+    float *x = ws->x, *ln = ws->ln, *qkv = ws->qkv, *values = ws->values, *att = ws->att;
+    float *fc = ws->fc, *logits = ws->logits, *weights = ws->weights;
+
+    ns_embed(x, tokens, model->wte, model->wpe, L, C);                  /* (L, C) */
+    for (size_t l = 0; l < cfg->n_layer; l++) {
+        const ns_gpt2_layer_weights *w = &model->layers[l];
+
+        /* attention */
+        ns_layernorm(ln, x, w->ln_1_w, w->ln_1_b, L, C, cfg->ln_eps);    /* (L, C) */
+        ns_rows_set(qkv, w->attn_b, L, C3);
+        ns_mm(qkv, C3, ln, C, w->attn_w, C3, L, C3, C, 1.0f, 1.0f);      /* (L, 3C) */
+        for (size_t t = 0; t < L; t++)
+            memcpy(values + t * C, qkv + t * C3 + 2 * C, C * sizeof(float)); /* (L, C) */
+        for (size_t h = 0; h < H; h++) {
+            const float *q = qkv + h * D, *k = qkv + C + h * D;             /* (L, D; ld 3C) */
+            float *zh = logits + h * L * L, *wh = weights + h * L * L;      /* (L, L) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)L, (int)D, scale, q,
+                        (int)C3, k, (int)C3, 0.0f, zh, (int)L);             /* z = q k^T / sqrt(D) */
+            ns_softmax_causal(wh, zh, L);
+            ns_mm(att + h * D, C, wh, L, values + h * D, C, L, D, L, 1.0f, 0.0f); /* (L, D; ld C) */
+        }
+        if (fn) {
+            ns_attn_layer_view view = {.layer = l, .n_head = H, .d_head = D, .L = L,
+                                       .logits = logits, .weights = weights, .values = values};
+            int rc = fn(user, &view, err);
+            if (rc != NS_OK)
+                return rc;
+        }
+        if (l + 1 == cfg->n_layer)
+            break; /* what follows the last attention is unobservable (no LM head) */
+
+        /* x += att Wproj + bproj */
+        ns_mm(x, C, att, C, w->attn_proj_w, C, L, C, C, 1.0f, 1.0f);
+        ns_rows_add(x, w->attn_proj_b, L, C);
+
+        /* MLP: x += gelu(ln2(x) Wfc + bfc) Wproj + bproj */
+        ns_layernorm(ln, x, w->ln_2_w, w->ln_2_b, L, C, cfg->ln_eps);
+        ns_rows_set(fc, w->fc_b, L, F);
+        ns_mm(fc, F, ln, C, w->fc_w, F, L, F, C, 1.0f, 1.0f);            /* (L, F) */
+        ns_gelu(fc, L * F);
+        ns_mm(x, C, fc, F, w->fc_proj_w, C, L, C, F, 1.0f, 1.0f);        /* (L, C) */
+        ns_rows_add(x, w->fc_proj_b, L, C);
+    }
+    return NS_OK;
+}

@@ -1,0 +1,293 @@
+/* ns_journal: append-only, fsync'ed, checksummed record of completed tasks (see ns_journal.h). */
+#include "sweep/ns_journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/ns_file.h"
+#include "common/ns_sha256.h"
+
+/* File layout (native byte order):
+ *   header (128 bytes): "NSJOURN1" | u32 version | u32 header size | u64 payload_len |
+ *                       double 1.0 (format probe) | char sweep_hash[64] | pad | u64 FNV-1a of
+ *                       bytes [0, 120)
+ *   record:             u32 "NSRC" | u32 0 | u64 payload_len | char sha256[64] of (task, payload)
+ *                       | u64 task | payload */
+#define J_MAGIC "NSJOURN1"
+#define J_VERSION 1u
+#define J_HEADER_SIZE 128u
+#define J_REC_MAGIC 0x4352534eu /* "NSRC" */
+#define J_REC_HEAD 80u          /* magic, pad, len, sha: the bytes before the task id */
+
+struct ns_journal {
+    int fd;
+    char *path;
+    size_t payload_len;
+    unsigned char *buf; /* one record: head + task + payload */
+};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static void make_header(unsigned char *h, const char *hash, size_t payload_len)
+{
+    memset(h, 0, J_HEADER_SIZE);
+    uint32_t v = J_VERSION, hs = J_HEADER_SIZE;
+    uint64_t pl = payload_len;
+    double one = 1.0;
+    memcpy(h, J_MAGIC, 8);
+    memcpy(h + 8, &v, 4);
+    memcpy(h + 12, &hs, 4);
+    memcpy(h + 16, &pl, 8);
+    memcpy(h + 24, &one, 8);
+    memcpy(h + 32, hash, 64);
+    uint64_t c = fnv1a(h, 120);
+    memcpy(h + 120, &c, 8);
+}
+
+static int write_full(int fd, const void *data, size_t len, const char *path, ns_err *err)
+{
+    const unsigned char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return ns_fail(err, NS_ERR_IO, "write %s: %s", path, strerror(errno));
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return NS_OK;
+}
+
+static int read_full(int fd, void *data, size_t len, size_t *got)
+{
+    unsigned char *p = data;
+    size_t n = 0;
+    while (n < len) {
+        ssize_t r = read(fd, p + n, len - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *got = n;
+    return 0;
+}
+
+/* Read the records of an open journal positioned after its header; returns the offset just
+ * past the last valid record in *good_end. */
+static int scan_records(ns_journal *j, off_t start, ns_journal_record_fn fn, void *user,
+                        off_t *good_end, size_t *n_torn, ns_err *err)
+{
+    size_t rec_size = J_REC_HEAD + 8 + j->payload_len;
+    off_t pos = start;
+    *n_torn = 0;
+    for (;;) {
+        size_t got = 0;
+        if (read_full(j->fd, j->buf, rec_size, &got) != 0)
+            return ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
+        if (got == 0)
+            break;
+        uint32_t magic;
+        uint64_t len;
+        memcpy(&magic, j->buf, 4);
+        memcpy(&len, j->buf + 8, 8);
+        int ok = got == rec_size && magic == J_REC_MAGIC && len == j->payload_len;
+        if (ok) {
+            char hex[NS_SHA256_HEX_LEN + 1];
+            NS_TRY(ns_sha256_buffer(j->buf + J_REC_HEAD, 8 + j->payload_len, hex, err));
+            ok = memcmp(hex, j->buf + 16, 64) == 0;
+        }
+        if (!ok) {
+            *n_torn = 1; /* a torn or corrupt tail: everything from here on is discarded */
+            break;
+        }
+        uint64_t task;
+        memcpy(&task, j->buf + J_REC_HEAD, 8);
+        if (fn)
+            NS_TRY(fn(user, task, j->buf + J_REC_HEAD + 8, j->payload_len,
+                      (uint64_t)pos + J_REC_HEAD + 8, err));
+        pos += (off_t)rec_size;
+    }
+    *good_end = pos;
+    return NS_OK;
+}
+
+int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len, int resume,
+                    ns_journal_record_fn fn, void *user, ns_journal **out, size_t *n_torn,
+                    ns_err *err)
+{
+    int rc = NS_OK;
+    size_t torn = 0;
+    *out = NULL;
+    if (strlen(sweep_hash) != 64)
+        return ns_fail(err, NS_ERR_INVALID, "journal: sweep hash must be 64 hex characters");
+    ns_journal *j = calloc(1, sizeof *j);
+    if (!j)
+        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    j->fd = -1;
+    j->payload_len = payload_len;
+    if ((rc = ns_file_mkdirs(dir, err)) != NS_OK)
+        goto fail;
+    j->path = ns_path_join(dir, NS_JOURNAL_FILE);
+    j->buf = malloc(J_REC_HEAD + 8 + payload_len);
+    if (!j->path || !j->buf) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory (%zu-byte records)", payload_len);
+        goto fail;
+    }
+    unsigned char want[J_HEADER_SIZE];
+    make_header(want, sweep_hash, payload_len);
+    int exists = ns_file_exists(j->path);
+    if (exists && !resume) {
+        rc = ns_fail(err, NS_ERR_INVALID,
+                     "%s exists: pass --resume to continue that sweep, or remove it (or choose "
+                     "another --checkpoint-dir) to start afresh", j->path);
+        goto fail;
+    }
+    j->fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (j->fd < 0) {
+        rc = ns_fail(err, NS_ERR_IO, "open %s: %s", j->path, strerror(errno));
+        goto fail;
+    }
+    struct stat st;
+    if (fstat(j->fd, &st) != 0) {
+        rc = ns_fail(err, NS_ERR_IO, "stat %s: %s", j->path, strerror(errno));
+        goto fail;
+    }
+    off_t end = J_HEADER_SIZE;
+    if (st.st_size < (off_t)J_HEADER_SIZE) {
+        /* New (or a torn header: nothing was ever recorded after it). */
+        if (ftruncate(j->fd, 0) != 0 || lseek(j->fd, 0, SEEK_SET) != 0) {
+            rc = ns_fail(err, NS_ERR_IO, "truncate %s: %s", j->path, strerror(errno));
+            goto fail;
+        }
+        if ((rc = write_full(j->fd, want, sizeof want, j->path, err)) != NS_OK)
+            goto fail;
+        if (fsync(j->fd) != 0) {
+            rc = ns_fail(err, NS_ERR_IO, "fsync %s: %s", j->path, strerror(errno));
+            goto fail;
+        }
+        if ((rc = ns_file_sync_parent_dir(j->path, err)) != NS_OK)
+            goto fail;
+    } else {
+        unsigned char have[J_HEADER_SIZE];
+        size_t got = 0;
+        if (read_full(j->fd, have, sizeof have, &got) != 0 || got != sizeof have) {
+            rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
+            goto fail;
+        }
+        uint64_t have_check;
+        memcpy(&have_check, have + 120, 8);
+        if (memcmp(have, J_MAGIC, 8) != 0 || memcmp(have + 8, want + 8, 24) != 0 ||
+            fnv1a(have, 120) != have_check) {
+            rc = ns_fail(err, NS_ERR_INVALID,
+                         "%s is not a normsweep journal of this version/record size (remove it "
+                         "to start afresh)", j->path);
+            goto fail;
+        }
+        if (memcmp(have + 32, sweep_hash, 64) != 0) {
+            rc = ns_fail(err, NS_ERR_INVALID,
+                         "%s belongs to a different sweep (sweep text or model changed); refusing "
+                         "to resume from it", j->path);
+            goto fail;
+        }
+        if ((rc = scan_records(j, J_HEADER_SIZE, fn, user, &end, &torn, err)) != NS_OK)
+            goto fail;
+        if (torn) {
+            if (ftruncate(j->fd, end) != 0 || fsync(j->fd) != 0) {
+                rc = ns_fail(err, NS_ERR_IO, "truncate %s: %s", j->path, strerror(errno));
+                goto fail;
+            }
+        }
+    }
+    if (lseek(j->fd, end, SEEK_SET) < 0) {
+        rc = ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
+        goto fail;
+    }
+    if (n_torn)
+        *n_torn = torn;
+    *out = j;
+    return NS_OK;
+fail:
+    ns_journal_close(j);
+    return rc;
+}
+
+int ns_journal_append(ns_journal *j, uint64_t task, const void *payload, uint64_t *payload_offset,
+                      ns_err *err)
+{
+    off_t at = lseek(j->fd, 0, SEEK_CUR);
+    if (at < 0)
+        return ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
+    uint32_t magic = J_REC_MAGIC, pad = 0;
+    uint64_t len = j->payload_len;
+    memcpy(j->buf, &magic, 4);
+    memcpy(j->buf + 4, &pad, 4);
+    memcpy(j->buf + 8, &len, 8);
+    memcpy(j->buf + J_REC_HEAD, &task, 8);
+    memcpy(j->buf + J_REC_HEAD + 8, payload, j->payload_len);
+    char hex[NS_SHA256_HEX_LEN + 1];
+    NS_TRY(ns_sha256_buffer(j->buf + J_REC_HEAD, 8 + j->payload_len, hex, err));
+    memcpy(j->buf + 16, hex, 64);
+    NS_TRY(write_full(j->fd, j->buf, J_REC_HEAD + 8 + j->payload_len, j->path, err));
+    if (fdatasync(j->fd) != 0)
+        return ns_fail(err, NS_ERR_IO, "fsync %s: %s", j->path, strerror(errno));
+    if (payload_offset)
+        *payload_offset = (uint64_t)at + J_REC_HEAD + 8;
+    return NS_OK;
+}
+
+int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_offset, size_t len,
+                    void *out, ns_err *err)
+{
+    if (byte_offset > j->payload_len || len > j->payload_len - byte_offset)
+        return ns_fail(err, NS_ERR_INVALID, "read %s: range outside a record", j->path);
+    unsigned char *p = out;
+    off_t at = (off_t)(payload_offset + byte_offset);
+    while (len > 0) {
+        ssize_t r = pread(j->fd, p, len, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return ns_fail(err, NS_ERR_IO, "read %s at %lld: %s", j->path, (long long)at,
+                           r == 0 ? "unexpected end of file" : strerror(errno));
+        p += r;
+        at += r;
+        len -= (size_t)r;
+    }
+    return NS_OK;
+}
+
+const char *ns_journal_path(const ns_journal *j)
+{
+    return j->path;
+}
+
+void ns_journal_close(ns_journal *j)
+{
+    if (!j)
+        return;
+    if (j->fd >= 0)
+        close(j->fd);
+    free(j->path);
+    free(j->buf);
+    free(j);
+}

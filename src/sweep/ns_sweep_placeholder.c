@@ -1,3 +1,0 @@
-/* placeholder so the library is not empty; removed when the module lands */
-int ns_sweep_placeholder(void);
-int ns_sweep_placeholder(void) { return 0; }

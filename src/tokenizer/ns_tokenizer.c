@@ -1,0 +1,674 @@
+/* ns_tokenizer: loading GPT-2's vocabulary and merges, encoding with a per-call word cache,
+ * decoding ids back to bytes. */
+#include "tokenizer/ns_tokenizer.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/ns_file.h"
+#include "tokenizer/ns_tokenizer_internal.h"
+
+#define NS_TOK_MAX_FILE (256u << 20) /* refuse vocab/merges files above 256 MiB */
+#define NS_CACHE_MAX_WORD 256        /* longer pre-tokens are not cached */
+#define NS_CACHE_MAX_ENTRIES (1u << 21)
+
+/* ---------- small helpers ---------- */
+
+void ns_byte_to_unicode(uint32_t cp[256])
+{
+    uint32_t extra = 256;
+    for (uint32_t b = 0; b < 256; b++) {
+        int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+        cp[b] = printable ? b : extra++;
+    }
+}
+
+uint64_t ns_tok_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t c = 16;
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
+/* Decode one UTF-8 code point from s[0..n); returns its length, or 0 if invalid. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    if (n == 0)
+        return 0;
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t k;
+    uint32_t v, min;
+    if ((c & 0xE0) == 0xC0) { k = 2; v = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { k = 3; v = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { k = 4; v = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < k)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return k;
+}
+
+/* Map a token written in GPT-2's byte-to-unicode alphabet back to raw bytes, appended to
+ * buf[*used..] (buf must hold at least n more bytes: each character gives one byte).
+ * Returns 0, or -1 when a character is outside the alphabet or the UTF-8 is invalid. */
+static int unmap_token(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n,
+                       char *buf, size_t *used)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp;
+        size_t k = utf8_next(p + i, n - i, &cp);
+        if (k == 0 || cp >= NS_BYTE_UNICODE_SPAN || dec[cp] < 0)
+            return -1;
+        buf[(*used)++] = (char)dec[cp];
+        i += k;
+    }
+    return 0;
+}
+
+/* ---------- the vocabulary map (bytes -> id) ---------- */
+
+int32_t ns_tokenizer_token_id(const ns_tokenizer *tok, const char *bytes, size_t len)
+{
+    size_t i = (size_t)ns_tok_hash(bytes, len) & tok->vocab_mask;
+    for (;;) {
+        uint32_t s = tok->vocab_slots[i];
+        if (s == 0)
+            return -1;
+        uint32_t id = s - 1;
+        if (tok->len[id] == len && memcmp(tok->bytes + tok->off[id], bytes, len) == 0)
+            return (int32_t)id;
+        i = (i + 1) & tok->vocab_mask;
+    }
+}
+
+static void vocab_insert(ns_tokenizer *tok, uint32_t id)
+{
+    size_t i = (size_t)ns_tok_hash(tok->bytes + tok->off[id], tok->len[id]) & tok->vocab_mask;
+    while (tok->vocab_slots[i] != 0)
+        i = (i + 1) & tok->vocab_mask;
+    tok->vocab_slots[i] = id + 1;
+}
+
+/* ---------- loading ---------- */
+
+static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, ns_err *err)
+{
+    char *data = NULL;
+    size_t size = 0;
+    json_t *root = NULL;
+    char *seen = NULL;
+    int rc = ns_file_read_all(path, NS_TOK_MAX_FILE, &data, &size, err);
+    if (rc != NS_OK)
+        return rc;
+    json_error_t jerr;
+    root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s:%d:%d: malformed JSON: %s", path, jerr.line,
+                     jerr.column, jerr.text);
+        goto done;
+    }
+    if (!json_is_object(root)) {
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: expected a JSON object mapping tokens to ids", path);
+        goto done;
+    }
+    size_t n = json_object_size(root);
+    if (n == 0 || n > INT32_MAX) {
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: the vocabulary has %zu entries", path, n);
+        goto done;
+    }
+    size_t total = 0;
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val) total += strlen(key);
+    tok->n_vocab = n;
+    tok->bytes = malloc(total + 1);
+    tok->off = malloc(n * sizeof *tok->off);
+    tok->len = malloc(n * sizeof *tok->len);
+    seen = calloc(n, 1);
+    size_t cap = pow2_at_least(2 * n);
+    tok->vocab_slots = calloc(cap, sizeof *tok->vocab_slots);
+    tok->vocab_mask = cap - 1;
+    if (!tok->bytes || !tok->off || !tok->len || !seen || !tok->vocab_slots) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "%s: cannot allocate the vocabulary (%zu entries)", path, n);
+        goto done;
+    }
+    size_t used = 0;
+    json_object_foreach(root, key, val) {
+        if (!json_is_integer(val)) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: token \"%s\": id is not an integer", path, key);
+            goto done;
+        }
+        json_int_t id = json_integer_value(val);
+        if (id < 0 || (size_t)id >= n) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld out of range [0, %zu)",
+                         path, key, (long long)id, n);
+            goto done;
+        }
+        if (seen[id]) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld is used twice", path, key,
+                         (long long)id);
+            goto done;
+        }
+        seen[id] = 1;
+        size_t start = used;
+        if (unmap_token(dec, key, strlen(key), tok->bytes, &used) != 0) {
+            rc = ns_fail(err, NS_ERR_FORMAT,
+                         "%s: token \"%s\" has a character outside GPT-2's byte alphabet", path, key);
+            goto done;
+        }
+        if (used == start) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: empty token (id %lld)", path, (long long)id);
+            goto done;
+        }
+        tok->off[id] = start;
+        tok->len[id] = (uint32_t)(used - start);
+    }
+    for (size_t id = 0; id < n; id++)
+        vocab_insert(tok, (uint32_t)id);
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        tok->byte_id[b] = ns_tokenizer_token_id(tok, &c, 1);
+        if (tok->byte_id[b] < 0) {
+            rc = ns_fail(err, NS_ERR_FORMAT,
+                         "%s: no token for byte 0x%02x: not a byte-level BPE vocabulary", path, b);
+            goto done;
+        }
+    }
+    rc = NS_OK;
+done:
+    free(seen);
+    json_decref(root);
+    free(data);
+    return rc;
+}
+
+static void merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
+{
+    uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
+    while (m->slots[i].key != NS_MERGE_EMPTY && m->slots[i].key != key)
+        i = (i + 1) & m->mask;
+    if (m->slots[i].key == NS_MERGE_EMPTY)
+        m->count++;
+    /* a repeated pair takes its later rank, as GPT-2's dict(zip(merges, range(n))) does */
+    m->slots[i] = (ns_merge_entry){key, rank, merged};
+}
+
+/* Look up one side of a merge line; fills err naming the line on failure. */
+static int merge_part(const ns_tokenizer *tok, const int16_t *dec, const char *path,
+                      const char *vocab_path, size_t line, const char *s, size_t n, char *buf,
+                      size_t *used, int32_t *id, ns_err *err)
+{
+    size_t start = *used;
+    if (unmap_token(dec, s, n, buf, used) != 0)
+        return ns_fail(err, NS_ERR_FORMAT,
+                       "%s:%zu: token \"%.*s\" has a character outside GPT-2's byte alphabet", path,
+                       line, (int)n, s);
+    *id = ns_tokenizer_token_id(tok, buf + start, *used - start);
+    if (*id < 0)
+        return ns_fail(err, NS_ERR_INVALID, "%s:%zu: token \"%.*s\" is not in %s", path, line,
+                       (int)n, s, vocab_path);
+    return NS_OK;
+}
+
+static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_path,
+                       const int16_t *dec, ns_err *err)
+{
+    char *data = NULL, *buf = NULL;
+    int32_t *made_by = NULL;
+    size_t size = 0;
+    int rc = ns_file_read_all(path, NS_TOK_MAX_FILE, &data, &size, err);
+    if (rc != NS_OK)
+        return rc;
+    while (size > 0 && (data[size - 1] == '\n' || data[size - 1] == '\r'))
+        size--; /* trailing newlines */
+    size_t lines = 1;
+    for (size_t i = 0; i < size; i++)
+        lines += data[i] == '\n';
+    size_t cap = pow2_at_least(2 * lines);
+    tok->merges.slots = malloc(cap * sizeof *tok->merges.slots);
+    buf = malloc(size + 1);
+    made_by = malloc(tok->n_vocab * sizeof *made_by);
+    if (!tok->merges.slots || !buf || !made_by) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "%s: cannot allocate %zu merge rules", path, lines);
+        goto done;
+    }
+    for (size_t i = 0; i < cap; i++)
+        tok->merges.slots[i].key = NS_MERGE_EMPTY;
+    tok->merges.mask = cap - 1;
+    tok->merges.count = 0;
+    size_t pos = 0, line = 0;
+    int32_t rank = 0;
+    while (pos < size) {
+        line++;
+        const char *s = data + pos;
+        const char *nl = memchr(s, '\n', size - pos);
+        size_t n = nl ? (size_t)(nl - s) : size - pos;
+        pos += n + 1;
+        if (n > 0 && s[n - 1] == '\r')
+            n--;
+        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0)
+            continue;
+        const char *sp = memchr(s, ' ', n);
+        if (!sp || sp == s || sp == s + n - 1 || memchr(sp + 1, ' ', (size_t)(s + n - sp - 1))) {
+            rc = ns_fail(err, NS_ERR_FORMAT,
+                         "%s:%zu: bad merge line \"%.*s\": expected two tokens separated by one space",
+                         path, line, (int)(n > 80 ? 80 : n), s);
+            goto done;
+        }
+        if (rank == INT32_MAX) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s:%zu: too many merge rules", path, line);
+            goto done;
+        }
+        size_t used = 0;
+        int32_t left, right;
+        rc = merge_part(tok, dec, path, vocab_path, line, s, (size_t)(sp - s), buf, &used, &left,
+                        err);
+        if (rc == NS_OK)
+            rc = merge_part(tok, dec, path, vocab_path, line, sp + 1, (size_t)(s + n - sp - 1), buf,
+                            &used, &right, err);
+        if (rc != NS_OK)
+            goto done;
+        int32_t merged = ns_tokenizer_token_id(tok, buf, used);
+        if (merged < 0) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s:%zu: merged token of \"%.*s\" is not in %s", path,
+                         line, (int)n, s, vocab_path);
+            goto done;
+        }
+        merges_put(&tok->merges, left, right, rank, merged);
+        rank++;
+    }
+    tok->n_merge_lines = (size_t)rank;
+    /* Well ordered: no merge can create a pair of lower rank than the merge that made it, so
+     * merging one leftmost lowest-rank pair at a time (ns_bpe_fast) equals GPT-2's procedure. */
+    for (size_t id = 0; id < tok->n_vocab; id++)
+        made_by[id] = -1;
+    for (size_t i = 0; i <= tok->merges.mask; i++) {
+        const ns_merge_entry *e = &tok->merges.slots[i];
+        if (e->key != NS_MERGE_EMPTY && e->rank > made_by[e->merged])
+            made_by[e->merged] = e->rank;
+    }
+    tok->well_ordered = 1;
+    for (size_t i = 0; i <= tok->merges.mask; i++) {
+        const ns_merge_entry *e = &tok->merges.slots[i];
+        if (e->key == NS_MERGE_EMPTY)
+            continue;
+        int32_t l = (int32_t)(e->key >> 32), r = (int32_t)(uint32_t)e->key;
+        if (made_by[l] >= e->rank || made_by[r] >= e->rank)
+            tok->well_ordered = 0;
+    }
+    rc = NS_OK;
+done:
+    free(made_by);
+    free(buf);
+    free(data);
+    return rc;
+}
+
+static int compile_pattern(ns_tokenizer *tok, ns_err *err)
+{
+    int ecode;
+    PCRE2_SIZE eoff;
+    tok->re = pcre2_compile((PCRE2_SPTR)NS_GPT2_PATTERN, PCRE2_ZERO_TERMINATED,
+                            PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &ecode, &eoff, NULL);
+    if (!tok->re) {
+        PCRE2_UCHAR msg[256];
+        if (pcre2_get_error_message(ecode, msg, sizeof msg) < 0)
+            msg[0] = '\0';
+        return ns_fail(err, NS_ERR_LIBRARY, "tokenizer: PCRE2 cannot compile GPT-2's pattern at %zu: %s",
+                       (size_t)eoff, (const char *)msg);
+    }
+    /* Without JIT (PCRE2 built without it) the interpreter gives the same matches, slower. */
+    tok->jit = pcre2_jit_compile(tok->re, PCRE2_JIT_COMPLETE) == 0;
+    return NS_OK;
+}
+
+/* Which pair of files dir holds: OpenAI's names first, then Hugging Face's. */
+static int find_files(const char *dir, char **vocab, char **merges, ns_err *err)
+{
+    static const char *const names[2][2] = {{"encoder.json", "vocab.bpe"},
+                                            {"vocab.json", "merges.txt"}};
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return ns_fail(err, NS_ERR_IO, "tokenizer directory %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ns_fail(err, NS_ERR_IO, "tokenizer directory %s: not a directory", dir);
+    for (int k = 0; k < 2; k++) {
+        char *v = ns_path_join(dir, names[k][0]);
+        char *m = ns_path_join(dir, names[k][1]);
+        if (!v || !m) {
+            free(v);
+            free(m);
+            return ns_fail(err, NS_ERR_NOMEM, "tokenizer: out of memory");
+        }
+        int hv = ns_file_exists(v), hm = ns_file_exists(m);
+        if (hv && hm) {
+            *vocab = v;
+            *merges = m;
+            return NS_OK;
+        }
+        if (hv || hm) {
+            int rc = ns_fail(err, NS_ERR_IO, "%s: missing (needed with %s)", hv ? m : v, hv ? v : m);
+            free(v);
+            free(m);
+            return rc;
+        }
+        free(v);
+        free(m);
+    }
+    return ns_fail(err, NS_ERR_IO,
+                   "tokenizer directory %s: missing encoder.json + vocab.bpe (or vocab.json + merges.txt)",
+                   dir);
+}
+
+int ns_tokenizer_load(const char *dir, ns_tokenizer **out, ns_err *err)
+{
+    *out = NULL;
+    char *vocab_path = NULL, *merges_path = NULL;
+    int rc = find_files(dir, &vocab_path, &merges_path, err);
+    if (rc != NS_OK)
+        return rc;
+    ns_tokenizer *tok = calloc(1, sizeof *tok);
+    if (!tok) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "tokenizer: out of memory");
+        goto fail;
+    }
+    tok->merges_path = merges_path;
+    merges_path = NULL;
+    uint32_t cp[256];
+    int16_t dec[NS_BYTE_UNICODE_SPAN];
+    ns_byte_to_unicode(cp);
+    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
+        dec[i] = -1;
+    for (int b = 0; b < 256; b++)
+        dec[cp[b]] = (int16_t)b;
+    if ((rc = load_vocab(tok, vocab_path, dec, err)) != NS_OK)
+        goto fail;
+    if ((rc = load_merges(tok, tok->merges_path, vocab_path, dec, err)) != NS_OK)
+        goto fail;
+    if ((rc = compile_pattern(tok, err)) != NS_OK)
+        goto fail;
+    free(vocab_path);
+    *out = tok;
+    return NS_OK;
+fail:
+    free(vocab_path);
+    free(merges_path);
+    ns_tokenizer_free(tok);
+    return rc;
+}
+
+void ns_tokenizer_free(ns_tokenizer *tok)
+{
+    if (!tok)
+        return;
+    pcre2_code_free(tok->re);
+    free(tok->merges.slots);
+    free(tok->vocab_slots);
+    free(tok->bytes);
+    free(tok->off);
+    free(tok->len);
+    free(tok->merges_path);
+    free(tok);
+}
+
+size_t ns_tokenizer_vocab_size(const ns_tokenizer *tok) { return tok->n_vocab; }
+size_t ns_tokenizer_merge_count(const ns_tokenizer *tok) { return tok->n_merge_lines; }
+const char *ns_tokenizer_merges_path(const ns_tokenizer *tok) { return tok->merges_path; }
+
+const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t *len)
+{
+    if (id < 0 || (size_t)id >= tok->n_vocab)
+        return NULL;
+    *len = tok->len[id];
+    return tok->bytes + tok->off[id];
+}
+
+/* ---------- token arrays ---------- */
+
+void ns_tokens_free(ns_tokens *t)
+{
+    if (!t)
+        return;
+    free(t->ids);
+    t->ids = NULL;
+    t->n = t->cap = 0;
+}
+
+static int tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
+{
+    if (t->n + extra <= t->cap)
+        return NS_OK;
+    size_t cap = t->cap ? t->cap : 256;
+    while (cap < t->n + extra)
+        cap *= 2;
+    int32_t *ids = realloc(t->ids, cap * sizeof *ids);
+    if (!ids)
+        return ns_fail(err, NS_ERR_NOMEM, "tokenizer: cannot grow the token array to %zu ids", cap);
+    t->ids = ids;
+    t->cap = cap;
+    return NS_OK;
+}
+
+int ns_tokens_push(ns_tokens *t, int32_t id, ns_err *err)
+{
+    NS_TRY(tokens_reserve(t, 1, err));
+    t->ids[t->n++] = id;
+    return NS_OK;
+}
+
+/* ---------- encoding ---------- */
+
+/* Per-call cache of pre-token bytes -> ids (no state kept in the shared tokenizer). */
+typedef struct word_slot {
+    uint64_t hash;
+    size_t key_off, ids_off;
+    uint32_t key_len, ids_n; /* key_len 0: empty slot */
+} word_slot;
+
+typedef struct word_cache {
+    word_slot *slots;
+    size_t mask, count;
+    char *keys;
+    size_t keys_n, keys_cap;
+    int32_t *ids;
+    size_t ids_n, ids_cap;
+} word_cache;
+
+static void cache_free(word_cache *c)
+{
+    free(c->slots);
+    free(c->keys);
+    free(c->ids);
+}
+
+static const word_slot *cache_find(const word_cache *c, uint64_t h, const char *w, size_t n)
+{
+    if (!c->slots)
+        return NULL;
+    for (size_t i = (size_t)h & c->mask;; i = (i + 1) & c->mask) {
+        const word_slot *s = &c->slots[i];
+        if (s->key_len == 0)
+            return NULL;
+        if (s->hash == h && s->key_len == n && memcmp(c->keys + s->key_off, w, n) == 0)
+            return s;
+    }
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* Remember w -> ids; a full cache or a failed allocation just leaves the word uncached. */
+static void cache_put(word_cache *c, uint64_t h, const char *w, size_t n, const int32_t *ids,
+                      size_t k)
+{
+    if (n == 0 || n > NS_CACHE_MAX_WORD || c->count >= NS_CACHE_MAX_ENTRIES)
+        return;
+    if (!c->slots || 2 * (c->count + 1) > c->mask + 1) {
+        size_t cap = c->slots ? 2 * (c->mask + 1) : 4096;
+        word_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return;
+        for (size_t i = 0; c->slots && i <= c->mask; i++) {
+            if (c->slots[i].key_len == 0)
+                continue;
+            size_t j = (size_t)c->slots[i].hash & (cap - 1);
+            while (slots[j].key_len != 0)
+                j = (j + 1) & (cap - 1);
+            slots[j] = c->slots[i];
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->mask = cap - 1;
+    }
+    if (grow((void **)&c->keys, &c->keys_cap, c->keys_n + n, 1) != 0 ||
+        grow((void **)&c->ids, &c->ids_cap, c->ids_n + k, sizeof *c->ids) != 0)
+        return;
+    size_t i = (size_t)h & c->mask;
+    while (c->slots[i].key_len != 0)
+        i = (i + 1) & c->mask;
+    memcpy(c->keys + c->keys_n, w, n);
+    memcpy(c->ids + c->ids_n, ids, k * sizeof *ids);
+    c->slots[i] = (word_slot){h, c->keys_n, c->ids_n, (uint32_t)n, (uint32_t)k};
+    c->keys_n += n;
+    c->ids_n += k;
+    c->count++;
+}
+
+/* BPE of one pre-token, appended to out (no cache). */
+static int encode_word(const ns_tokenizer *tok, const char *w, size_t n, int use_reference,
+                       ns_bpe_work *work, ns_tokens *out, ns_err *err)
+{
+    NS_TRY(tokens_reserve(out, n, err));
+    int32_t *ids = out->ids + out->n;
+    for (size_t i = 0; i < n; i++)
+        ids[i] = tok->byte_id[(unsigned char)w[i]];
+    size_t k = n;
+    if (use_reference || !tok->well_ordered) {
+        ns_bpe_reference(ids, &k, &tok->merges);
+    } else {
+        NS_TRY(ns_bpe_work_reserve(work, n, err));
+        ns_bpe_fast(ids, &k, &tok->merges, work);
+    }
+    out->n += k;
+    return NS_OK;
+}
+
+int ns_tokenizer_encode_word(const ns_tokenizer *tok, const char *word, size_t n,
+                             int use_reference, ns_tokens *out, ns_err *err)
+{
+    ns_bpe_work work = {0};
+    int rc = encode_word(tok, word, n, use_reference, &work, out, err);
+    ns_bpe_work_free(&work);
+    return rc;
+}
+
+int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, ns_tokens *out,
+                        ns_err *err)
+{
+    ns_pretok it;
+    word_cache cache = {0};
+    ns_bpe_work work = {0};
+    int rc = ns_pretok_init(&it, tok, text, len, err);
+    if (rc != NS_OK)
+        goto done;
+    for (;;) {
+        size_t start, n;
+        int invalid;
+        int r = ns_pretok_next(&it, &start, &n, &invalid, err);
+        if (r < 0) {
+            rc = err ? err->code : NS_ERR_LIBRARY;
+            goto done;
+        }
+        if (r == 0)
+            break;
+        const char *w = text + start;
+        uint64_t h = ns_tok_hash(w, n);
+        const word_slot *s = cache_find(&cache, h, w, n);
+        if (s) {
+            if ((rc = tokens_reserve(out, s->ids_n, err)) != NS_OK)
+                goto done;
+            memcpy(out->ids + out->n, cache.ids + s->ids_off, s->ids_n * sizeof *out->ids);
+            out->n += s->ids_n;
+            continue;
+        }
+        size_t before = out->n;
+        if ((rc = encode_word(tok, w, n, 0, &work, out, err)) != NS_OK)
+            goto done;
+        cache_put(&cache, h, w, n, out->ids + before, out->n - before);
+    }
+    rc = NS_OK;
+done:
+    ns_pretok_free(&it);
+    ns_bpe_work_free(&work);
+    cache_free(&cache);
+    return rc;
+}
+
+/* ---------- decoding ---------- */
+
+int ns_tokenizer_decode(const ns_tokenizer *tok, const int32_t *ids, size_t n, char **out,
+                        size_t *len, ns_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || (size_t)ids[i] >= tok->n_vocab)
+            return ns_fail(err, NS_ERR_INVALID, "token %zu: id %d out of range [0, %zu)", i,
+                           (int)ids[i], tok->n_vocab);
+        total += tok->len[ids[i]];
+    }
+    char *buf = malloc(total + 1);
+    if (!buf)
+        return ns_fail(err, NS_ERR_NOMEM, "tokenizer: cannot allocate %zu bytes to decode", total + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(buf + k, tok->bytes + tok->off[ids[i]], tok->len[ids[i]]);
+        k += tok->len[ids[i]];
+    }
+    buf[k] = '\0';
+    *out = buf;
+    *len = k;
+    return NS_OK;
+}

@@ -1,3 +1,0 @@
-/* placeholder so the library is not empty; removed when the module lands */
-int ns_tokenizer_placeholder(void);
-int ns_tokenizer_placeholder(void) { return 0; }

@@ -1,0 +1,129 @@
+#!/bin/sh
+# assets_cli: `normsweep assets list|fetch|verify|path` on a temporary mirror and manifest (exit
+# codes, skipped optional sets, symlink vs copy, checksum failures), then on the suite's assets.
+set -u
+: "${NORMSWEEP:?run through make check}"
+tmp=$(mktemp -d /tmp/ns_assets_cli.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect CODE DESCRIPTION -- COMMAND...: run it, keep stdout+stderr in $tmp/out
+expect() {
+  want=$1; what=$2; shift 3
+  "$@" >"$tmp/out" 2>&1; got=$?
+  [ "$got" -eq "$want" ] || { fail "$what: exit $got, expected $want"; sed 's/^/  | /' "$tmp/out"; }
+}
+has() { grep -F -q -- "$1" "$tmp/out" || { fail "$2: output lacks '$1'"; sed 's/^/  | /' "$tmp/out"; }; }
+
+# ---- a small mirror and its manifest
+m=$tmp/mirror
+mkdir -p "$m/tok"
+printf '{"a": 1}\n' >"$m/tok/encoder.json"
+printf '#version: 0.2\na b\n' >"$m/tok/vocab.bpe"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+s_enc=$(sha "$m/tok/encoder.json"); s_voc=$(sha "$m/tok/vocab.bpe")
+s_wanted=$(printf 'other\n' | sha256sum | cut -d' ' -f1)
+cat >"$tmp/manifest.json" <<EOF
+{"format": "normsweep-assets-1", "sets": [
+ {"name": "tok", "kind": "tokenizer", "main_file": "vocab.bpe",
+  "files": [{"name": "encoder.json", "sha256": "$s_enc", "mirror_path": "tok/encoder.json"},
+            {"name": "vocab.bpe", "sha256": "$s_voc", "mirror_path": "tok/vocab.bpe"}]},
+ {"name": "net", "kind": "model", "main_file": "m.bin", "fetch": "if-available",
+  "files": [{"name": "m.bin", "sha256": "$s_wanted", "mirror_path": "net/m.bin",
+             "urls": ["http://127.0.0.1:1/m.bin"]}]},
+ {"name": "mironly", "kind": "data", "main_file": "g.bin", "fetch": "if-available",
+  "files": [{"name": "g.bin", "sha256": "$s_wanted", "mirror_path": "golden/g.bin"}]}
+]}
+EOF
+# a set whose mirror file does not have the manifest's checksum
+cat >"$tmp/wrong.json" <<EOF
+{"format": "normsweep-assets-1", "sets": [
+ {"name": "wrong", "kind": "data", "main_file": "encoder.json",
+  "files": [{"name": "encoder.json", "sha256": "$s_voc", "mirror_path": "tok/encoder.json"}]}
+]}
+EOF
+NORMSWEEP_MANIFEST=$tmp/manifest.json; export NORMSWEEP_MANIFEST
+suite_assets=${NORMSWEEP_ASSETS:-}
+unset NORMSWEEP_OFFLINE NORMSWEEP_ASSETS
+A=$tmp/a; B=$tmp/b
+
+expect 0 "help" -- "$NORMSWEEP" assets --help
+has "normsweep assets fetch" "help"
+expect 0 "fetch --help" -- "$NORMSWEEP" assets fetch --help
+has "--offline" "fetch --help"
+expect 2 "no subcommand" -- "$NORMSWEEP" assets
+expect 2 "unknown subcommand" -- "$NORMSWEEP" assets frobnicate
+expect 2 "unknown option" -- "$NORMSWEEP" assets fetch --bogus
+expect 2 "unknown set" -- "$NORMSWEEP" assets fetch nosuch --dir "$A" --mirror "$m"
+has "unknown asset set 'nosuch'" "unknown set"
+expect 2 "path without SET" -- "$NORMSWEEP" assets path --dir "$A"
+
+# default fetch: tok placed; optional sets that cannot be had are skipped, not failures
+expect 0 "default fetch" -- "$NORMSWEEP" assets fetch --dir "$A" --mirror "$m"
+has "net: skipped" "default fetch"
+has "127.0.0.1:1" "default fetch"
+has "mironly: skipped" "default fetch"
+has "golden/g.bin" "default fetch"
+has "sha256 $s_voc" "default fetch"
+[ -L "$A/tok/vocab.bpe" ] || fail "default fetch should symlink tok/vocab.bpe"
+[ "$(readlink "$A/tok/vocab.bpe")" = "$(cd "$m/tok" && pwd -P)/vocab.bpe" ] || fail "symlink target"
+expect 0 "fetch tok again" -- "$NORMSWEEP" assets fetch tok --dir "$A" --mirror "$m"
+has "[assets-dir]" "fetch tok again"
+
+# explicitly requested sets that cannot be had do fail, naming URL / mirror path / offline
+expect 1 "fetch net" -- "$NORMSWEEP" assets fetch net --dir "$A" --mirror "$m"
+has "http://127.0.0.1:1/m.bin" "fetch net"
+has "$m/net/m.bin" "fetch net"
+expect 1 "fetch net --offline" -- "$NORMSWEEP" assets fetch net --dir "$A" --mirror "$m" --offline
+has "offline" "fetch net --offline"
+expect 1 "fetch mironly" -- "$NORMSWEEP" assets fetch mironly --dir "$A" --mirror "$m"
+has "golden/g.bin" "fetch mironly"
+expect 1 "fetch wrong" -- env NORMSWEEP_MANIFEST="$tmp/wrong.json" "$NORMSWEEP" assets fetch --dir "$A" --mirror "$m"
+has "checksum mismatch" "fetch wrong"
+has "$s_enc" "fetch wrong names the file's sum"
+has "$s_voc" "fetch wrong names the manifest's sum"
+[ -e "$A/wrong/encoder.json" ] && fail "fetch wrong left the file"
+ls -A "$A/wrong" 2>/dev/null | grep -q tmp && fail "fetch wrong left a temporary"
+
+# --copy makes regular files
+expect 0 "fetch --copy" -- "$NORMSWEEP" assets fetch tok --copy --dir "$B" --mirror "$m"
+[ -f "$B/tok/vocab.bpe" ] && [ ! -L "$B/tok/vocab.bpe" ] || fail "--copy should make a regular file"
+cmp -s "$B/tok/vocab.bpe" "$m/tok/vocab.bpe" || fail "--copy content differs"
+
+# list, path, verify
+expect 0 "list" -- "$NORMSWEEP" assets list --dir "$A" --mirror "$m"
+has "verified" "list"
+has "$s_enc" "list"
+has "link -> " "list"
+has "from http://127.0.0.1:1/m.bin" "list"
+expect 0 "path tok" -- "$NORMSWEEP" assets path tok --dir "$A"
+[ "$(cat "$tmp/out")" = "$A/tok" ] || fail "path tok printed '$(cat "$tmp/out")'"
+expect 1 "path net (absent)" -- "$NORMSWEEP" assets path net --dir "$A"
+has "normsweep assets fetch net" "path net"
+expect 0 "verify tok" -- "$NORMSWEEP" assets verify tok --dir "$B"
+printf '#version: 0.2\nX Y\n' >"$B/tok/vocab.bpe"   # same size, other bytes
+expect 4 "verify corrupted" -- "$NORMSWEEP" assets verify --dir "$B"
+has "$s_voc" "verify corrupted"
+has "vocab.bpe" "verify corrupted"
+expect 0 "fetch repairs" -- "$NORMSWEEP" assets fetch tok --copy --dir "$B" --mirror "$m"
+cmp -s "$B/tok/vocab.bpe" "$m/tok/vocab.bpe" || fail "fetch did not repair the corrupted copy"
+
+# a broken manifest is a usage error
+printf '{"format": "normsweep-assets-1", "sets": [' >"$tmp/broken.json"
+expect 2 "broken manifest" -- env NORMSWEEP_MANIFEST="$tmp/broken.json" "$NORMSWEEP" assets list --dir "$A"
+has "broken.json" "broken manifest"
+
+# ---- the project's manifest and the suite's assets (fetched before the tests by check_DATA)
+unset NORMSWEEP_MANIFEST
+if [ -n "${NS_TEST_TOKENIZER_DIR:-}" ] && [ -n "$suite_assets" ]; then
+  NORMSWEEP_ASSETS=$suite_assets; export NORMSWEEP_ASSETS
+  expect 0 "list (project manifest)" -- "$NORMSWEEP" assets list
+  has "gpt2-standin" "list (project manifest)"
+  has "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707" "list shows the GPT-2 sum"
+  expect 0 "path tokenizer" -- "$NORMSWEEP" assets path tokenizer
+  [ "$(cat "$tmp/out")" = "$NS_TEST_TOKENIZER_DIR" ] || fail "path tokenizer: '$(cat "$tmp/out")' != $NS_TEST_TOKENIZER_DIR"
+  expect 0 "verify tokenizer corpus" -- "$NORMSWEEP" assets verify tokenizer war_and_peace
+fi
+
+[ "$fails" -eq 0 ] && echo "assets_cli: all checks passed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,127 @@
+#!/bin/sh
+# local_cluster.sh: a real one-node Slurm (munged + slurmctld + slurmd) on this machine, for tests.
+#   local_cluster.sh install          apt-get install slurm-wlm munge (Debian), if missing
+#   local_cluster.sh start DIR        write DIR/etc/slurm.conf, start the daemons, wait until idle
+#   local_cluster.sh stop DIR         stop exactly the daemons started for DIR, by their PIDs
+# Clients need SLURM_CONF=DIR/etc/slurm.conf (printed by start). Recipe: shared/docs/SLURM-LOCAL.md.
+set -eu
+
+cmd=${1:?usage: local_cluster.sh install|start DIR|stop DIR}
+
+install_slurm() {
+  if command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1; then
+    return 0
+  fi
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq slurm-wlm munge
+}
+
+# Wait until PID is gone or a zombie (killed daemons linger <defunct> for a few seconds).
+wait_gone() {
+  pid=$1; i=0
+  while [ $i -lt 100 ]; do
+    state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+    case "$state" in ""|Z*) return 0 ;; esac
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}
+
+stop_pidfile() {
+  f=$1
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    if ! wait_gone "$pid"; then
+      kill -9 "$pid" 2>/dev/null || true
+      wait_gone "$pid" || echo "local_cluster: pid $pid did not exit" >&2
+    fi
+  fi
+  rm -f "$f"
+}
+
+case "$cmd" in
+install)
+  install_slurm
+  ;;
+start)
+  dir=${2:?usage: local_cluster.sh start DIR}
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  mkdir -p "$dir/etc" "$dir/state" "$dir/spool" "$dir/run" "$dir/log" "$dir/munge"
+  host=$(hostname -s)
+  cpus=$(nproc)
+  mem=$(free -m | awk '/^Mem:/ {print int($2 * 0.9)}')
+  cat > "$dir/etc/slurm.conf" <<CONF
+ClusterName=normsweeptest
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CryptoType=crypto/munge
+MpiDefault=pmix
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
+MailProg=/bin/true
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+ReturnToService=2
+JobRequeue=1
+KillWait=5
+MinJobAge=300
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+  # munged: the system socket path is what the Slurm munge plugins use.
+  if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+    mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
+    [ -f /etc/munge/munge.key ] || { mungekey --create 2>/dev/null || create-munge-key -f; }
+    runuser -u munge -- /usr/sbin/munged -F > "$dir/log/munged.log" 2>&1 &
+    echo $! > "$dir/run/munged.pid"
+    i=0
+    until munge -n 2>/dev/null | unmunge >/dev/null 2>&1; do
+      i=$((i + 1)); [ $i -lt 50 ] || { echo "local_cluster: munged did not start" >&2; exit 1; }
+      sleep 0.1
+    done
+  fi
+  export SLURM_CONF="$dir/etc/slurm.conf"
+  slurmctld -D -c -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
+  echo $! > "$dir/run/slurmctld.daemon.pid"
+  sleep 1
+  slurmd -D -f "$SLURM_CONF" > "$dir/log/slurmd.out" 2>&1 &
+  echo $! > "$dir/run/slurmd.daemon.pid"
+  i=0
+  until sinfo -h -o %T 2>/dev/null | grep -q idle; do
+    i=$((i + 1))
+    if [ $i -ge 100 ]; then
+      echo "local_cluster: node did not become idle; logs in $dir/log" >&2
+      sinfo >&2 || true
+      exit 1
+    fi
+    sleep 0.2
+  done
+  echo "SLURM_CONF=$SLURM_CONF"
+  ;;
+stop)
+  dir=${2:?usage: local_cluster.sh stop DIR}
+  stop_pidfile "$dir/run/slurmd.daemon.pid"
+  stop_pidfile "$dir/run/slurmctld.daemon.pid"
+  stop_pidfile "$dir/run/munged.pid"
+  ;;
+*)
+  echo "usage: local_cluster.sh install|start DIR|stop DIR" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,56 @@
+#!/bin/sh
+# sweep_resume: (1) SIGKILL a worker mid-run, resume with another rank count: the result equals an
+# uninterrupted run's; (2) SIGTERM the master: exit 3 with the journal saved, no output file;
+# --resume finishes with identical data and recomputes nothing already journaled.
+. "$top_srcdir/tests/sweep_common.sh"
+make_sweep slow
+cd "$work" || fail "cd"
+
+run_np 2 slow.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
+
+# wait_progress LOG: until the master has reported at least one progress line (>= 5 % done)
+wait_progress() {
+  i=0
+  while ! grep -q "tasks (.*%)" "$1" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || fail "no progress in $1"; sleep 0.1
+  done
+}
+master_pid() { sed -n 's/.*master pid \([0-9]*\).*/\1/p' "$1" | head -n 1; }
+
+# (1) a worker killed with SIGKILL
+run_np 3 slow.yaml --output a.nc --checkpoint-dir cka 2> loga &
+launcher=$!
+wait_progress loga
+mpid=$(master_pid loga)
+# a worker: a normsweep process running in this directory that is not the master
+here=$(pwd -P); worker=
+for p in $(pgrep -x normsweep); do
+  [ "$p" != "$mpid" ] && [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$here" ] && { worker=$p; break; }
+done
+[ -n "$worker" ] || fail "no worker process found"
+kill -KILL "$worker"
+wait "$launcher" && fail "run with a killed worker exited 0"
+[ -f a.nc ] && fail "output written despite the killed worker"
+[ -f cka/journal.nsj ] || fail "no journal after the killed run"
+run_np 2 slow.yaml --output a.nc --checkpoint-dir cka --resume 2> loga2 || { cat loga2 >&2; fail "resume after SIGKILL"; }
+done_before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' loga2)
+[ "${done_before:-0}" -gt 0 ] || fail "resume found nothing in the journal"
+same_data ref.nc a.nc "SIGKILL + resume vs uninterrupted"
+
+# (2) SIGTERM to the master
+run_np 2 slow.yaml --output b.nc --checkpoint-dir ckb 2> logb &
+launcher=$!
+wait_progress logb
+kill -TERM "$(master_pid logb)"
+wait "$launcher"; rc=$?
+[ $rc -eq 3 ] || { cat logb >&2; fail "SIGTERM to the master: exit $rc, expected 3"; }
+grep -q "continue with --resume" logb || fail "no resume hint after SIGTERM"
+[ -f b.nc ] && fail "output written despite SIGTERM"
+run_np 1 slow.yaml --output b.nc --checkpoint-dir ckb --resume 2> logb2 || { cat logb2 >&2; fail "resume after SIGTERM"; }
+before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' logb2)
+computed=$(sed -n 's/.*master computed \([0-9]*\) task.*/\1/p' logb2)
+[ "${before:-0}" -gt 0 ] || fail "nothing journaled before SIGTERM"
+[ $((before + computed)) -eq 120 ] || fail "resume recomputed work: $before journaled + $computed computed != 120"
+same_data ref.nc b.nc "SIGTERM + resume vs uninterrupted"
+[ "$(forward_counts b.nc | tr ',' '\n' | sort -u)" = "1" ] || fail "a shard's forward ran more than once"
+echo "sweep_resume: ok"

@@ -1,0 +1,209 @@
+/* test_journal: the sweep journal: records round-trip in order, a torn or corrupt tail is
+ * ignored and cut off, a journal of another sweep (or record size) is refused. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns_test.h"
+#include "sweep/ns_journal.h"
+
+#define NPAY 5
+static const char *HASH_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char *HASH_B = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+typedef struct seen {
+    size_t n;
+    uint64_t task[16];
+    double first[16];
+    uint64_t offset[16];
+} seen;
+
+static int collect(void *user, uint64_t task, const void *payload, size_t len, uint64_t offset,
+                   ns_err *err)
+{
+    seen *s = user;
+    s->offset[s->n < 16 ? s->n : 15] = offset;
+    CU_ASSERT_EQUAL(len, NPAY * sizeof(double));
+    if (s->n < 16) {
+        s->task[s->n] = task;
+        memcpy(&s->first[s->n], payload, sizeof(double));
+        /* every payload is task + 0.25 * i */
+        const double *d = payload;
+        for (int i = 0; i < NPAY; i++)
+            CU_ASSERT_EQUAL(d[i], (double)task + 0.25 * i);
+    }
+    s->n++;
+    return NS_OK;
+}
+
+static char dir[64];
+
+static void fresh_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ns_journal_XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, NS_JOURNAL_FILE);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void append_tasks(ns_journal *j, const uint64_t *tasks, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        double d[NPAY];
+        for (int i = 0; i < NPAY; i++)
+            d[i] = (double)tasks[k] + 0.25 * i;
+        ns_err err;
+        CU_ASSERT_EQUAL(ns_journal_append(j, tasks[k], d, NULL, &err), NS_OK);
+    }
+}
+
+static off_t file_size(void)
+{
+    char p[128];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, NS_JOURNAL_FILE);
+    return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
+static void test_roundtrip(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL;
+    ns_err err;
+    size_t torn = 9;
+    seen s = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j,
+                                          &torn, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 0);
+    CU_ASSERT_EQUAL(torn, 0);
+    uint64_t t[] = {7, 2, 11};
+    append_tasks(j, t, 3);
+    ns_journal_close(j);
+    /* reopen without --resume: refused, nothing changed */
+    off_t before = file_size();
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j, &torn,
+                                    &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(j);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--resume"));
+    CU_ASSERT_EQUAL(file_size(), before);
+    /* resume: the three records in file order */
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
+                                          &torn, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 3);
+    CU_ASSERT_EQUAL(s.task[0], 7);
+    CU_ASSERT_EQUAL(s.task[1], 2);
+    CU_ASSERT_EQUAL(s.task[2], 11);
+    CU_ASSERT_EQUAL(torn, 0);
+    /* random access to a stored payload: values 2..3 of task 2's record are 2.5, 2.75 */
+    double two[2] = {0, 0};
+    CU_ASSERT_EQUAL(ns_journal_read(j, s.offset[1], 2 * sizeof(double), sizeof two, two, &err), NS_OK);
+    CU_ASSERT_EQUAL(two[0], 2.5);
+    CU_ASSERT_EQUAL(two[1], 2.75);
+    CU_ASSERT_EQUAL(ns_journal_read(j, s.offset[1], 4 * sizeof(double), sizeof two, two, &err),
+                    NS_ERR_INVALID); /* past the record's end */
+    /* an append reports where its payload lies */
+    double d[NPAY] = {9, 9.25, 9.5, 9.75, 10};
+    uint64_t off = 0;
+    CU_ASSERT_EQUAL(ns_journal_append(j, 9, d, &off, &err), NS_OK);
+    double back = 0;
+    CU_ASSERT_EQUAL(ns_journal_read(j, off, 4 * sizeof(double), sizeof back, &back, &err), NS_OK);
+    CU_ASSERT_EQUAL(back, 10.0);
+    ns_journal_close(j);
+    remove_dir();
+}
+
+static void test_torn_tail(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL;
+    ns_err err;
+    size_t torn = 0;
+    seen s = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
+                                          &torn, &err), NS_OK);
+    uint64_t t[] = {0, 1};
+    append_tasks(j, t, 2);
+    ns_journal_close(j);
+    off_t good = file_size();
+    /* a torn record: the first 50 bytes of a third one */
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, NS_JOURNAL_FILE);
+    FILE *f = fopen(p, "ab");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    unsigned char junk[50];
+    memset(junk, 0x4e, sizeof junk);
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
+                                          &torn, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 2);
+    CU_ASSERT_EQUAL(torn, 1);
+    CU_ASSERT_EQUAL(file_size(), good); /* cut off */
+    uint64_t t2[] = {5};
+    append_tasks(j, t2, 1);
+    ns_journal_close(j);
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
+                                          &torn, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 3);
+    CU_ASSERT_EQUAL(s.task[2], 5);
+    CU_ASSERT_EQUAL(torn, 0);
+    ns_journal_close(j);
+
+    /* flip one payload byte of the last record: its checksum fails, it is dropped */
+    int fd = open(p, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    off_t end = file_size();
+    unsigned char b;
+    CU_ASSERT_EQUAL(pread(fd, &b, 1, end - 3), 1);
+    b ^= 0x01;
+    CU_ASSERT_EQUAL(pwrite(fd, &b, 1, end - 3), 1);
+    close(fd);
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
+                                          &torn, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 2);
+    CU_ASSERT_EQUAL(torn, 1);
+    ns_journal_close(j);
+    remove_dir();
+}
+
+static void test_other_sweep_refused(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
+                                          NULL, &err), NS_OK);
+    uint64_t t[] = {3};
+    append_tasks(j, t, 1);
+    ns_journal_close(j);
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_B, NPAY * sizeof(double), 1, NULL, NULL, &j, NULL,
+                                    &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "different sweep"));
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, (NPAY + 1) * sizeof(double), 1, NULL, NULL, &j,
+                                    NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_journal_open(dir, "short", NPAY * sizeof(double), 1, NULL, NULL, &j, NULL,
+                                    &err), NS_ERR_INVALID);
+    remove_dir();
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("journal", NULL, NULL);
+    CU_add_test(s, "append and resume round trip", test_roundtrip);
+    CU_add_test(s, "torn or corrupt tail ignored and cut", test_torn_tail);
+    CU_add_test(s, "other sweep or record size refused", test_other_sweep_refused);
+    return ns_test_run_all();
+}

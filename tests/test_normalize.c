@@ -1,0 +1,244 @@
+/* test_normalize: the four normalizers against direct formulas (explicit exp, bisection on the
+ * threshold), their sums and supports, and their T -> 0 and T -> inf limits. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_normalize.h"
+#include "ns_test.h"
+
+#define NS_LMAX 64
+
+/* Deterministic test data: a small LCG-free hash so the cases do not depend on libc's rand(). */
+static double test_uniform(uint64_t *state)
+{
+    uint64_t x = (*state += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return (double)(x >> 11) * 0x1.0p-53;
+}
+
+static void random_logits(double *z, size_t L, uint64_t seed, double scale)
+{
+    uint64_t st = seed;
+    for (size_t i = 0; i < L; i++)
+        z[i] = scale * (2.0 * test_uniform(&st) - 1.0);
+}
+
+static double sum_of(const double *a, size_t L)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < L; i++)
+        s += a[i];
+    return s;
+}
+
+static int run(ns_normalizer_kind kind, double s, const double *z, size_t L, double T, double *a)
+{
+    ns_normalizer f = {kind, s};
+    double work[2 * NS_LMAX];
+    ns_err err;
+    return ns_normalize(&f, z, L, T, a, work, &err);
+}
+
+/* Direct formulas (no shifting, no sorting) */
+static void direct_softmax(double *a, const double *z, size_t L, double c)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < L; i++)
+        sum += exp(c * z[i]);
+    for (size_t i = 0; i < L; i++)
+        a[i] = exp(c * z[i]) / sum;
+}
+
+/* sparsemax / entmax15 by bisection on the threshold: alpha_i = (y_i - tau)_+ with y = z/T
+ * (sparsemax) or alpha_i = (y_i - tau)_+^2 with y = z/(2T) (1.5-entmax), sum alpha = 1.
+ * 200 halvings pin tau to the last bit. */
+static void direct_threshold(double *a, const double *z, size_t L, double T, int entmax)
+{
+    double y[NS_LMAX], mx = -INFINITY;
+    for (size_t i = 0; i < L; i++) {
+        y[i] = entmax ? 0.5 * z[i] / T : z[i] / T;
+        if (y[i] > mx)
+            mx = y[i];
+    }
+    double lo = mx - 1.0, hi = mx; /* sum >= 1 at lo, 0 at hi */
+    for (int it = 0; it < 200; it++) {
+        double tau = 0.5 * (lo + hi), sum = 0.0;
+        for (size_t i = 0; i < L; i++) {
+            double u = y[i] - tau;
+            if (u > 0.0)
+                sum += entmax ? u * u : u;
+        }
+        if (sum > 1.0)
+            lo = tau;
+        else
+            hi = tau;
+    }
+    double tau = 0.5 * (lo + hi);
+    for (size_t i = 0; i < L; i++) {
+        double u = y[i] - tau;
+        a[i] = u > 0.0 ? (entmax ? u * u : u) : 0.0;
+    }
+}
+
+static void test_names_and_errors(void)
+{
+    ns_err err;
+    ns_normalizer_kind k;
+    const char *names[] = {"softmax", "ssmax", "sparsemax", "entmax15"};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(ns_normalizer_parse(names[i], &k, &err), NS_OK);
+        CU_ASSERT_EQUAL((int)k, i);
+        CU_ASSERT_STRING_EQUAL(ns_normalizer_name(k), names[i]);
+    }
+    CU_ASSERT_EQUAL(ns_normalizer_parse("softmaxx", &k, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "softmaxx"));
+    double z[2] = {0, 1}, a[2];
+    CU_ASSERT_EQUAL(run(NS_NORM_SOFTMAX, 0, z, 2, 0.0, a), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(run(NS_NORM_SOFTMAX, 0, z, 2, -1.0, a), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(run(NS_NORM_SPARSEMAX, 0, z, 0, 1.0, a), NS_ERR_INVALID);
+}
+
+/* Sums to 1 within 1e-13 (a few ulps per term over <= 64 terms), non-negative, and agrees with
+ * the direct formula within 1e-12 (absolute; the weights are <= 1). */
+static void check_against_direct(ns_normalizer_kind kind, double s)
+{
+    double z[NS_LMAX], a[NS_LMAX], ref[NS_LMAX];
+    const double Ts[] = {0.05, 0.3, 1.0, 4.0};
+    const size_t Ls[] = {1, 2, 7, 33, 64};
+    for (size_t li = 0; li < 5; li++) {
+        for (size_t ti = 0; ti < 4; ti++) {
+            size_t L = Ls[li];
+            double T = Ts[ti];
+            random_logits(z, L, 1000 * li + ti + 17, 3.0);
+            CU_ASSERT_EQUAL_FATAL(run(kind, s, z, L, T, a), NS_OK);
+            switch (kind) {
+            case NS_NORM_SOFTMAX: direct_softmax(ref, z, L, 1.0 / T); break;
+            case NS_NORM_SSMAX: direct_softmax(ref, z, L, s * log((double)L) / T); break;
+            case NS_NORM_SPARSEMAX: direct_threshold(ref, z, L, T, 0); break;
+            case NS_NORM_ENTMAX15: direct_threshold(ref, z, L, T, 1); break;
+            }
+            CU_ASSERT_DOUBLE_EQUAL(sum_of(a, L), 1.0, 1e-13);
+            for (size_t i = 0; i < L; i++) {
+                CU_ASSERT(a[i] >= 0.0);
+                CU_ASSERT_DOUBLE_EQUAL(a[i], ref[i], 1e-12);
+                /* support agreement for the sparse ones: zero exactly where the direct formula
+                 * is zero (bisection leaves entries within 1e-12 of the threshold ambiguous) */
+                if (kind == NS_NORM_SPARSEMAX || kind == NS_NORM_ENTMAX15) {
+                    if (ref[i] > 1e-9)
+                        CU_ASSERT(a[i] > 0.0);
+                    if (ref[i] == 0.0)
+                        CU_ASSERT(a[i] < 1e-12);
+                }
+            }
+        }
+    }
+}
+
+static void test_softmax_direct(void) { check_against_direct(NS_NORM_SOFTMAX, 0); }
+static void test_ssmax_direct(void) { check_against_direct(NS_NORM_SSMAX, 0.7); }
+static void test_sparsemax_direct(void) { check_against_direct(NS_NORM_SPARSEMAX, 0); }
+static void test_entmax_direct(void) { check_against_direct(NS_NORM_ENTMAX15, 0); }
+
+static void test_sparsemax_closed_form(void)
+{
+    /* z = (1, 0.5, -1), T = 1: support {0, 1}, tau = 0.25 -> (0.75, 0.25, 0) exactly */
+    double z[3] = {1.0, 0.5, -1.0}, a[3];
+    CU_ASSERT_EQUAL(run(NS_NORM_SPARSEMAX, 0, z, 3, 1.0, a), NS_OK);
+    CU_ASSERT_EQUAL(a[0], 0.75);
+    CU_ASSERT_EQUAL(a[1], 0.25);
+    CU_ASSERT_EQUAL(a[2], 0.0);
+    /* T = 2: y = (0.5, 0.25, -0.5), support {0, 1}, tau = (0.5 + 0.25 - 1) / 2 = -0.125,
+     * weights (0.625, 0.375, 0) */
+    CU_ASSERT_EQUAL(run(NS_NORM_SPARSEMAX, 0, z, 3, 2.0, a), NS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a[0], 0.625, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(a[1], 0.375, 1e-15);
+    CU_ASSERT_EQUAL(a[2], 0.0);
+}
+
+static void test_entmax_closed_form(void)
+{
+    /* two equal logits: (1/2, 1/2). Logits (2, 0) at T = 1: x = z/2 = (1, 0), tau = 0 puts
+     * the second weight exactly on the support boundary: weights (1, 0). */
+    double z[2] = {3.0, 3.0}, a[2];
+    CU_ASSERT_EQUAL(run(NS_NORM_ENTMAX15, 0, z, 2, 1.0, a), NS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a[0], 0.5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(a[1], 0.5, 1e-15);
+    double z2[2] = {2.0, 0.0};
+    CU_ASSERT_EQUAL(run(NS_NORM_ENTMAX15, 0, z2, 2, 1.0, a), NS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a[0], 1.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(a[1], 0.0, 1e-15);
+    /* logits (1, 0): x = (1/2, 0), tau solves (1/2 - tau)^2 + tau^2 = 1:
+     * tau = (1/2 - sqrt(7/4)) / 2, weights (1/2 - tau)^2 and tau^2 */
+    double z3[2] = {1.0, 0.0};
+    double tau = (0.5 - sqrt(1.75)) / 2.0;
+    CU_ASSERT_EQUAL(run(NS_NORM_ENTMAX15, 0, z3, 2, 1.0, a), NS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a[0], (0.5 - tau) * (0.5 - tau), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(a[1], tau * tau, 1e-15);
+}
+
+/* T -> 0: one-hot at the argmax (exactly, for every normalizer, once the gap / T is large).
+ * T -> inf: uniform (softmax, ssmax, entmax15 within 1e-9 at T = 1e10 for |z| <= 3); for
+ * sparsemax the projection of the nearly uniform point, exactly 1/L + (z_i - mean z) / T. */
+static void test_limits(void)
+{
+    double z[NS_LMAX], a[NS_LMAX];
+    size_t L = 40;
+    random_logits(z, L, 99, 3.0);
+    size_t am = 0;
+    for (size_t i = 1; i < L; i++)
+        if (z[i] > z[am])
+            am = i;
+    double mean = sum_of(z, L) / (double)L;
+    for (int k = 0; k < 4; k++) {
+        double s = 1.3;
+        CU_ASSERT_EQUAL_FATAL(run((ns_normalizer_kind)k, s, z, L, 1e-9, a), NS_OK);
+        for (size_t i = 0; i < L; i++)
+            CU_ASSERT_EQUAL(a[i], i == am ? 1.0 : 0.0);
+        CU_ASSERT_EQUAL_FATAL(run((ns_normalizer_kind)k, s, z, L, 1e10, a), NS_OK);
+        for (size_t i = 0; i < L; i++) {
+            CU_ASSERT_DOUBLE_EQUAL(a[i], 1.0 / (double)L, 1e-9);
+            if (k == NS_NORM_SPARSEMAX)
+                CU_ASSERT_DOUBLE_EQUAL(a[i], 1.0 / (double)L + (z[i] - mean) / 1e10, 1e-15);
+        }
+    }
+    /* ssmax at L = 1: log 1 = 0, the single weight is 1 */
+    CU_ASSERT_EQUAL(run(NS_NORM_SSMAX, 1.0, z, 1, 0.5, a), NS_OK);
+    CU_ASSERT_EQUAL(a[0], 1.0);
+}
+
+/* The max subtraction: logits of size 1e4 at T = 1e-2 (z / T = 1e6) stay finite. */
+static void test_no_overflow(void)
+{
+    double z[3] = {1e4, 1e4 - 0.01, -1e4}, a[3];
+    CU_ASSERT_EQUAL(run(NS_NORM_SOFTMAX, 0, z, 3, 1e-2, a), NS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(a[0], 1.0 / (1.0 + exp(-1.0)), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(a[1], exp(-1.0) / (1.0 + exp(-1.0)), 1e-12);
+    CU_ASSERT_EQUAL(a[2], 0.0);
+    for (int k = 0; k < 4; k++) {
+        CU_ASSERT_EQUAL(run((ns_normalizer_kind)k, 1.0, z, 3, 1e-2, a), NS_OK);
+        for (int i = 0; i < 3; i++)
+            CU_ASSERT(isfinite(a[i]));
+        CU_ASSERT_DOUBLE_EQUAL(sum_of(a, 3), 1.0, 1e-14);
+    }
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("normalize", NULL, NULL);
+    CU_add_test(s, "names, parse errors, invalid T and L", test_names_and_errors);
+    CU_add_test(s, "softmax = exp(z/T)/sum", test_softmax_direct);
+    CU_add_test(s, "ssmax = softmax(s log L z / T)", test_ssmax_direct);
+    CU_add_test(s, "sparsemax = threshold by bisection", test_sparsemax_direct);
+    CU_add_test(s, "entmax15 = threshold by bisection", test_entmax_direct);
+    CU_add_test(s, "sparsemax closed form", test_sparsemax_closed_form);
+    CU_add_test(s, "entmax15 closed forms", test_entmax_closed_form);
+    CU_add_test(s, "T -> 0 one-hot, T -> inf uniform", test_limits);
+    CU_add_test(s, "large z / T stays finite", test_no_overflow);
+    return ns_test_run_all();
+}

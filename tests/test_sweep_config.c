@@ -1,0 +1,739 @@
+/* test_sweep_config: the sweep YAML parser (defaults, every setting, the bad files under
+ * tests/data/sweeps with their exact FILE:LINE:COL messages), checks against a model and a token
+ * count, grid/row expansion and skipped (L, N) cells, Gutenberg stripping, sharding, packing. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/ns_file.h"
+#include "ns_test.h"
+#include "sweep/ns_corpus.h"
+#include "sweep/ns_grid.h"
+#include "sweep/ns_sweep_yaml.h"
+#include "tokenizer/ns_tokenizer.h"
+
+/* Parse text as file `name`; returns the status, diags sorted. */
+static int parse(const char *text, const char *name, ns_sweep_config *cfg, ns_sweep_marks *marks,
+                 ns_sweep_diags *diags)
+{
+    ns_err err;
+    memset(diags, 0, sizeof *diags);
+    int rc = ns_sweep_parse(text, strlen(text), name, cfg, marks, diags, &err);
+    ns_sweep_diags_sort(diags);
+    return rc;
+}
+
+static void dump_diags(const char *what, const ns_sweep_diags *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        fprintf(stderr, "  [%s] %s\n", what, d->items[i].text);
+}
+
+/* ---- defaults and values ------------------------------------------------------------------ */
+
+static void test_defaults(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 2, L_max: 64}\ngrid: {L: [32], N: 1}\n", "dir/min.yaml", &cfg,
+                   NULL, &d);
+    dump_diags("defaults", &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    CU_ASSERT_EQUAL(d.n, 0);
+    CU_ASSERT_STRING_EQUAL(cfg.source_path, "dir/min.yaml");
+    CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2");
+    CU_ASSERT_STRING_EQUAL(cfg.tokenizer, "tokenizer");
+    CU_ASSERT_STRING_EQUAL(cfg.corpus, "war_and_peace");
+    CU_ASSERT_EQUAL(cfg.strip_gutenberg, 1);
+    CU_ASSERT_EQUAL(cfg.shard_count, 2);
+    CU_ASSERT_EQUAL(cfg.L_max, 64);
+    CU_ASSERT_EQUAL(cfg.shard_first, 0);
+    CU_ASSERT_EQUAL(cfg.shard_stride, 64); /* default: L_max, consecutive shards */
+    CU_ASSERT_EQUAL(cfg.nL, 1);
+    CU_ASSERT_EQUAL(cfg.nN, 1);
+    CU_ASSERT_EQUAL(cfg.N[0], 1);
+    CU_ASSERT_EQUAL_FATAL(cfg.nT, 1);
+    CU_ASSERT_EQUAL(cfg.T[0], 1.0);
+    CU_ASSERT_EQUAL_FATAL(cfg.neps, 1);
+    CU_ASSERT_EQUAL(cfg.eps[0], 1e-3);
+    CU_ASSERT_EQUAL(cfg.layers_all, 1);
+    CU_ASSERT_EQUAL(cfg.heads_all, 1);
+    CU_ASSERT_EQUAL(cfg.nlayers, 0);
+    CU_ASSERT_EQUAL(cfg.nheads, 0);
+    CU_ASSERT_EQUAL(cfg.nnormalizers, 1);
+    CU_ASSERT_EQUAL(cfg.normalizers[0].kind, NS_NORM_SOFTMAX);
+    CU_ASSERT_EQUAL(cfg.rows, 1);
+    CU_ASSERT_EQUAL(cfg.sphere, 1);
+    CU_ASSERT_EQUAL(cfg.seed, 0);
+    CU_ASSERT_EQUAL(cfg.ks_alpha, 0.01);
+    CU_ASSERT_EQUAL(cfg.probes, 8);
+    CU_ASSERT_EQUAL(cfg.keep_samples, 0);
+    CU_ASSERT_STRING_EQUAL(cfg.output, "runs/min/min.nc");
+    CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "runs/min/checkpoint");
+    CU_ASSERT_STRING_EQUAL(cfg.yaml_text, "shards: {count: 2, L_max: 64}\ngrid: {L: [32], N: 1}\n");
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static const char *full_text =
+    "model: some/model_dir\n"
+    "tokenizer: tok\n"
+    "corpus: book.txt\n"
+    "strip_gutenberg: false\n"
+    "shards:\n"
+    "  count: 5\n"
+    "  L_max: 128\n"
+    "  first: 1000\n"
+    "  stride: 64\n"
+    "grid:\n"
+    "  L: [128, 16, {from: 32, to: 96, step: 32}]\n"
+    "  N: {from: 1, to: 4}\n"
+    "  T: [10, 0.01, 1]\n"
+    "  eps: 0.5\n"
+    "  layers: [3, 1]\n"
+    "  heads: all\n"
+    "normalizer: [entmax15, {name: ssmax, s: 0.5}, softmax, {name: sparsemax}]\n"
+    "rows: 2\n"
+    "sphere: False\n"
+    "seed: 18446744073709551615\n"
+    "ks_alpha: 0.05\n"
+    "probes: 0\n"
+    "keep_samples: TRUE\n"
+    "output: out/x.nc\n"
+    "checkpoint_dir: 'out/ck'\n";
+
+static void test_every_setting(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_marks marks;
+    ns_sweep_diags d;
+    int rc = parse(full_text, "full.yaml", &cfg, &marks, &d);
+    dump_diags("full", &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    CU_ASSERT_STRING_EQUAL(cfg.model, "some/model_dir");
+    CU_ASSERT_STRING_EQUAL(cfg.tokenizer, "tok");
+    CU_ASSERT_STRING_EQUAL(cfg.corpus, "book.txt");
+    CU_ASSERT_EQUAL(cfg.strip_gutenberg, 0);
+    CU_ASSERT_EQUAL(cfg.shard_count, 5);
+    CU_ASSERT_EQUAL(cfg.L_max, 128);
+    CU_ASSERT_EQUAL(cfg.shard_first, 1000);
+    CU_ASSERT_EQUAL(cfg.shard_stride, 64);
+    /* lists come out sorted; a range expands; a lone value is a one-element list */
+    size_t L[] = {16, 32, 64, 96, 128};
+    CU_ASSERT_EQUAL_FATAL(cfg.nL, 5);
+    for (size_t i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(cfg.L[i], L[i]);
+    CU_ASSERT_EQUAL_FATAL(cfg.nN, 4);
+    for (size_t i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(cfg.N[i], i + 1);
+    CU_ASSERT_EQUAL_FATAL(cfg.nT, 3);
+    CU_ASSERT_EQUAL(cfg.T[0], 0.01);
+    CU_ASSERT_EQUAL(cfg.T[1], 1.0);
+    CU_ASSERT_EQUAL(cfg.T[2], 10.0);
+    CU_ASSERT_EQUAL_FATAL(cfg.neps, 1);
+    CU_ASSERT_EQUAL(cfg.eps[0], 0.5);
+    CU_ASSERT_EQUAL(cfg.layers_all, 0);
+    CU_ASSERT_EQUAL_FATAL(cfg.nlayers, 2);
+    CU_ASSERT_EQUAL(cfg.layers[0], 1);
+    CU_ASSERT_EQUAL(cfg.layers[1], 3);
+    CU_ASSERT_EQUAL(cfg.heads_all, 1);
+    /* normalizers keep the order written */
+    CU_ASSERT_EQUAL_FATAL(cfg.nnormalizers, 4);
+    CU_ASSERT_EQUAL(cfg.normalizers[0].kind, NS_NORM_ENTMAX15);
+    CU_ASSERT_EQUAL(cfg.normalizers[1].kind, NS_NORM_SSMAX);
+    CU_ASSERT_EQUAL(cfg.normalizers[1].s, 0.5);
+    CU_ASSERT_EQUAL(cfg.normalizers[2].kind, NS_NORM_SOFTMAX);
+    CU_ASSERT_EQUAL(cfg.normalizers[3].kind, NS_NORM_SPARSEMAX);
+    CU_ASSERT_EQUAL(cfg.rows, 2);
+    CU_ASSERT_EQUAL(cfg.sphere, 0);
+    CU_ASSERT_EQUAL(cfg.seed, UINT64_MAX);
+    CU_ASSERT_EQUAL(cfg.ks_alpha, 0.05);
+    CU_ASSERT_EQUAL(cfg.probes, 0);
+    CU_ASSERT_EQUAL(cfg.keep_samples, 1);
+    CU_ASSERT_STRING_EQUAL(cfg.output, "out/x.nc");
+    CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "out/ck");
+    /* marks: 1-based positions of the values, items parallel to the sorted lists */
+    CU_ASSERT_EQUAL(marks.model.line, 1);
+    CU_ASSERT_EQUAL(marks.model.col, 8);
+    CU_ASSERT_EQUAL(marks.L_max.line, 7);
+    CU_ASSERT_EQUAL(marks.L_max.col, 10);
+    CU_ASSERT_EQUAL(marks.L[0].line, 11); /* 16 */
+    CU_ASSERT_EQUAL(marks.L[0].col, 12);
+    CU_ASSERT_EQUAL(marks.L[1].col, 16); /* 32 from the range: the range's mark */
+    CU_ASSERT_EQUAL(marks.L[3].col, 16); /* 96 from the range */
+    CU_ASSERT_EQUAL(marks.L[4].col, 7);  /* 128 */
+    CU_ASSERT_EQUAL(marks.layers[0].line, 15);
+    CU_ASSERT_EQUAL(marks.layers[0].col, 15);
+    ns_sweep_marks_free(&marks);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static void test_one_problem(const char *text, const char *expected)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    int rc = parse(text, "t.yaml", &cfg, NULL, &d);
+    CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(d.n, 1);
+    if (d.n != 1 || strcmp(d.items[0].text, expected) != 0) {
+        fprintf(stderr, "  expected: %s\n", expected);
+        dump_diags("got", &d);
+        CU_FAIL("diagnostic differs");
+    }
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+/* A few messages spelled out here (the files under tests/data/sweeps hold many more). */
+static void test_inline_problems(void)
+{
+    const char *base = "shards: {count: 2, L_max: 64}\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1], T: [1, 0]}\n", base);
+    test_one_problem(buf, "t.yaml:2:32: grid.T: temperature must be > 0, got 0");
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [0]}\n", base);
+    test_one_problem(buf, "t.yaml:2:21: grid.N: must be >= 1, got 0");
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32, 128], N: [1]}\n", base);
+    test_one_problem(buf, "t.yaml:2:16: grid.L: L = 128 exceeds shards.L_max = 64");
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1], eps: [-1]}\n", base);
+    test_one_problem(buf, "t.yaml:2:31: grid.eps: eps must be > 0, got -1");
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: []}\n", base);
+    test_one_problem(buf, "t.yaml:2:20: grid.N: empty list");
+    snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1]}\nmdoel: x\n", base);
+    test_one_problem(buf, "t.yaml:3:1: unknown key 'mdoel' (did you mean 'model'?)");
+}
+
+static void test_skipped_cells_are_not_errors(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 1, L_max: 64}\ngrid: {L: [8, 64], N: [4, 8, 100]}\n", "s.yaml",
+                   &cfg, NULL, &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    CU_ASSERT_EQUAL(d.n, 0);
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 2, 3, &err), NS_OK);
+    CU_ASSERT_EQUAL(cfg.nlayers, 2);
+    CU_ASSERT_EQUAL(cfg.nheads, 3);
+    ns_grid g;
+    CU_ASSERT_EQUAL_FATAL(ns_grid_build(&g, &cfg, &err), NS_OK);
+    /* (8, 8), (8, 100), (64, 100) */
+    CU_ASSERT_EQUAL(g.skipped_LN, 3);
+    CU_ASSERT_EQUAL(g.partial_LN, 0);
+    unsigned char skip[] = {0, 1, 1, 0, 0, 1};
+    CU_ASSERT_EQUAL(memcmp(g.skip, skip, sizeof skip), 0);
+    CU_ASSERT_EQUAL(g.cells, 1 * 2 * 1 * 3 * 2 * 3);
+    CU_ASSERT_EQUAL(g.cells_skipped, 3 * 1 * 1 * 2 * 3);
+    ns_grid_free(&g);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static void test_grid_rows_and_counts(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 3, L_max: 16}\n"
+                   "grid: {L: [16, 4, 8], N: [1, 4, 6, 8, 20], T: [0.5, 1, 2], layers: [0, 2]}\n"
+                   "rows: 3\nnormalizer: [softmax, sparsemax]\n",
+                   "g.yaml", &cfg, NULL, &d);
+    dump_diags("grid", &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    ns_err err;
+    ns_grid g;
+    CU_ASSERT_EQUAL(ns_grid_build(&g, &cfg, &err), NS_ERR_INVALID); /* heads: all not expanded */
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 2, &err), NS_OK);
+    CU_ASSERT_EQUAL(cfg.nlayers, 2); /* explicit list kept */
+    CU_ASSERT_EQUAL(cfg.nheads, 2);
+    CU_ASSERT_EQUAL_FATAL(ns_grid_build(&g, &cfg, &err), NS_OK);
+    CU_ASSERT_EQUAL(g.n_tasks, 3);
+    size_t row_m[] = {3, 2, 1, 7, 6, 5, 15, 14, 13};
+    for (size_t i = 0; i < 9; i++)
+        CU_ASSERT_EQUAL(g.row_m[i], row_m[i]);
+    size_t shard_rows[] = {1, 2, 3, 5, 6, 7, 13, 14, 15};
+    CU_ASSERT_EQUAL_FATAL(g.n_shard_rows, 9);
+    for (size_t i = 0; i < 9; i++)
+        CU_ASSERT_EQUAL(g.shard_rows[i], shard_rows[i]);
+    /* rows per shard kept at (L, N): row m (m+1 keys) is skipped when N >= m+1 */
+    size_t cell_rows[] = {3, 0, 0, 0, 0, /* L=4: keys 4,3,2 */
+                          3, 3, 2, 0, 0, /* L=8: keys 8,7,6 */
+                          3, 3, 3, 3, 0}; /* L=16: keys 16,15,14 */
+    for (size_t i = 0; i < 15; i++) {
+        CU_ASSERT_EQUAL(g.cell_rows[i], cell_rows[i]);
+        CU_ASSERT_EQUAL(g.skip[i], cell_rows[i] == 0);
+    }
+    CU_ASSERT_EQUAL(g.skipped_LN, 7);
+    CU_ASSERT_EQUAL(g.partial_LN, 1);
+    CU_ASSERT_EQUAL(g.rows_per_shard, 9);
+    CU_ASSERT_EQUAL(g.heads_per_row, 4);
+    CU_ASSERT_EQUAL(g.evals_per_shard, 9 * 4 * 2 * 3);
+    CU_ASSERT_EQUAL(g.cells, 2 * 3 * 3 * 5 * 2 * 2);
+    CU_ASSERT_EQUAL(g.cells_skipped, 7 * 2 * 3 * 2 * 2);
+    ns_grid_free(&g);
+    /* overlapping rows from two L values are listed once */
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+    rc = parse("shards: {count: 1, L_max: 16}\ngrid: {L: [10, 12], N: [1], layers: [0], heads: [0]}\n"
+               "rows: 4\n",
+               "o.yaml", &cfg, NULL, &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_grid_build(&g, &cfg, &err), NS_OK);
+    size_t distinct[] = {6, 7, 8, 9, 10, 11};
+    CU_ASSERT_EQUAL_FATAL(g.n_shard_rows, 6);
+    for (size_t i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(g.shard_rows[i], distinct[i]);
+    ns_grid_free(&g);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+/* ---- checks against a model and a token count (no files) ---------------------------------- */
+
+static void test_check_model_pure(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_marks marks;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 1, L_max: 256}\n"
+                   "grid:\n  L: [64]\n  N: [1]\n  layers: [0, 5, 3]\n  heads: all\n",
+                   "m.yaml", &cfg, &marks, &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    ns_gpt2_config mc = {.n_layer = 4, .n_head = 2, .n_embd = 8, .n_ctx = 128, .vocab_size = 50257,
+                         .n_inner = 32, .ln_eps = 1e-5};
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_check_model(&cfg, &marks, &mc, "tiny", &d, &err), NS_OK);
+    ns_sweep_diags_sort(&d);
+    const char *want[] = {
+        "m.yaml:1:27: shards.L_max: 256 exceeds the context of the model tiny (n_ctx = 128)",
+        "m.yaml:5:15: grid.layers: layer 5 is outside the model tiny, which has 4 layers (0..3)"};
+    CU_ASSERT_EQUAL(d.n, 2);
+    for (size_t i = 0; i < 2 && i < d.n; i++)
+        CU_ASSERT_STRING_EQUAL(d.items[i].text, want[i]);
+    /* the bad layer is dropped, `heads: all` expanded */
+    CU_ASSERT_EQUAL_FATAL(cfg.nlayers, 2);
+    CU_ASSERT_EQUAL(cfg.layers[0], 0);
+    CU_ASSERT_EQUAL(cfg.layers[1], 3);
+    CU_ASSERT_EQUAL_FATAL(cfg.nheads, 2);
+    CU_ASSERT_EQUAL(cfg.heads[1], 1);
+    ns_sweep_marks_free(&marks);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static void test_check_tokens_pure(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_marks marks;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 8, L_max: 256, first: 10}\ngrid: {L: [64], N: [1]}\n",
+                   "c.yaml", &cfg, &marks, &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    ns_err err;
+    /* needed = 10 + 7 * 256 + 256 = 2058 */
+    CU_ASSERT_EQUAL(ns_sweep_check_tokens(&cfg, &marks, 2058, "corpus x", &d, &err), NS_OK);
+    CU_ASSERT_EQUAL(d.n, 0);
+    CU_ASSERT_EQUAL(ns_sweep_check_tokens(&cfg, &marks, 2057, "corpus x", &d, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(d.n, 1);
+    CU_ASSERT_STRING_EQUAL(d.items[0].text,
+                           "c.yaml:1:9: shards: corpus too short: 8 shards of 256 tokens (first "
+                           "10, stride 256) need 2058 tokens but the corpus has 2057 (corpus x)");
+    ns_sweep_marks_free(&marks);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+/* ---- files under tests/data/sweeps --------------------------------------------------------- */
+
+static char data_dir[4096];
+
+/* Expected diagnostics of a file: its "# expect: LINE" (exact) and "# expect-prefix: LINE"
+ * comment lines, in order. */
+typedef struct expectation {
+    char text[1024];
+    int prefix;
+} expectation;
+
+static size_t read_expectations(const char *text, expectation *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        int prefix = strncmp(p, "# expect-prefix: ", 17) == 0;
+        if (!prefix && strncmp(p, "# expect: ", 10) != 0)
+            continue;
+        const char *s = p + (prefix ? 17 : 10);
+        size_t len = strcspn(s, "\n");
+        if (n < max && len < sizeof out[n].text) {
+            memcpy(out[n].text, s, len);
+            out[n].text[len] = '\0';
+            out[n].prefix = prefix;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Check one file's diagnostics against its expectations; full: through ns_sweep_load (model and
+ * corpus too, run from the data directory so relative paths resolve). */
+static void check_file(const char *name, int full)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", data_dir, name);
+    char *text = NULL;
+    size_t len = 0;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_file_read_all(path, 0, &text, &len, &err), NS_OK);
+    expectation want[32];
+    size_t nwant = read_expectations(text, want, 32);
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    memset(&d, 0, sizeof d);
+    int rc;
+    if (full) {
+        ns_sweep_inputs *in = calloc(1, sizeof *in);
+        ns_sweep_marks marks;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        char cwd[4096];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+        CU_ASSERT_EQUAL_FATAL(chdir(data_dir), 0);
+        rc = ns_sweep_load(name, 1, 0, &cfg, &marks, in, &d, &err);
+        CU_ASSERT_EQUAL(chdir(cwd), 0);
+        ns_sweep_inputs_free(in);
+        free(in);
+        ns_sweep_marks_free(&marks);
+    } else {
+        rc = ns_sweep_parse(text, len, name, &cfg, NULL, &d, &err);
+        ns_sweep_diags_sort(&d);
+    }
+    int ok = d.n == nwant && (nwant == 0 ? rc == NS_OK : d.nerrors ? rc == NS_ERR_INVALID : 1);
+    for (size_t i = 0; ok && i < nwant; i++)
+        ok = want[i].prefix ? strncmp(d.items[i].text, want[i].text, strlen(want[i].text)) == 0
+                            : strcmp(d.items[i].text, want[i].text) == 0;
+    if (!ok) {
+        fprintf(stderr, "\n%s (status %d): expected %zu diagnostics:\n", name, rc, nwant);
+        for (size_t i = 0; i < nwant; i++)
+            fprintf(stderr, "  [want%s] %s\n", want[i].prefix ? " prefix" : "", want[i].text);
+        dump_diags("got", &d);
+    }
+    CU_ASSERT_TRUE(ok);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+    free(text);
+}
+
+static size_t check_files(const char *prefix, int full, int must_have_expectations)
+{
+    DIR *dir = opendir(data_dir);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    size_t count = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || len < 5 ||
+            strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        if (must_have_expectations) {
+            char path[8192], *text = NULL;
+            size_t tl;
+            ns_err err;
+            expectation want[32];
+            snprintf(path, sizeof path, "%s/%s", data_dir, e->d_name);
+            CU_ASSERT_EQUAL_FATAL(ns_file_read_all(path, 0, &text, &tl, &err), NS_OK);
+            if (read_expectations(text, want, 32) == 0) {
+                fprintf(stderr, "%s has no '# expect:' line\n", e->d_name);
+                CU_FAIL("bad file without expectations");
+            }
+            free(text);
+        }
+        check_file(e->d_name, full);
+        count++;
+    }
+    closedir(dir);
+    return count;
+}
+
+static void test_bad_files_schema(void)
+{
+    size_t n = check_files("bad_", 0, 1);
+    CU_ASSERT(n >= 20); /* the directory really was read */
+}
+
+static void test_good_files_schema(void)
+{
+    size_t n = check_files("good_", 0, 0);
+    CU_ASSERT(n >= 3);
+}
+
+static void test_files_against_model_and_corpus(void)
+{
+    size_t n = check_files("badfull_", 1, 1);
+    CU_ASSERT(n >= 4);
+    n = check_files("goodfull_", 1, 0);
+    CU_ASSERT(n >= 1);
+}
+
+/* The sweeps shipped in sweeps/ parse cleanly, and the embedded default is quick.yaml. */
+static void test_shipped_sweeps_and_embedded_default(void)
+{
+    const char *names[] = {"quick.yaml", "ablation.yaml", "full_grid.yaml"};
+    char *quick = NULL;
+    size_t quick_len = 0;
+    for (size_t i = 0; i < 3; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/../../../sweeps/%s", data_dir, names[i]);
+        char *text = NULL;
+        size_t len = 0;
+        ns_err err;
+        CU_ASSERT_EQUAL_FATAL(ns_file_read_all(path, 0, &text, &len, &err), NS_OK);
+        ns_sweep_config cfg;
+        ns_sweep_diags d;
+        memset(&d, 0, sizeof d);
+        CU_ASSERT_EQUAL(ns_sweep_parse(text, len, names[i], &cfg, NULL, &d, &err), NS_OK);
+        dump_diags(names[i], &d);
+        CU_ASSERT_EQUAL(d.n, 0);
+        if (i == 1) { /* ablation: the paper's axes */
+            CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2");
+            CU_ASSERT_EQUAL(cfg.L_max, 1024);
+            CU_ASSERT_EQUAL(cfg.nL, 6);
+            CU_ASSERT_EQUAL(cfg.nN, 5);
+            CU_ASSERT_EQUAL(cfg.T[0], 0.01);
+            CU_ASSERT_EQUAL(cfg.T[cfg.nT - 1], 100.0);
+            CU_ASSERT_EQUAL(cfg.neps, 3);
+        }
+        if (i == 2) { /* full grid: every N from 1 to 64 */
+            CU_ASSERT(cfg.nN > 64);
+            for (size_t k = 0; k < 64 && k < cfg.nN; k++)
+                CU_ASSERT_EQUAL(cfg.N[k], k + 1);
+            CU_ASSERT_EQUAL(cfg.nnormalizers, 4);
+        }
+        ns_sweep_config_free(&cfg);
+        ns_sweep_diags_free(&d);
+        if (i == 0) {
+            quick = text;
+            quick_len = len;
+        } else {
+            free(text);
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(quick);
+    CU_ASSERT_EQUAL(strlen(ns_sweep_default_yaml()), quick_len);
+    CU_ASSERT_STRING_EQUAL(ns_sweep_default_yaml(), quick);
+    free(quick);
+
+    /* ns_sweep_load(NULL) reads the embedded default under the name "<embedded>" */
+    ns_sweep_config cfg;
+    ns_sweep_diags d = {0};
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_sweep_load(NULL, 0, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL, &d, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(cfg.source_path, NS_SWEEP_DEFAULT_NAME);
+    CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2-standin");
+    CU_ASSERT_STRING_EQUAL(cfg.output, "runs/quick/quick.nc");
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static void test_unreadable_sweep_file(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d = {0};
+    ns_err err;
+    int rc = ns_sweep_load("/nonexistent/sweep.yaml", 0, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL,
+                           &d, &err);
+    CU_ASSERT_EQUAL(rc, NS_ERR_IO);
+    CU_ASSERT_STRING_EQUAL(err.msg,
+                           "/nonexistent/sweep.yaml: cannot open: No such file or directory");
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+/* ---- pack / unpack ------------------------------------------------------------------------ */
+
+static void test_pack_roundtrip(void)
+{
+    ns_sweep_config cfg, back;
+    ns_sweep_diags d;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(parse(full_text, "full.yaml", &cfg, NULL, &d), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 3, &err), NS_OK);
+    void *buf = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_config_pack(&cfg, &buf, &len, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_config_unpack(buf, len, &back, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(back.source_path, cfg.source_path);
+    CU_ASSERT_STRING_EQUAL(back.yaml_text, cfg.yaml_text);
+    CU_ASSERT_STRING_EQUAL(back.model, cfg.model);
+    CU_ASSERT_STRING_EQUAL(back.corpus, cfg.corpus);
+    CU_ASSERT_EQUAL(back.strip_gutenberg, cfg.strip_gutenberg);
+    CU_ASSERT_EQUAL(back.shard_first, 1000);
+    CU_ASSERT_EQUAL(back.shard_stride, 64);
+    CU_ASSERT_EQUAL_FATAL(back.nL, cfg.nL);
+    CU_ASSERT_EQUAL(memcmp(back.L, cfg.L, cfg.nL * sizeof *cfg.L), 0);
+    CU_ASSERT_EQUAL_FATAL(back.nT, cfg.nT);
+    CU_ASSERT_EQUAL(memcmp(back.T, cfg.T, cfg.nT * sizeof *cfg.T), 0);
+    CU_ASSERT_EQUAL_FATAL(back.nheads, 3);
+    CU_ASSERT_EQUAL(back.heads[2], 2);
+    CU_ASSERT_EQUAL(back.heads_all, 1);
+    CU_ASSERT_EQUAL(back.nnormalizers, 4);
+    CU_ASSERT_EQUAL(back.normalizers[1].kind, NS_NORM_SSMAX);
+    CU_ASSERT_EQUAL(back.normalizers[1].s, 0.5);
+    CU_ASSERT_EQUAL(back.seed, UINT64_MAX);
+    CU_ASSERT_EQUAL(back.probes, 0);
+    CU_ASSERT_STRING_EQUAL(back.checkpoint_dir, "out/ck");
+    ns_sweep_config_free(&back);
+    /* every truncation is refused */
+    for (size_t cut = 0; cut < len; cut += 7)
+        CU_ASSERT_EQUAL(ns_sweep_config_unpack(buf, cut, &back, &err), NS_ERR_FORMAT);
+    free(buf);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+/* ---- corpus: Gutenberg stripping and sharding ---------------------------------------------- */
+
+static void test_gutenberg_synthetic(void)
+{
+    const char *text = "The Project Gutenberg EBook of Test\r\n"
+                       "\r\n"
+                       "*** START OF THE PROJECT GUTENBERG EBOOK TEST ***\r\n"
+                       "Body line one.\r\n"
+                       "*** START: FULL LICENSE ***\n"
+                       "Body two.\n"
+                       "*** END OF THE PROJECT GUTENBERG EBOOK TEST ***\n"
+                       "Licence text.\n";
+    size_t b, e;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_gutenberg_body(text, strlen(text), "t.txt", &b, &e, &err), NS_OK);
+    CU_ASSERT_EQUAL(e - b, strlen("Body line one.\r\n*** START: FULL LICENSE ***\nBody two.\n"));
+    CU_ASSERT_EQUAL(strncmp(text + b, "Body line one.\r\n*** START: FULL LICENSE ***\nBody two.\n",
+                            e - b),
+                    0);
+
+    /* "THIS", lower case, no trailing newline after the end marker */
+    const char *t2 = "h\n*** start of this project gutenberg ebook x ***\nB\n*** End Of This "
+                     "Project Gutenberg EBook x ***";
+    CU_ASSERT_EQUAL_FATAL(ns_gutenberg_body(t2, strlen(t2), "t2.txt", &b, &e, &err), NS_OK);
+    CU_ASSERT_EQUAL(e - b, 2);
+    CU_ASSERT_EQUAL(strncmp(t2 + b, "B\n", 2), 0);
+
+    const char *t3 = "no markers here\n*** START: FULL LICENSE ***\n";
+    CU_ASSERT_EQUAL(ns_gutenberg_body(t3, strlen(t3), "t3.txt", &b, &e, &err), NS_ERR_FORMAT);
+    CU_ASSERT_STRING_EQUAL(err.msg,
+                           "t3.txt: no '*** START OF THE PROJECT GUTENBERG EBOOK' marker line, so "
+                           "the Gutenberg header cannot be stripped (set strip_gutenberg: false "
+                           "for other texts)");
+    const char *t4 = "head\n\n*** START OF THE PROJECT GUTENBERG EBOOK T ***\nbody\n";
+    CU_ASSERT_EQUAL(ns_gutenberg_body(t4, strlen(t4), "t4.txt", &b, &e, &err), NS_ERR_FORMAT);
+    CU_ASSERT_STRING_EQUAL(err.msg,
+                           "t4.txt: no '*** END OF THE PROJECT GUTENBERG EBOOK' marker line after "
+                           "the start marker on line 3, so the licence cannot be stripped");
+}
+
+/* The real corpus: the body runs from the line after line 25 up to line 26037. */
+static void test_gutenberg_war_and_peace(void)
+{
+    char *text = NULL;
+    size_t len = 0, b, e;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_file_read_all(ns_test_env("NS_TEST_CORPUS"), 0, &text, &len, &err),
+                          NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_gutenberg_body(text, len, "wap", &b, &e, &err), NS_OK);
+    size_t line = 1, line_b = 0, line_e = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i == b)
+            line_b = line;
+        if (i == e)
+            line_e = line;
+        if (text[i] == '\n')
+            line++;
+    }
+    CU_ASSERT_EQUAL(line_b, 26);
+    CU_ASSERT_EQUAL(line_e, 26037);
+    CU_ASSERT_EQUAL(strncmp(text + e, "*** END OF THIS PROJECT GUTENBERG EBOOK WAR AND PEACE ***",
+                            57),
+                    0);
+    free(text);
+}
+
+static void test_shard_ranges(void)
+{
+    size_t needed, start;
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_corpus_tokens_needed(8, 256, 0, 256, &needed, &err), NS_OK);
+    CU_ASSERT_EQUAL(needed, 2048);
+    CU_ASSERT_EQUAL(ns_corpus_tokens_needed(3, 100, 7, 10, &needed, &err), NS_OK);
+    CU_ASSERT_EQUAL(needed, 7 + 2 * 10 + 100);
+    CU_ASSERT_EQUAL(ns_corpus_tokens_needed(SIZE_MAX, 2, 0, 2, &needed, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_corpus_check_shards(2047, 8, 256, 0, 256, &err), NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "8 shards of 256 tokens (first 0, stride 256) need 2048 "
+                                    "tokens but the corpus has 2047");
+    CU_ASSERT_EQUAL(ns_corpus_check_shards(2048, 8, 256, 0, 256, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_corpus_shard_range(2048, 256, 5, 100, 3, &start, &err), NS_OK);
+    CU_ASSERT_EQUAL(start, 305);
+    CU_ASSERT_EQUAL(ns_corpus_shard_range(560, 256, 5, 100, 3, &start, &err), NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "shard 3 needs tokens [305, 561) but the corpus has 560");
+    CU_ASSERT_EQUAL(ns_corpus_shard_range(561, 256, 5, 100, 3, &start, &err), NS_OK);
+}
+
+/* Tokenizing the stripped text = tokenizing the body alone; shards point into it. */
+static void test_corpus_tokenize(void)
+{
+    ns_tokenizer *tok = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_tokenizer_load(ns_test_env("NS_TEST_TOKENIZER_DIR"), &tok, &err),
+                          NS_OK);
+    const char *body = "Well, Prince, so Genoa and Lucca are now just family estates.\n\n";
+    char text[512];
+    snprintf(text, sizeof text,
+             "Header words\n*** START OF THE PROJECT GUTENBERG EBOOK W ***\n%s"
+             "*** END OF THE PROJECT GUTENBERG EBOOK W ***\nLicence words\n",
+             body);
+    ns_corpus c;
+    CU_ASSERT_EQUAL_FATAL(ns_corpus_from_text(text, strlen(text), "w.txt", 1, tok, &c, &err), NS_OK);
+    ns_tokens direct = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_tokenizer_encode(tok, body, strlen(body), &direct, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(c.tokens.n, direct.n);
+    CU_ASSERT_EQUAL(memcmp(c.tokens.ids, direct.ids, direct.n * sizeof *direct.ids), 0);
+    CU_ASSERT(c.tokens.n > 10);
+    CU_ASSERT_EQUAL(c.stripped, 1);
+    const int32_t *ids;
+    CU_ASSERT_EQUAL(ns_corpus_shard(&c, 4, 1, 3, 2, &ids, &err), NS_OK);
+    CU_ASSERT_PTR_EQUAL(ids, c.tokens.ids + 7);
+    CU_ASSERT_EQUAL(ns_corpus_shard(&c, 4, 1, 3, c.tokens.n, &ids, &err), NS_ERR_INVALID);
+    ns_tokens_free(&direct);
+    ns_corpus_free(&c);
+    /* without stripping, the whole text is tokenized */
+    CU_ASSERT_EQUAL_FATAL(ns_corpus_from_text(text, strlen(text), "w.txt", 0, tok, &c, &err), NS_OK);
+    CU_ASSERT(c.tokens.n > direct.n + 10);
+    CU_ASSERT_EQUAL(c.body_begin, 0);
+    CU_ASSERT_EQUAL(c.body_end, strlen(text));
+    ns_corpus_free(&c);
+    ns_tokenizer_free(tok);
+}
+
+int main(void)
+{
+    snprintf(data_dir, sizeof data_dir, "%s/sweeps", ns_test_env("NS_TEST_DATA_DIR"));
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("sweep_config", NULL, NULL);
+    CU_add_test(s, "defaults", test_defaults);
+    CU_add_test(s, "every setting", test_every_setting);
+    CU_add_test(s, "inline problems", test_inline_problems);
+    CU_add_test(s, "skipped cells are not errors", test_skipped_cells_are_not_errors);
+    CU_add_test(s, "grid rows and counts", test_grid_rows_and_counts);
+    CU_add_test(s, "check against a model (pure)", test_check_model_pure);
+    CU_add_test(s, "check against a token count (pure)", test_check_tokens_pure);
+    CU_add_test(s, "bad files: schema", test_bad_files_schema);
+    CU_add_test(s, "good files: schema", test_good_files_schema);
+    CU_add_test(s, "shipped sweeps and embedded default", test_shipped_sweeps_and_embedded_default);
+    CU_add_test(s, "unreadable sweep file", test_unreadable_sweep_file);
+    CU_add_test(s, "pack/unpack round trip", test_pack_roundtrip);
+    CU_add_test(s, "Gutenberg stripping (synthetic)", test_gutenberg_synthetic);
+    CU_add_test(s, "Gutenberg stripping (War and Peace)", test_gutenberg_war_and_peace);
+    CU_add_test(s, "shard ranges", test_shard_ranges);
+    CU_add_test(s, "corpus tokenization", test_corpus_tokenize);
+    CU_add_test(s, "files against model and corpus", test_files_against_model_and_corpus);
+    return ns_test_run_all();
+}
