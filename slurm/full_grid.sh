@@ -66,12 +66,10 @@ case "$launcher" in
   *) echo "full_grid.sh: NORMSWEEP_LAUNCHER must be srun or mpirun, not '$launcher'" >&2; exit 2 ;;
 esac
 
-resume=()
-if [ -s "$run_dir/checkpoint/journal" ] || [ "$restarts" -gt 0 ]; then
-  resume=(--resume)
-fi
+# --resume continues from the journal when there is one and starts afresh when there is none;
+# a journal of a different sweep in the same directory is refused, never mixed in.
 
-echo "full_grid.sh: job $jobid restart $restarts: $sweep -> $output (launcher $launcher, ${SLURM_NTASKS:-?} ranks${resume:+, resuming})"
+echo "full_grid.sh: job $jobid restart $restarts: $sweep -> $output (launcher $launcher, ${SLURM_NTASKS:-?} ranks)"
 
 stopping=0
 on_term() {
@@ -82,7 +80,7 @@ on_term() {
 }
 trap on_term TERM
 
-"${launch[@]}" "$bin" --output "$output" --checkpoint-dir "$run_dir/checkpoint" "${resume[@]}" "$sweep" &
+"${launch[@]}" "$bin" --output "$output" --checkpoint-dir "$run_dir/checkpoint" --resume "$sweep" &
 child=$!
 # `wait` returns early when a trapped signal arrives: keep waiting until the launcher is gone.
 while :; do

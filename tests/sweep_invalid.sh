@@ -20,7 +20,7 @@ expect2 "invalid sweep, -np 1" "$NORMSWEEP" bad.yaml --output out/x.nc --checkpo
 expect2 "missing sweep file" run_np 2 missing.yaml --output out/x.nc --checkpoint-dir out/ck
 expect2 "unknown option" "$NORMSWEEP" run --bogus tiny.yaml
 expect2 "option without value" "$NORMSWEEP" run tiny.yaml --output
-expect2 "unwritable output dir" run_np 2 tiny.yaml --output out/no/such/dir/x.nc --checkpoint-dir out/ck
+expect2 "output under a regular file" run_np 2 tiny.yaml --output tiny.yaml/sub/x.nc --checkpoint-dir out/ck
 "$NORMSWEEP" run --help | grep -q -- "--checkpoint-dir" || fail "--help does not document --checkpoint-dir"
 
 # a journal belongs to one sweep

@@ -197,6 +197,23 @@ static void test_other_sweep_refused(void)
     remove_dir();
 }
 
+static void test_sweep_hash(void)
+{
+    char a[65], b[65], c[65], d[65];
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_journal_sweep_hash("seed: 1\n", "m", "t", "c", 10, a, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_sweep_hash("seed: 2\n", "m", "t", "c", 10, b, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_sweep_hash("seed: 1\n", "M", "t", "c", 10, c, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_sweep_hash("seed: 1\n", "m", "t", "c", 11, d, &err), NS_OK);
+    CU_ASSERT_EQUAL(strlen(a), 64);
+    CU_ASSERT(strcmp(a, b) != 0); /* sweep text */
+    CU_ASSERT(strcmp(a, c) != 0); /* model checksum */
+    CU_ASSERT(strcmp(a, d) != 0); /* record size */
+    char again[65];
+    ns_journal_sweep_hash("seed: 1\n", "m", "t", "c", 10, again, &err);
+    CU_ASSERT_STRING_EQUAL(a, again);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -205,5 +222,6 @@ int main(void)
     CU_add_test(s, "append and resume round trip", test_roundtrip);
     CU_add_test(s, "torn or corrupt tail ignored and cut", test_torn_tail);
     CU_add_test(s, "other sweep or record size refused", test_other_sweep_refused);
+    CU_add_test(s, "sweep hash covers text, inputs and record size", test_sweep_hash);
     return ns_test_run_all();
 }

@@ -477,10 +477,10 @@ static void test_files_against_model_and_corpus(void)
 /* The sweeps shipped in sweeps/ parse cleanly, and the embedded default is quick.yaml. */
 static void test_shipped_sweeps_and_embedded_default(void)
 {
-    const char *names[] = {"quick.yaml", "ablation.yaml", "full_grid.yaml"};
+    const char *names[] = {"quick.yaml", "ablation.yaml", "full_grid.yaml", "normalizers.yaml"};
     char *quick = NULL;
     size_t quick_len = 0;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/../../../sweeps/%s", data_dir, names[i]);
         char *text = NULL;
@@ -502,11 +502,17 @@ static void test_shipped_sweeps_and_embedded_default(void)
             CU_ASSERT_EQUAL(cfg.T[cfg.nT - 1], 100.0);
             CU_ASSERT_EQUAL(cfg.neps, 3);
         }
-        if (i == 2) { /* full grid: every N from 1 to 64 */
-            CU_ASSERT(cfg.nN > 64);
-            for (size_t k = 0; k < 64 && k < cfg.nN; k++)
+        if (i == 2) { /* full grid: every N from 1 to 32, then coarser to 128 */
+            CU_ASSERT_EQUAL(cfg.nN, 39);
+            for (size_t k = 0; k < 32 && k < cfg.nN; k++)
                 CU_ASSERT_EQUAL(cfg.N[k], k + 1);
+            CU_ASSERT_EQUAL(cfg.N[cfg.nN - 1], 128);
+            CU_ASSERT_EQUAL(cfg.nnormalizers, 1);
+        }
+        if (i == 3) { /* normalizers: all four, ssmax with its parameter */
             CU_ASSERT_EQUAL(cfg.nnormalizers, 4);
+            CU_ASSERT_EQUAL(cfg.normalizers[1].kind, NS_NORM_SSMAX);
+            CU_ASSERT_EQUAL(cfg.normalizers[1].s, 0.43);
         }
         ns_sweep_config_free(&cfg);
         ns_sweep_diags_free(&d);

@@ -114,11 +114,11 @@ grep -v '^<embedded>: valid$' "$tmp/out" >"$tmp/embedded"
 run 0 sweeps/quick.yaml && grep -qx 'sweeps/quick.yaml: valid' "$tmp/out" || fail "quick.yaml not valid"
 grep -v '^sweeps/quick.yaml: valid$' "$tmp/out" >"$tmp/quick"
 cmp -s "$tmp/embedded" "$tmp/quick" || fail "embedded default and sweeps/quick.yaml differ"
-grep -qx '  tasks:       8 (one forward pass per shard)' "$tmp/quick" || fail "quick: 8 tasks"
-for f in sweeps/ablation.yaml sweeps/full_grid.yaml; do
+grep -qx '  tasks:       48 (one forward pass per shard)' "$tmp/quick" || fail "quick: 48 tasks"
+for f in sweeps/ablation.yaml sweeps/normalizers.yaml sweeps/full_grid.yaml; do
   run 0 --schema-only "$f" && grep -qx "$f: valid" "$tmp/out" || fail "$f not valid"
 done
-grep -q '^  skipped:     134 (L, N) cells with N >= L' "$tmp/out" || fail "full_grid skipped count"
+grep -q '^  skipped:     13 (L, N) cells with N >= L' "$tmp/out" || fail "full_grid skipped count"
 run 0 --schema-only sweeps/ablation.yaml
 grep -qx '  skipped:     2 (L, N) cells with N >= L: (32,100) (64,100)' "$tmp/out" ||
   fail "ablation skipped cells"

@@ -1,10 +1,131 @@
-/* cmd_verify: the `normsweep verify` subcommand (placeholder until its module lands). */
+/* cmd_verify: the `normsweep verify` subcommand: check a reproducibility archive (manifest,
+ * inputs) and recompute sampled tasks (src/sweep/ns_verify, docs/ARCHIVE.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/ns_cli.h"
+#include "sweep/ns_verify.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: normsweep verify X.tar.gz [--sample K] [--seed S] [--tolerance R] [--tolerant]\n"
+            "                        [--offline]\n"
+            "\n"
+            "Check a reproducibility archive made by `normsweep archive`:\n"
+            "  1. MANIFEST.sha256: every member present, every SHA-256 matching, nothing unlisted;\n"
+            "  2. the recorded inputs: model, tokenizer and corpus are resolved as the sweep names\n"
+            "     them and their SHA-256 compared with the recorded ones;\n"
+            "  3. K randomly chosen tasks (shards) are recomputed with the sweep's own code and\n"
+            "     compared with the journal's values: byte-identical when git commit, compiler,\n"
+            "     flags and BLAS match the recorded build, else within a relative tolerance.\n"
+            "One line per check; the last line is the verdict.\n"
+            "\n"
+            "  --sample K      tasks to recompute (default %d; 0 skips the recomputation)\n"
+            "  --seed S        seed choosing the tasks (default %u)\n"
+            "  --tolerance R   relative tolerance of the tolerance mode (default %g):\n"
+            "                  |a - b| <= R * max(|a|, |b|, 1)\n"
+            "  --tolerant      use the tolerance even when the build matches\n"
+            "  --offline       do not fetch missing assets (use what is present)\n"
+            "  -h, --help      this text\n"
+            "\n"
+            "Exit codes: 0 every check passed, 4 a difference was found, 2 unusable input\n"
+            "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure.\n",
+            NS_VERIFY_DEFAULT_SAMPLE, NS_VERIFY_DEFAULT_SEED, NS_VERIFY_DEFAULT_TOLERANCE);
+}
+
+static int parse_u64(const char *s, unsigned long long *v)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return errno || *end ? -1 : 0;
+}
 
 int ns_cmd_verify(int argc, char **argv)
 {
-    fprintf(stderr, "normsweep verify: not built yet\n");
-    return NS_EXIT_FAILURE;
+    enum { O_SAMPLE = 256, O_SEED, O_TOL, O_TOLERANT, O_OFFLINE };
+    static const struct option opts[] = {
+        {"sample", required_argument, NULL, O_SAMPLE},
+        {"seed", required_argument, NULL, O_SEED},
+        {"tolerance", required_argument, NULL, O_TOL},
+        {"tolerant", no_argument, NULL, O_TOLERANT},
+        {"offline", no_argument, NULL, O_OFFLINE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    ns_verify_options o = {0};
+    o.sample = NS_VERIFY_DEFAULT_SAMPLE;
+    o.seed = NS_VERIFY_DEFAULT_SEED;
+    o.tolerance = NS_VERIFY_DEFAULT_TOLERANCE;
+    o.allow_fetch = 1;
+    o.report = stdout;
+    int c;
+    unsigned long long u;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_SAMPLE:
+            if (parse_u64(optarg, &u) != 0) {
+                fprintf(stderr, "normsweep verify: --sample '%s' is not a non-negative integer\n",
+                        optarg);
+                return NS_EXIT_USAGE;
+            }
+            o.sample = (size_t)u;
+            break;
+        case O_SEED:
+            if (parse_u64(optarg, &u) != 0) {
+                fprintf(stderr, "normsweep verify: --seed '%s' is not an integer in 0..2^64-1\n",
+                        optarg);
+                return NS_EXIT_USAGE;
+            }
+            o.seed = u;
+            break;
+        case O_TOL: {
+            char *end;
+            errno = 0;
+            double r = strtod(optarg, &end);
+            if (errno || *end || end == optarg || !isfinite(r) || r < 0 || r >= 1) {
+                fprintf(stderr, "normsweep verify: --tolerance '%s' is not a number in [0, 1)\n",
+                        optarg);
+                return NS_EXIT_USAGE;
+            }
+            o.tolerance = r;
+            break;
+        }
+        case O_TOLERANT: o.force_tolerance = 1; break;
+        case O_OFFLINE: o.allow_fetch = 0; break;
+        case 'h': usage(stdout); return NS_EXIT_OK;
+        case ':':
+            fprintf(stderr, "normsweep verify: %s needs a value\n", argv[optind - 1]);
+            return NS_EXIT_USAGE;
+        default:
+            fprintf(stderr, "normsweep verify: unknown option '%s' (see normsweep verify --help)\n",
+                    argv[optind - 1]);
+            return NS_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "normsweep verify: %s (see normsweep verify --help)\n",
+                optind >= argc ? "the archive X.tar.gz is required" : "only one archive may be given");
+        return NS_EXIT_USAGE;
+    }
+    o.archive = argv[optind];
+    ns_verify_summary s;
+    ns_err err;
+    ns_err_clear(&err);
+    int rc = ns_verify(&o, &s, &err);
+    fflush(stdout);
+    if (rc != NS_OK) {
+        fprintf(stderr, "normsweep verify: %s\n", err.msg[0] ? err.msg : ns_status_name(rc));
+        return rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE : NS_EXIT_USAGE;
+    }
+    return s.failed ? NS_EXIT_VERIFY_FAILED : NS_EXIT_OK;
 }

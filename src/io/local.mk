@@ -21,3 +21,8 @@ tests_nc_compare_CPPFLAGS = $(NS_TEST_CPP)
 tests_nc_compare_LDADD = $(NETCDF_LIBS) -lm
 TESTS += tests/dump_golden.sh
 EXTRA_DIST += tests/dump_golden.sh
+include src/io/archive.mk
+
+# `normsweep dump --N ...` (per-row metrics): recomputed in numpy by tests/check_dump_metrics.py
+TESTS += tests/dump_metrics.sh
+EXTRA_DIST += tests/dump_metrics.sh tests/check_dump_metrics.py

@@ -1,7 +1,9 @@
-/* ns_nc_dump: NetCDF-4 writer for `normsweep dump` (token ids, attention weights, value vectors). */
+/* ns_nc_dump: NetCDF-4 writer for `normsweep dump` (token ids, attention weights, value vectors,
+ * and optionally logits and one row's METRICS.md metrics). */
 #include "io/ns_nc_dump.h"
 
 #include <errno.h>
+#include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,50 @@ struct ns_nc_dump {
     char *path, *tmp;     /* final and temporary names */
     size_t n_layer, H, L, D;
     int w_var, v_var;
-    float *regroup;       /* (H, L, D) scratch for one layer's values */
+    float *regroup;       /* (H, L, D) scratch for one layer's values; (L, L) for logits */
     unsigned char *done;  /* n_layer flags: layer written */
+    /* optional parts */
+    int logits, lg_var;
+    unsigned char *lg_done;  /* n_layer flags: logits written */
+    int metrics;             /* 1 when metric variables are defined */
+    size_t nT, nN, neps;
+    int m_var[16];           /* per entry of the metric table */
+    unsigned char *m_done;   /* (n_layer, n metric vars) flags */
 };
+
+/* Long names: METRICS.md sections 4, 6 and 7. */
+static const ns_nc_dump_metric_var ns_dump_metric_table[] = {
+    {"distance", NS_NC_DUMP_TN,
+     "Theorem 1 true distance d = sum over i not in I_N of ||alpha_i x_i - s||"},
+    {"distance_d1", NS_NC_DUMP_TN, "d1 = max over i not in I_N, j in I_N of ||x_i - x_j||"},
+    {"distance_bound", NS_NC_DUMP_TN,
+     "Theorem 1 bound (1 - abar_N) d1 + max_{j in I_N} ||x_j||^2 (abar_N (L - N) - (1 - abar_N))"},
+    {"distance_expected", NS_NC_DUMP_TN,
+     "expected term (L - N)/L sum_i ||(alpha_i + N/(L-1)) x_i - xbar||^2 (epsilon term 0)"},
+    {"distance_random", NS_NC_DUMP_TN,
+     "distance d with I_N replaced by a uniformly random N-subset (counter-based generator)"},
+    {"ns_frac", NS_NC_DUMP_TN,
+     "Theorem 2 N_s / N, N_s = #{i in I_N : ||alpha_i x_i - s|| <= r}"},
+    {"ns_lower", NS_NC_DUMP_TN,
+     "Theorem 2 lower bound 1 - (1/(r N)) sum_{i in I_N} xi_i (missing when r = 0)"},
+    {"ns_upper", NS_NC_DUMP_TN,
+     "Theorem 2 upper bound (1/N) sum_{i in I_N} exp(-(r - xi_i)^2 / (16 M^2))"},
+    {"delta", NS_NC_DUMP_LH, "delta = min over i != j of ||x_i - x_j|| over the row's L vectors"},
+    {"jac_exact", NS_NC_DUMP_T, "exact spectral norm of the normalizer Jacobian d alpha / d z"},
+    {"jac_lemma2", NS_NC_DUMP_T,
+     "Lemma 2 general bound for F(z) = exp(c z) (softmax family only; +inf on overflow)"},
+    {"jac_fd", NS_NC_DUMP_TE,
+     "finite-difference sensitivity max_u ||F((z + eps u)/T) - F(z/T)|| / eps over the probes"},
+};
+#define NS_DUMP_NMETRIC (sizeof ns_dump_metric_table / sizeof ns_dump_metric_table[0])
+_Static_assert(NS_DUMP_NMETRIC <= sizeof ((ns_nc_dump *)0)->m_var / sizeof(int),
+               "m_var must hold every metric variable");
+
+const ns_nc_dump_metric_var *ns_nc_dump_metric_vars(size_t *n)
+{
+    *n = NS_DUMP_NMETRIC;
+    return ns_dump_metric_table;
+}
 
 /* Fail with the NetCDF message when rc is an error: "PATH: WHAT: nc_strerror". */
 #define NC_TRY(d_tmp, what, call)                                                             \
@@ -45,8 +88,119 @@ static int ns_put_var_atts(const char *tmp, int ncid, int var, const char *long_
 }
 
 /* Dimensions, variables and attributes, then leave define mode and write the token ids. */
+/* The optional logit variable (same chunking and compression as attention_weight). */
+static int ns_nc_dump_define_logits(ns_nc_dump *d, const int *dims4, ns_err *err)
+{
+    const char *tmp = d->tmp;
+    size_t chunk[4] = {1, 1, d->L, d->L};
+    float fill = NAN;
+    NC_TRY(tmp, "define logit", nc_def_var(d->ncid, "logit", NC_FLOAT, 4, dims4, &d->lg_var));
+    NC_TRY(tmp, "chunk logit", nc_def_var_chunking(d->ncid, d->lg_var, NC_CHUNKED, chunk));
+    NC_TRY(tmp, "compress logit", nc_def_var_deflate(d->ncid, d->lg_var, 1, 1, 1));
+    NC_TRY(tmp, "fill value of logit", nc_def_var_fill(d->ncid, d->lg_var, 0, &fill));
+    NS_TRY(ns_put_var_atts(tmp, d->ncid, d->lg_var,
+                           "pre-softmax score z = q_query . k_key / sqrt(head dim) (NaN above the "
+                           "diagonal)", "1", err));
+    return NS_OK;
+}
+
+/* Coordinates N, T, eps, jac_bound(T), the metric variables and their global attributes. Leaves
+ * define mode open; the coordinate values are written by ns_nc_dump_write_coords. */
+static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m, int dl, int dh,
+                                     int *cvars, ns_err *err)
+{
+    const char *tmp = d->tmp;
+    int ncid = d->ncid;
+    int dT, dN, dE;
+    NC_TRY(tmp, "define dimension T", nc_def_dim(ncid, "T", m->nT, &dT));
+    NC_TRY(tmp, "define dimension N", nc_def_dim(ncid, "N", m->nN, &dN));
+    NC_TRY(tmp, "define dimension eps", nc_def_dim(ncid, "eps", m->neps, &dE));
+    NC_TRY(tmp, "define N", nc_def_var(ncid, "N", NC_INT, 1, &dN, &cvars[0]));
+    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[0], "top-N size", "1", err));
+    NC_TRY(tmp, "define T", nc_def_var(ncid, "T", NC_DOUBLE, 1, &dT, &cvars[1]));
+    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[1], "normalization temperature", "1", err));
+    NC_TRY(tmp, "define eps", nc_def_var(ncid, "eps", NC_DOUBLE, 1, &dE, &cvars[2]));
+    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[2], "finite-difference step", "1", err));
+    NC_TRY(tmp, "define jac_bound", nc_def_var(ncid, "jac_bound", NC_DOUBLE, 1, &dT, &cvars[3]));
+    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[3], "corollary bound min(1/(4T), sqrt(2))", "1", err));
+    double fill = NAN;
+    for (size_t k = 0; k < NS_DUMP_NMETRIC; k++) {
+        const ns_nc_dump_metric_var *mv = &ns_dump_metric_table[k];
+        int dims[4], nd = 0;
+        switch (mv->shape) {
+        case NS_NC_DUMP_TN: dims[nd++] = dT; dims[nd++] = dN; break;
+        case NS_NC_DUMP_T: dims[nd++] = dT; break;
+        case NS_NC_DUMP_TE: dims[nd++] = dT; dims[nd++] = dE; break;
+        case NS_NC_DUMP_LH: break;
+        }
+        dims[nd++] = dl;
+        dims[nd++] = dh;
+        char what[96];
+        snprintf(what, sizeof what, "define %s", mv->name);
+        NC_TRY(tmp, what, nc_def_var(ncid, mv->name, NC_DOUBLE, nd, dims, &d->m_var[k]));
+        NC_TRY(tmp, what, nc_def_var_fill(ncid, d->m_var[k], 0, &fill));
+        NS_TRY(ns_put_var_atts(tmp, ncid, d->m_var[k], mv->long_name, "1", err));
+    }
+    long long row = (long long)m->row, keys = (long long)m->row + 1;
+    unsigned long long seed = m->seed;
+    int probes = (int)m->probes;
+    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "normalizer", m->normalizer, err));
+    if (!isnan(m->normalizer_s))
+        NC_TRY(tmp, "normalizer_s",
+               nc_put_att_double(ncid, NC_GLOBAL, "normalizer_s", NC_DOUBLE, 1, &m->normalizer_s));
+    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "sphere", m->sphere ? "true" : "false", err));
+    NC_TRY(tmp, "seed", nc_put_att_ulonglong(ncid, NC_GLOBAL, "seed", NC_UINT64, 1, &seed));
+    NC_TRY(tmp, "probes", nc_put_att_int(ncid, NC_GLOBAL, "probes", NC_INT, 1, &probes));
+    NC_TRY(tmp, "metrics_row", nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_row", NC_INT64, 1, &row));
+    NC_TRY(tmp, "metrics_keys",
+           nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_keys", NC_INT64, 1, &keys));
+    static const char *const rules[][2] = {
+        {"metrics_definitions", "METRICS.md (normsweep): per-(layer, head) metrics of query row "
+                                "metrics_row, which has metrics_keys = L keys"},
+        {"tie_rule", "top-N ties broken by the smaller key index"},
+        {"vectors", "x_i = the head's value vectors v_i; sphere: true scales each to norm M = 1, "
+                    "false uses them raw with M = max_i ||x_i||"},
+        {"precision", "logits and values float32 from the model; weights and metrics in double"},
+        {"skipped_rule", "N >= L is skipped: its (T, N) values are NaN (the _FillValue)"},
+        {"missing_rule", "NaN = missing (N >= L; ns_lower when r = 0; delta when L = 1; jac_lemma2 "
+                         "for sparsemax/entmax15); +inf is a value (Lemma 2 at tiny T)"},
+        {"random_selection", "distance_random uses a uniform N-subset from a counter-based "
+                             "generator keyed by (seed, shard = 0, row, layer, head, N, T)"},
+        {"fd_probes", "jac_fd maximizes over u = (e_a - e_b)/sqrt(2) (a, b the two largest "
+                      "logits) and `probes` random unit directions keyed by (seed, shard = 0, "
+                      "row, layer, head, T), the same for every eps"},
+        {"expected_term_rule", "distance_expected with the paper's epsilon term taken as 0"},
+        {"xi_rule", "xi_i^2 = M^2 sum_{j in I_N, j != i} alpha_j^2 + (M^2 - delta^2/2) "
+                    "sum_{j != k in I_N, j, k != i} alpha_j alpha_k, clamped at 0"},
+    };
+    for (size_t k = 0; k < sizeof rules / sizeof rules[0]; k++)
+        NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, rules[k][0], rules[k][1], err));
+    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "ranking_rule",
+                           m->ranking_rule ? m->ranking_rule
+                                           : "I_N = indices of the N largest alpha_i = F(z/T)",
+                           err));
+    return NS_OK;
+}
+
+static int ns_nc_dump_write_coords(ns_nc_dump *d, const ns_nc_dump_metrics *m, const int *cvars,
+                                   ns_err *err)
+{
+    int *Ni = malloc(m->nN * sizeof *Ni);
+    if (!Ni)
+        return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", d->tmp);
+    for (size_t n = 0; n < m->nN; n++)
+        Ni[n] = m->N[n] > 2147483647u ? 2147483647 : (int)m->N[n];
+    int rc = nc_put_var_int(d->ncid, cvars[0], Ni);
+    free(Ni);
+    NC_TRY(d->tmp, "write N", rc);
+    NC_TRY(d->tmp, "write T", nc_put_var_double(d->ncid, cvars[1], m->T));
+    NC_TRY(d->tmp, "write eps", nc_put_var_double(d->ncid, cvars[2], m->eps));
+    NC_TRY(d->tmp, "write jac_bound", nc_put_var_double(d->ncid, cvars[3], m->jac_bound));
+    return NS_OK;
+}
+
 static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const int32_t *tokens,
-                             ns_err *err)
+                             const ns_nc_dump_extras *ex, ns_err *err)
 {
     const char *tmp = d->tmp;
     int ncid = d->ncid;
@@ -102,8 +256,16 @@ static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const i
            nc_put_att_double(ncid, NC_GLOBAL, "layer_norm_epsilon", NC_DOUBLE, 1, &meta->ln_eps));
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "attention_scale", "1/sqrt(head dim)", err));
 
+    if (d->logits)
+        NS_TRY(ns_nc_dump_define_logits(d, wd, err));
+    int cvars[4];
+    if (d->metrics)
+        NS_TRY(ns_nc_dump_define_metrics(d, ex->metrics, dl, dh, cvars, err));
+
     NC_TRY(tmp, "end define mode", nc_enddef(ncid));
     NC_TRY(tmp, "write token_id", nc_put_var_int(ncid, t_var, tokens));
+    if (d->metrics)
+        NS_TRY(ns_nc_dump_write_coords(d, ex->metrics, cvars, err));
     return NS_OK;
 }
 
@@ -113,6 +275,8 @@ static void ns_nc_dump_release(ns_nc_dump *d)
     free(d->tmp);
     free(d->regroup);
     free(d->done);
+    free(d->lg_done);
+    free(d->m_done);
     free(d);
 }
 
@@ -130,10 +294,22 @@ void ns_nc_dump_abort(ns_nc_dump *d)
 int ns_nc_dump_create(const char *path, const ns_nc_dump_meta *meta, size_t n_layer, size_t n_head,
                       size_t L, size_t d_head, const int32_t *tokens, ns_nc_dump **out, ns_err *err)
 {
+    return ns_nc_dump_create_ext(path, meta, n_layer, n_head, L, d_head, tokens, NULL, out, err);
+}
+
+int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t n_layer,
+                          size_t n_head, size_t L, size_t d_head, const int32_t *tokens,
+                          const ns_nc_dump_extras *extras, ns_nc_dump **out, ns_err *err)
+{
     *out = NULL;
     if (n_layer == 0 || n_head == 0 || L == 0 || d_head == 0)
         return ns_fail(err, NS_ERR_INVALID, "%s: empty dump (layers=%zu heads=%zu length=%zu dim=%zu)",
                        path, n_layer, n_head, L, d_head);
+    const ns_nc_dump_metrics *m = extras ? extras->metrics : NULL;
+    if (m && (m->nN == 0 || m->nT == 0 || m->neps == 0 || !m->N || !m->T || !m->eps ||
+              !m->jac_bound))
+        return ns_fail(err, NS_ERR_INVALID, "%s: metric grids must be non-empty (N %zu, T %zu, "
+                       "eps %zu values)", path, m->nN, m->nT, m->neps);
     ns_nc_dump *d = calloc(1, sizeof *d);
     if (!d)
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", path);
@@ -144,9 +320,21 @@ int ns_nc_dump_create(const char *path, const ns_nc_dump_meta *meta, size_t n_la
     d->D = d_head;
     d->path = strdup(path);
     d->tmp = ns_file_temp_name(path);
-    d->regroup = malloc(n_head * L * d_head * sizeof(float));
+    d->logits = extras && extras->logits;
+    d->metrics = m != NULL;
+    size_t scratch = n_head * L * d_head;
+    if (d->logits && L * L > scratch)
+        scratch = L * L;
+    d->regroup = malloc(scratch * sizeof(float));
     d->done = calloc(n_layer, 1);
-    if (!d->path || !d->tmp || !d->regroup || !d->done) {
+    d->lg_done = calloc(n_layer, 1);
+    d->m_done = calloc(n_layer * NS_DUMP_NMETRIC, 1);
+    if (m) {
+        d->nT = m->nT;
+        d->nN = m->nN;
+        d->neps = m->neps;
+    }
+    if (!d->path || !d->tmp || !d->regroup || !d->done || !d->lg_done || !d->m_done) {
         ns_nc_dump_release(d);
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", path);
     }
@@ -166,7 +354,7 @@ int ns_nc_dump_create(const char *path, const ns_nc_dump_meta *meta, size_t n_la
         ns_nc_dump_abort(d);
         return code;
     }
-    rc = ns_nc_dump_define(d, meta, tokens, err);
+    rc = ns_nc_dump_define(d, meta, tokens, extras, err);
     if (rc != NS_OK) {
         ns_nc_dump_abort(d);
         return rc;
@@ -196,14 +384,79 @@ int ns_nc_dump_write_layer(ns_nc_dump *d, size_t layer, const float *weights, co
     return NS_OK;
 }
 
+int ns_nc_dump_write_logits(ns_nc_dump *d, size_t layer, const float *logits, ns_err *err)
+{
+    if (!d->logits)
+        return ns_fail(err, NS_ERR_INVALID, "%s: the dump was created without logits", d->tmp);
+    if (layer >= d->n_layer)
+        return ns_fail(err, NS_ERR_INVALID, "%s: layer %zu out of range (%zu layers)", d->tmp, layer,
+                       d->n_layer);
+    size_t L = d->L;
+    char what[64];
+    snprintf(what, sizeof what, "write logit of layer %zu", layer);
+    for (size_t h = 0; h < d->H; h++) {
+        const float *src = logits + h * L * L;
+        for (size_t q = 0; q < L; q++)
+            for (size_t k = 0; k < L; k++)
+                d->regroup[q * L + k] = k <= q ? src[q * L + k] : NAN;
+        size_t start[4] = {layer, h, 0, 0}, count[4] = {1, 1, L, L};
+        NC_TRY(d->tmp, what, nc_put_vara_float(d->ncid, d->lg_var, start, count, d->regroup));
+    }
+    d->lg_done[layer] = 1;
+    return NS_OK;
+}
+
+int ns_nc_dump_write_metric(ns_nc_dump *d, const char *name, size_t layer, const double *data,
+                            ns_err *err)
+{
+    if (!d->metrics)
+        return ns_fail(err, NS_ERR_INVALID, "%s: the dump was created without metrics", d->tmp);
+    if (layer >= d->n_layer)
+        return ns_fail(err, NS_ERR_INVALID, "%s: layer %zu out of range (%zu layers)", d->tmp, layer,
+                       d->n_layer);
+    size_t k = 0;
+    while (k < NS_DUMP_NMETRIC && strcmp(ns_dump_metric_table[k].name, name) != 0)
+        k++;
+    if (k == NS_DUMP_NMETRIC)
+        return ns_fail(err, NS_ERR_INVALID, "%s: unknown metric variable '%s'", d->tmp, name);
+    size_t start[4] = {0, 0, 0, 0}, count[4];
+    int nd = 0;
+    switch (ns_dump_metric_table[k].shape) {
+    case NS_NC_DUMP_TN: count[nd++] = d->nT; count[nd++] = d->nN; break;
+    case NS_NC_DUMP_T: count[nd++] = d->nT; break;
+    case NS_NC_DUMP_TE: count[nd++] = d->nT; count[nd++] = d->neps; break;
+    case NS_NC_DUMP_LH: break;
+    }
+    start[nd] = layer;
+    count[nd++] = 1;
+    count[nd++] = d->H;
+    char what[96];
+    snprintf(what, sizeof what, "write %s of layer %zu", name, layer);
+    NC_TRY(d->tmp, what, nc_put_vara_double(d->ncid, d->m_var[k], start, count, data));
+    d->m_done[layer * NS_DUMP_NMETRIC + k] = 1;
+    return NS_OK;
+}
+
 int ns_nc_dump_close(ns_nc_dump *d, ns_err *err)
 {
     int rc = NS_OK;
-    for (size_t l = 0; l < d->n_layer; l++)
+    for (size_t l = 0; l < d->n_layer; l++) {
         if (!d->done[l]) {
             rc = ns_fail(err, NS_ERR_INVALID, "%s: layer %zu was never written", d->path, l);
             goto fail;
         }
+        if (d->logits && !d->lg_done[l]) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: logits of layer %zu were never written",
+                         d->path, l);
+            goto fail;
+        }
+        for (size_t k = 0; d->metrics && k < NS_DUMP_NMETRIC; k++)
+            if (!d->m_done[l * NS_DUMP_NMETRIC + k]) {
+                rc = ns_fail(err, NS_ERR_INVALID, "%s: metric %s of layer %zu was never written",
+                             d->path, ns_dump_metric_table[k].name, l);
+                goto fail;
+            }
+    }
     int nrc = nc_close(d->ncid);
     d->ncid = -1;
     if (nrc != NC_NOERR) {

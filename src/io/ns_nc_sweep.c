@@ -103,6 +103,9 @@ int ns_nc_sweep_write(const char *path, const ns_nc_sweep_desc *d, ns_err *err)
         const ns_nc_attr *at = &d->attrs[a];
         if (at->text)
             NC_TRY(put_text(ncid, NC_GLOBAL, at->name, at->text), "attribute %s", at->name);
+        else if (at->is_double)
+            NC_TRY(nc_put_att_double(ncid, NC_GLOBAL, at->name, NC_DOUBLE, 1, &at->dval),
+                   "attribute %s", at->name);
         else
             NC_TRY(nc_put_att_longlong(ncid, NC_GLOBAL, at->name, NC_INT64, 1, &at->ival),
                    "attribute %s", at->name);

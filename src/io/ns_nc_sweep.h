@@ -33,11 +33,14 @@ typedef struct ns_nc_var {
     const char *attr_text;
 } ns_nc_var;
 
-/* A global attribute: text, or (text == NULL) a 64-bit integer. */
+/* A global attribute: text; or (text == NULL) a 64-bit integer ival, or a double dval when
+ * is_double. */
 typedef struct ns_nc_attr {
     const char *name;
     const char *text;
     long long ival;
+    int is_double;
+    double dval;
 } ns_nc_attr;
 
 typedef struct ns_nc_sweep_desc {

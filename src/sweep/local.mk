@@ -14,6 +14,9 @@ tests_test_journal_SOURCES = tests/test_journal.c
 tests_test_journal_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_journal_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_journal
-TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh
+TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh \
+	tests/sweep_vs_dump.sh
 EXTRA_DIST += tests/sweep_common.sh tests/sweep_determinism.sh tests/sweep_resume.sh \
-	tests/sweep_invalid.sh tests/data/run
+	tests/sweep_invalid.sh tests/sweep_vs_dump.sh
+include src/sweep/verify.mk
+EXTRA_DIST += docs/RUNNING.md

@@ -31,6 +31,22 @@ struct ns_journal {
     unsigned char *buf; /* one record: head + task + payload */
 };
 
+int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
+                          const char *tokenizer_sha256, const char *corpus_sha256,
+                          size_t payload_doubles, char hex[65], ns_err *err)
+{
+    size_t n = strlen(yaml_text) + strlen(model_sha256) + strlen(tokenizer_sha256) +
+               strlen(corpus_sha256) + 128;
+    char *s = malloc(n);
+    if (!s)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    int len = snprintf(s, n, "%s\n--\nmodel %s\ntokenizer %s\ncorpus %s\npayload %zu\n", yaml_text,
+                       model_sha256, tokenizer_sha256, corpus_sha256, payload_doubles);
+    int rc = ns_sha256_buffer(s, (size_t)len, hex, err);
+    free(s);
+    return rc;
+}
+
 static uint64_t fnv1a(const unsigned char *p, size_t n)
 {
     uint64_t h = 1469598103934665603ull;

@@ -14,6 +14,13 @@
 
 typedef struct ns_journal ns_journal;
 
+/* The identity of a sweep that its journal's header records: SHA-256 (hex) of the sweep text,
+ * the model, tokenizer and corpus checksums and the record size in doubles. Output and checkpoint
+ * paths are not part of it (they may change between runs). hex holds 65 bytes. */
+int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
+                          const char *tokenizer_sha256, const char *corpus_sha256,
+                          size_t payload_doubles, char hex[65], ns_err *err);
+
 /* Called for each valid record found when opening an existing journal (in file order).
  * payload holds payload_len bytes, valid only during the call; payload_offset is where they lie
  * in the file (for ns_journal_read). Non-zero return stops the open. */

@@ -495,67 +495,83 @@ int ns_results_write(const ns_results *res, const ns_sweep_config *cfg,
     snprintf(strip, sizeof strip, "%s", cfg->strip_gutenberg ? "true" : "false");
     snprintf(sphere, sizeof sphere, "%s", cfg->sphere ? "true" : "false");
     snprintf(fwd, sizeof fwd, "%zu", p->L_fwd);
-    char alpha[40];
-    snprintf(alpha, sizeof alpha, "%.17g", cfg->ks_alpha);
+    int all_softmax = 1;
+    for (size_t i = 0; i < p->nnorm; i++)
+        all_softmax &= cfg->normalizers[i].kind == NS_NORM_SOFTMAX ||
+                       cfg->normalizers[i].kind == NS_NORM_SSMAX;
     const ns_asset_ref *m = prov->model, *tk = prov->tokenizer, *co = prov->corpus;
     ns_nc_attr attrs[] = {
-        {"Conventions", "CF-1.8", 0},
-        {"title", "normsweep: limits of normalization in attention (arXiv 2508.17821)", 0},
-        {"normsweep_version", PACKAGE_VERSION, 0},
-        {"git_commit", NS_GIT_COMMIT, 0},
-        {"sweep_yaml", or_unknown(cfg->yaml_text), 0},
-        {"sweep_file", or_unknown(cfg->source_path), 0},
-        {"model_requested", m ? m->requested : or_unknown(cfg->model), 0},
-        {"model_used", m ? m->name : "unknown", 0},
-        {"model_path", m ? m->path : "unknown", 0},
-        {"model_sha256", m ? m->sha256 : "unknown", 0},
-        {"tokenizer_used", tk ? tk->name : "unknown", 0},
-        {"tokenizer_sha256", tk ? tk->sha256 : "unknown", 0},
-        {"corpus_used", co ? co->name : "unknown", 0},
-        {"corpus_sha256", co ? co->sha256 : "unknown", 0},
-        {"corpus_gutenberg_stripped", strip, 0},
-        {"corpus_tokens", NULL, (long long)prov->corpus_tokens},
-        {"shard_count", NULL, (long long)res->n_shards},
-        {"L_max", NULL, (long long)cfg->L_max},
-        {"shard_first", NULL, (long long)cfg->shard_first},
-        {"shard_stride", NULL, (long long)cfg->shard_stride},
-        {"rows", NULL, (long long)cfg->rows},
-        {"seed", NULL, (long long)cfg->seed},
-        {"probes", NULL, (long long)cfg->probes},
-        {"ks_alpha", alpha, 0},
-        {"sphere", sphere, 0},
-        {"mpi_size", NULL, prov->mpi_size},
-        {"blas", or_unknown(prov->blas), 0},
-        {"compiler", NS_BUILD_CC, 0},
-        {"cflags", NS_BUILD_CFLAGS, 0},
-        {"start_time", or_unknown(prov->start_time), 0},
-        {"end_time", or_unknown(prov->end_time), 0},
-        {"command_line", or_unknown(prov->command_line), 0},
-        {"skipped_cells", NULL, (long long)skipped_cells},
+        {"Conventions", "CF-1.8", 0, 0, 0},
+        {"title", "normsweep: limits of normalization in attention (arXiv 2508.17821)", 0, 0, 0},
+        {"normsweep_version", PACKAGE_VERSION, 0, 0, 0},
+        {"git_commit", NS_GIT_COMMIT, 0, 0, 0},
+        {"sweep_yaml", or_unknown(cfg->yaml_text), 0, 0, 0},
+        {"sweep_file", or_unknown(cfg->source_path), 0, 0, 0},
+        {"model_requested", m ? m->requested : or_unknown(cfg->model), 0, 0, 0},
+        {"model_used", m ? m->name : "unknown", 0, 0, 0},
+        {"model_path", m ? m->path : "unknown", 0, 0, 0},
+        {"model_sha256", m ? m->sha256 : "unknown", 0, 0, 0},
+        {"tokenizer_used", tk ? tk->name : "unknown", 0, 0, 0},
+        {"tokenizer_sha256", tk ? tk->sha256 : "unknown", 0, 0, 0},
+        {"corpus_used", co ? co->name : "unknown", 0, 0, 0},
+        {"corpus_sha256", co ? co->sha256 : "unknown", 0, 0, 0},
+        {"corpus_gutenberg_stripped", strip, 0, 0, 0},
+        {"corpus_tokens", NULL, (long long)prov->corpus_tokens, 0, 0},
+        {"shard_count", NULL, (long long)res->n_shards, 0, 0},
+        {"L_max", NULL, (long long)cfg->L_max, 0, 0},
+        {"shard_first", NULL, (long long)cfg->shard_first, 0, 0},
+        {"shard_stride", NULL, (long long)cfg->shard_stride, 0, 0},
+        {"rows", NULL, (long long)cfg->rows, 0, 0},
+        {"seed", NULL, (long long)cfg->seed, 0, 0},
+        {"probes", NULL, (long long)cfg->probes, 0, 0},
+        {"ks_alpha", NULL, 0, 1, cfg->ks_alpha},
+        {"sphere", sphere, 0, 0, 0},
+        {"mpi_size", NULL, prov->mpi_size, 0, 0},
+        {"blas", or_unknown(prov->blas), 0, 0, 0},
+        {"compiler", NS_BUILD_CC, 0, 0, 0},
+        {"cflags", NS_BUILD_CFLAGS, 0, 0, 0},
+        {"start_time", or_unknown(prov->start_time), 0, 0, 0},
+        {"end_time", or_unknown(prov->end_time), 0, 0, 0},
+        {"command_line", or_unknown(prov->command_line), 0, 0, 0},
+        {"skipped_cells", NULL, (long long)skipped_cells, 0, 0},
         {"skipped_rule", "a (normalizer, L, T, N, layer, head) cell with N >= L is skipped: its "
-                         "per-row values are missing; skipped_cells counts such cells", 0},
-        {"forward_length", fwd, 0},
+                         "per-row values are missing; skipped_cells counts such cells", 0, 0, 0},
+        {"forward_length", fwd, 0, 0, 0},
         {"forward_rule", "one causal forward per shard over its first max(L) tokens (prefix "
-                         "property: row m depends only on tokens 0..m)", 0},
-        {"row_rule", "row r of context length L is prefix row m = L - 1 - r, r < rows (m + 1 keys)", 0},
-        {"vectors", "x_i = the head's value vectors v_i; sphere: true scales each to norm M = 1", 0},
-        {"precision", "logits and values float32 from the model; weights and metrics in double", 0},
-        {"tie_rule", "top-N ties broken by the smaller key index", 0},
-        {"ranking_rule", "I_N = indices of the N largest alpha_i = F(z/T)", 0},
+                         "property: row m depends only on tokens 0..m)", 0, 0, 0},
+        {"row_rule", "row r of context length L is prefix row m = L - 1 - r, r < rows (m + 1 keys)", 0, 0, 0},
+        {"vectors", "x_i = the head's value vectors v_i; sphere: true scales each to norm M = 1, "
+                    "false uses them raw with M = max_i ||x_i||", 0, 0, 0},
+        {"precision", "logits and values float32 from the model; weights and metrics in double", 0, 0, 0},
+        {"tie_rule", "top-N ties broken by the smaller key index", 0, 0, 0},
+        {"ranking_rule", all_softmax
+             ? "I_N = indices of the N largest alpha_i = F(z/T), ranked by the exact log-weight "
+               "c z_i (c = 1/T, or s log(L)/T for ssmax): the order of alpha wherever alpha is "
+               "representable, unaffected by underflow at small T"
+             : "softmax, ssmax: I_N ranked by the exact log-weight c z_i (c = 1/T, or s log(L)/T); "
+               "sparsemax, entmax15: ranked by alpha itself (weights outside the support are 0 "
+               "and tie, so they follow by index)", 0, 0, 0},
+        {"fd_probes", "jac_fd maximizes over u = (e_a - e_b)/sqrt(2) (a, b the two largest logits) "
+                      "and `probes` random unit directions keyed by (seed, shard, row, layer, head, "
+                      "T), the same for every eps", 0, 0, 0},
+        {"xi_rule", "xi_i^2 = M^2 sum_{j in I_N, j != i} alpha_j^2 + (M^2 - delta^2/2) "
+                    "sum_{j != k in I_N, j, k != i} alpha_j alpha_k, clamped at 0", 0, 0, 0},
         {"random_selection", "d_random uses a uniform N-subset from a counter-based generator keyed "
-                             "by (seed, shard, row, layer, head, N, T)", 0},
-        {"expected_term_rule", "d_expected with the paper's epsilon term taken as 0", 0},
-        {"ks_method", "scipy.stats.ks_2samp method='auto', two-sided; NaN rows dropped", 0},
-        {"n_crit_rule", "smallest N of the grid with KS p-value > ks_alpha; -1 when none", 0},
+                             "by (seed, shard, row, layer, head, N, T)", 0, 0, 0},
+        {"expected_term_rule", "d_expected with the paper's epsilon term taken as 0", 0, 0, 0},
+        {"ks_method", "scipy.stats.ks_2samp method='auto', two-sided; NaN rows dropped", 0, 0, 0},
+        {"n_crit_rule", "smallest N of the grid with KS p-value > ks_alpha; -1 when none", 0, 0, 0},
         {"quantile_method", "exact over the gathered sample, linear interpolation (numpy "
-                            "method='linear')", 0},
-        {"std_rule", "population standard deviation (ddof = 0)", 0},
-        {"missing_rule", "NaN per-row values (N >= L, or undefined) are excluded from every "
-                         "statistic; +inf is a value", 0},
+                            "method='linear')", 0, 0, 0},
+        {"std_rule", "population standard deviation (ddof = 0)", 0, 0, 0},
+        {"missing_rule", "NaN = missing per-row value (N >= L; ns_lower when r = 0; jac_lemma2 for "
+                         "sparsemax/entmax15), excluded from every statistic and from KS; +inf is a "
+                         "value (Lemma 2 at tiny T; see docs/STATISTICS.md for means/quantiles "
+                         "next to infinities)", 0, 0, 0},
         {"violation_rule", "a row violates when jac_exact or jac_fd exceeds jac_bound = "
-                           "min(1/(4T), sqrt 2) by more than a relative 1e-6", 0},
+                           "min(1/(4T), sqrt 2) by more than a relative 1e-6", 0, 0, 0},
         {"merge_rule", "per-row values combined by shard index then row, independent of MPI "
-                       "ranks and scheduling", 0},
+                       "ranks and scheduling", 0, 0, 0},
     };
     ns_nc_sweep_desc desc = {dims, ndims, b.vars, b.nvars, attrs, sizeof attrs / sizeof attrs[0]};
     rc = ns_nc_sweep_write(cfg->output, &desc, err);

@@ -1,5 +1,6 @@
 /* ns_sweep_config: the validated contents of a sweep YAML file (plain data, broadcast by rank 0).
- * Parsing and validation live in ns_sweep_yaml.c; grid expansion in ns_grid.c. */
+ * Parsing: ns_sweep_yaml.c; defaults, packing and the checks against model and corpus:
+ * ns_sweep_config.c; grid expansion: ns_grid.c. Schema: docs/SWEEP.md. */
 #ifndef NS_SWEEP_CONFIG_H
 #define NS_SWEEP_CONFIG_H
 

@@ -131,17 +131,22 @@ static int bcast_str(sweep_ctx *c, const char *in, char **out, ns_err *err)
 
 /* ---- rank 0: read, validate, resolve ------------------------------------------------------- */
 
-static int check_output_dir(const char *path, ns_err *err)
+/* Create the output's directory if needed (only once the sweep is valid) and check that it is
+ * writable. Failures are input errors (exit 2). */
+static int make_output_dir(const char *path, ns_err *err)
 {
     char *copy = strdup(path);
     if (!copy)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     const char *dir = dirname(copy);
-    int ok = access(dir, W_OK | X_OK) == 0;
-    int e = errno;
-    int rc = ok ? NS_OK
-                : ns_fail(err, NS_ERR_INVALID, "output %s: directory %s is not writable: %s", path,
-                          dir, strerror(e));
+    int rc = ns_file_mkdirs(dir, err);
+    if (rc != NS_OK) {
+        rc = ns_fail(err, NS_ERR_INVALID, "output %s: cannot create directory %s (%s)", path, dir,
+                     err->msg);
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        rc = ns_fail(err, NS_ERR_INVALID, "output %s: directory %s is not writable: %s", path, dir,
+                     strerror(errno));
+    }
     free(copy);
     return rc;
 }
@@ -180,7 +185,6 @@ static int prepare_root(sweep_ctx *c, const ns_sweep_options *opt, ns_err *err)
         free(c->cfg.checkpoint_dir);
         c->cfg.checkpoint_dir = d;
     }
-    NS_TRY(check_output_dir(c->cfg.output, err));
     c->mc = c->in.model_cfg;
     c->corpus_tokens = c->in.corpus.tokens.n;
     return NS_OK;
@@ -203,21 +207,12 @@ static int cut_tokens(sweep_ctx *c, ns_err *err)
     return NS_OK;
 }
 
-/* The journal's identity of this sweep: the sweep text and the inputs' checksums. Output and
- * checkpoint paths are not part of it (they may change between runs). */
+/* The journal's identity of this sweep (ns_journal_sweep_hash). */
 static int sweep_hash(const sweep_ctx *c, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
 {
     const ns_sweep_inputs *in = &c->in;
-    size_t n = strlen(c->cfg.yaml_text) + 512;
-    char *s = malloc(n);
-    if (!s)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    int len = snprintf(s, n, "%s\n--\nmodel %s\ntokenizer %s\ncorpus %s\npayload %zu\n",
-                       c->cfg.yaml_text, in->model_ref.sha256, in->tokenizer_ref.sha256,
-                       in->corpus_ref.sha256, c->plan.payload);
-    int rc = ns_sha256_buffer(s, (size_t)len, hex, err);
-    free(s);
-    return rc;
+    return ns_journal_sweep_hash(c->cfg.yaml_text, in->model_ref.sha256, in->tokenizer_ref.sha256,
+                                 in->corpus_ref.sha256, c->plan.payload, hex, err);
 }
 
 /* ---- master ------------------------------------------------------------------------------- */
@@ -235,6 +230,8 @@ typedef struct master {
     int interrupted, failed;
     ns_err fail_err;
     size_t from_journal;
+    char *stop_file;        /* CHECKPOINT_DIR/STOP: its appearance asks for a checkpointed stop */
+    double last_stop_check;
     /* timing */
     double master_seconds, service_seconds, worker_seconds;
     size_t master_tasks, worker_tasks;
@@ -297,6 +294,15 @@ static int service(master *m, ns_err *err)
     double t0 = ns_progress_now();
     if (ns_sweep_stop_signal)
         m->interrupted = 1;
+    /* Batch scripts (slurm/full_grid.sh) also ask for a stop through a file, which works
+     * whatever the launcher does with signals; looked for at most once a second. */
+    if (!m->interrupted && m->stop_file && t0 - m->last_stop_check >= 1.0) {
+        m->last_stop_check = t0;
+        if (access(m->stop_file, F_OK) == 0) {
+            fprintf(stderr, "normsweep: %s exists: checkpointing and stopping\n", m->stop_file);
+            m->interrupted = 1;
+        }
+    }
     for (;;) {
         int flag = 0;
         MPI_Status st;
@@ -388,6 +394,11 @@ static int master_run(sweep_ctx *c, const ns_sweep_options *opt, const char *sta
     }
     for (int w = 0; w < c->size; w++)
         m.busy[w] = -1;
+    m.stop_file = ns_path_join(c->cfg.checkpoint_dir, "STOP");
+    if (!m.stop_file) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
 
     m.res.journal = m.journal;
     for (size_t k = 0; k < nshard; k++)
@@ -496,6 +507,7 @@ done:
     free(m.queue);
     free(m.stopped);
     free(m.busy);
+    free(m.stop_file);
     return rc;
 }
 
@@ -603,6 +615,7 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); /* mpirun forwards SIGUSR1 to every rank; Slurm scripts use it */
     /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
      * unless the user chose otherwise. */
     if (!getenv("OPENBLAS_NUM_THREADS"))
@@ -633,6 +646,8 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
             char hex[NS_SHA256_HEX_LEN + 1];
             size_t torn = 0;
             rc = sweep_hash(&c, hex, err);
+            if (rc == NS_OK)
+                rc = make_output_dir(c.cfg.output, err);
             if (rc == NS_OK)
                 rc = ns_journal_open(c.cfg.checkpoint_dir, hex, c.plan.payload * sizeof(double),
                                      opt->resume, journal_record, pre, &journal, &torn, err);

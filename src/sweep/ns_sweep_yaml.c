@@ -20,11 +20,24 @@
 int ns_sweep_diag_add(ns_sweep_diags *d, const char *source, ns_sweep_mark mark, int is_warning,
                       const char *fmt, ...)
 {
-    char msg[1024];
+    char raw[1024], msg[4 * sizeof raw];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* one line whatever the file holds: control characters (from multi-line scalars, keys,
+     * paths) are escaped */
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
+        if (*c == '\n' || *c == '\t' || *c == '\r')
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "\\%c",
+                                  *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
+        else if (*c < 0x20 || *c == 0x7f)
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "\\x%02x", *c);
+        else
+            msg[o++] = (char)*c;
+    }
+    msg[o] = '\0';
 
     if (d->n == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 16;
@@ -153,9 +166,13 @@ static const char *describe(const yaml_node_t *n, char *buf, size_t size)
     case YAML_SCALAR_NODE:
         if (is_null(n))
             return "nothing (null)";
-        if (n->data.scalar.length > 40)
-            snprintf(buf, size, "%s'%.37s...'", is_plain(n) ? "" : "the quoted string ", sval(n));
-        else
+        if (n->data.scalar.length > 40) {
+            int cut = 37; /* at a UTF-8 character boundary */
+            while (cut > 0 && (n->data.scalar.value[cut] & 0xC0) == 0x80)
+                cut--;
+            snprintf(buf, size, "%s'%.*s...'", is_plain(n) ? "" : "the quoted string ", cut,
+                     sval(n));
+        } else
             snprintf(buf, size, "%s'%s'", is_plain(n) ? "" : "the quoted string ", sval(n));
         return buf;
     default: return "nothing";

@@ -1,0 +1,725 @@
+/* ns_archive: tar.gz reproducibility archives with a SHA-256 manifest (see ns_archive.h). */
+#include "io/ns_archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/ns_file.h"
+
+#define BLOCK (1u << 20)
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static void hex_of(const unsigned char *d, char hex[NS_SHA256_HEX_LEN + 1])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < 32; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
+    hex[NS_SHA256_HEX_LEN] = 0;
+}
+
+/* Incremental SHA-256 (the streaming counterpart of ns_sha256_buffer). */
+static int hash_begin(EVP_MD_CTX **ctx, ns_err *err)
+{
+    *ctx = EVP_MD_CTX_new();
+    if (!*ctx || EVP_DigestInit_ex(*ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(*ctx);
+        *ctx = NULL;
+        return ns_fail(err, NS_ERR_LIBRARY, "SHA-256: cannot initialise libcrypto digest");
+    }
+    return NS_OK;
+}
+
+static int hash_end(EVP_MD_CTX *ctx, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
+{
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    int ok = EVP_DigestFinal_ex(ctx, d, &n) == 1 && n == 32;
+    EVP_MD_CTX_free(ctx);
+    if (!ok)
+        return ns_fail(err, NS_ERR_LIBRARY, "SHA-256: digest failed");
+    hex_of(d, hex);
+    return NS_OK;
+}
+
+void ns_archive_list_free(ns_archive_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i].name);
+    free(l->items);
+    free(l->top);
+    memset(l, 0, sizeof *l);
+}
+
+static int list_add(ns_archive_list *l, const char *name, const char *sha, uint64_t size,
+                    ns_err *err)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        ns_archive_member *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        l->items = p;
+        l->cap = cap;
+    }
+    ns_archive_member *m = &l->items[l->n];
+    if (!(m->name = strdup(name)))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    snprintf(m->sha256, sizeof m->sha256, "%s", sha);
+    m->size = size;
+    l->n++;
+    return NS_OK;
+}
+
+const ns_archive_member *ns_archive_list_find(const ns_archive_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].name, name) == 0)
+            return &l->items[i];
+    return NULL;
+}
+
+int ns_archive_name_ok(const char *name)
+{
+    if (!name || !*name || name[0] == '/')
+        return 0;
+    for (const char *p = name; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
+            return 0;
+    const char *c = name;
+    for (;;) {
+        const char *slash = strchr(c, '/');
+        size_t len = slash ? (size_t)(slash - c) : strlen(c);
+        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        if (!slash)
+            return 1;
+        c = slash + 1;
+    }
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+    return strcmp(((const ns_archive_member *)a)->name, ((const ns_archive_member *)b)->name);
+}
+
+int ns_archive_manifest_text(const ns_archive_list *members, char **text, size_t *len,
+                             ns_err *err)
+{
+    *text = NULL;
+    *len = 0;
+    ns_archive_member *sorted = malloc((members->n + 1) * sizeof *sorted);
+    size_t cap = 1;
+    for (size_t i = 0; i < members->n; i++)
+        cap += NS_SHA256_HEX_LEN + 3 + strlen(members->items[i].name);
+    char *t = malloc(cap);
+    if (!sorted || !t) {
+        free(sorted);
+        free(t);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    if (members->n)
+        memcpy(sorted, members->items, members->n * sizeof *sorted);
+    qsort(sorted, members->n, sizeof *sorted, cmp_member);
+    size_t at = 0;
+    t[0] = 0;
+    for (size_t i = 0; i < members->n; i++)
+        at += (size_t)snprintf(t + at, cap - at, "%s  %s\n", sorted[i].sha256, sorted[i].name);
+    free(sorted);
+    *text = t;
+    *len = at;
+    return NS_OK;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+static int ar_fail(ns_err *err, struct archive *a, const char *what, const char *path)
+{
+    const char *m = archive_error_string(a);
+    return ns_fail(err, NS_ERR_IO, "%s %s: %s", what, path, m ? m : "libarchive error");
+}
+
+/* Write one entry header for top/name of size bytes. */
+static int put_header(struct archive *a, const char *top, const char *name, uint64_t size,
+                      time_t mtime, const char *out, ns_err *err)
+{
+    size_t n = strlen(top) + strlen(name) + 2;
+    char *full = malloc(n);
+    struct archive_entry *e = archive_entry_new();
+    int rc = NS_OK;
+    if (!full || !e) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(full, n, "%s/%s", top, name);
+    archive_entry_set_pathname(e, full);
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    archive_entry_set_size(e, (la_int64_t)size);
+    archive_entry_set_mtime(e, mtime, 0);
+    if (archive_write_header(a, e) != ARCHIVE_OK)
+        rc = ar_fail(err, a, "write", out);
+done:
+    archive_entry_free(e);
+    free(full);
+    return rc;
+}
+
+static int put_data(struct archive *a, const void *data, size_t len, const char *out, ns_err *err)
+{
+    const char *p = data;
+    while (len > 0) {
+        la_ssize_t w = archive_write_data(a, p, len);
+        if (w <= 0)
+            return ar_fail(err, a, "write", out);
+        p += w;
+        len -= (size_t)w;
+    }
+    return NS_OK;
+}
+
+/* Stream one file into the archive, hashing it on the way. */
+static int put_file(struct archive *a, const char *top, const ns_archive_source *s,
+                    unsigned char *buf, const char *out, char hex[NS_SHA256_HEX_LEN + 1],
+                    uint64_t *size, ns_err *err)
+{
+    int rc = NS_OK;
+    EVP_MD_CTX *ctx = NULL;
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ns_fail(err, NS_ERR_IO, "open %s: %s", s->path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", s->path);
+        goto done;
+    }
+    *size = (uint64_t)st.st_size;
+    if ((rc = put_header(a, top, s->name, *size, st.st_mtime, out, err)) != NS_OK)
+        goto done;
+    if ((rc = hash_begin(&ctx, err)) != NS_OK)
+        goto done;
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf, BLOCK);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = ns_fail(err, NS_ERR_IO, "read %s: %s", s->path, strerror(errno));
+            goto done;
+        }
+        if (r == 0)
+            break;
+        total += (uint64_t)r;
+        if (total > *size)
+            break;
+        EVP_DigestUpdate(ctx, buf, (size_t)r);
+        if ((rc = put_data(a, buf, (size_t)r, out, err)) != NS_OK)
+            goto done;
+    }
+    if (total != *size) {
+        rc = ns_fail(err, NS_ERR_IO, "%s changed size while it was archived (%llu bytes, now %llu)",
+                     s->path, (unsigned long long)*size, (unsigned long long)total);
+        goto done;
+    }
+    rc = hash_end(ctx, hex, err);
+    ctx = NULL;
+done:
+    EVP_MD_CTX_free(ctx);
+    close(fd);
+    return rc;
+}
+
+int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
+                     ns_archive_list *written, ns_err *err)
+{
+    int rc = NS_OK;
+    ns_archive_list list;
+    memset(&list, 0, sizeof list);
+    struct archive *a = NULL;
+    unsigned char *buf = NULL;
+    char *tmp = NULL, *mtext = NULL;
+    size_t mlen = 0;
+    int fd = -1, opened = 0;
+
+    if (!ns_archive_name_ok(top) || strchr(top, '/'))
+        return ns_fail(err, NS_ERR_INVALID, "archive: bad top-level directory name '%s'", top);
+    for (size_t i = 0; i < n; i++) {
+        if (!ns_archive_name_ok(src[i].name) || strcmp(src[i].name, NS_ARCHIVE_MANIFEST) == 0)
+            return ns_fail(err, NS_ERR_INVALID, "archive: bad member name '%s'", src[i].name);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(src[i].name, src[j].name) == 0)
+                return ns_fail(err, NS_ERR_INVALID, "archive: member '%s' given twice",
+                               src[i].name);
+    }
+    if (!(tmp = ns_file_temp_name(out)) || !(buf = malloc(BLOCK))) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = ns_fail(err, NS_ERR_IO, "create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    if (!(a = archive_write_new())) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+        archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+        archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+        rc = ar_fail(err, a, "open", tmp);
+        goto done;
+    }
+    opened = 1;
+    time_t now = time(NULL);
+    for (size_t i = 0; i < n; i++) {
+        char hex[NS_SHA256_HEX_LEN + 1];
+        uint64_t size = 0;
+        if (src[i].path) {
+            rc = put_file(a, top, &src[i], buf, out, hex, &size, err);
+        } else {
+            size = src[i].len;
+            if ((rc = ns_sha256_buffer(src[i].data, src[i].len, hex, err)) == NS_OK &&
+                (rc = put_header(a, top, src[i].name, size, now, out, err)) == NS_OK)
+                rc = put_data(a, src[i].data, src[i].len, out, err);
+        }
+        if (rc == NS_OK)
+            rc = list_add(&list, src[i].name, hex, size, err);
+        if (rc != NS_OK)
+            goto done;
+    }
+    if ((rc = ns_archive_manifest_text(&list, &mtext, &mlen, err)) != NS_OK ||
+        (rc = put_header(a, top, NS_ARCHIVE_MANIFEST, mlen, now, out, err)) != NS_OK ||
+        (rc = put_data(a, mtext, mlen, out, err)) != NS_OK)
+        goto done;
+    opened = 0;
+    if (archive_write_close(a) != ARCHIVE_OK) {
+        rc = ar_fail(err, a, "finish", tmp);
+        goto done;
+    }
+    if (fsync(fd) != 0) {
+        rc = ns_fail(err, NS_ERR_IO, "fsync %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        rc = ns_fail(err, NS_ERR_IO, "close %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    fd = -1;
+    if (rename(tmp, out) != 0) {
+        rc = ns_fail(err, NS_ERR_IO, "rename %s to %s: %s", tmp, out, strerror(errno));
+        goto done;
+    }
+    rc = ns_file_sync_parent_dir(out, err);
+done:
+    if (a) {
+        if (opened)
+            archive_write_close(a); /* releases the gzip state; the temporary is removed below */
+        archive_write_free(a);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc != NS_OK && tmp)
+        unlink(tmp);
+    if (rc == NS_OK && written)
+        *written = list;
+    else
+        ns_archive_list_free(&list);
+    free(tmp);
+    free(buf);
+    free(mtext);
+    return rc;
+}
+
+/* ---- extraction ----------------------------------------------------------------------------- */
+
+/* Split an entry path into its top directory and the rest (both in fresh strings). Leading "./"
+ * components are dropped. Returns 0 when the path has no rest (a top-level file or the top
+ * directory itself: *rest is then NULL). */
+static int split_top(const char *path, char **top, char **rest)
+{
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    while (*path == '/')
+        path++; /* caught by the safety check of the joined name below */
+    const char *slash = strchr(path, '/');
+    *rest = NULL;
+    if (!slash) {
+        *top = strdup(path);
+        return 0;
+    }
+    *top = strndup(path, (size_t)(slash - path));
+    const char *r = slash + 1;
+    size_t len = strlen(r);
+    while (len > 0 && r[len - 1] == '/')
+        len--;
+    if (len == 0)
+        return 0;
+    *rest = strndup(r, len);
+    return 1;
+}
+
+static int extract_one(struct archive *a, const char *archive, const char *dest, const char *name,
+                       unsigned char *buf, char hex[NS_SHA256_HEX_LEN + 1], uint64_t *size,
+                       ns_err *err)
+{
+    int rc = NS_OK;
+    EVP_MD_CTX *ctx = NULL;
+    char *path = ns_path_join(dest, name);
+    int fd = -1;
+    if (!path)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    char *slash = strrchr(path, '/');
+    if (slash) {
+        *slash = 0;
+        rc = ns_file_mkdirs(path, err);
+        *slash = '/';
+        if (rc != NS_OK)
+            goto done;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        rc = errno == EEXIST
+                 ? ns_fail(err, NS_ERR_FORMAT, "%s: member %s appears twice", archive, name)
+                 : ns_fail(err, NS_ERR_IO, "create %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if ((rc = hash_begin(&ctx, err)) != NS_OK)
+        goto done;
+    *size = 0;
+    for (;;) {
+        la_ssize_t r = archive_read_data(a, buf, BLOCK);
+        if (r < 0) {
+            const char *m = archive_error_string(a);
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: member %s: %s", archive, name,
+                         m ? m : "read error");
+            goto done;
+        }
+        if (r == 0)
+            break;
+        EVP_DigestUpdate(ctx, buf, (size_t)r);
+        *size += (uint64_t)r;
+        const unsigned char *p = buf;
+        size_t left = (size_t)r;
+        while (left > 0) {
+            ssize_t w = write(fd, p, left);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = ns_fail(err, NS_ERR_IO, "write %s: %s", path, strerror(errno));
+                goto done;
+            }
+            p += w;
+            left -= (size_t)w;
+        }
+    }
+    rc = hash_end(ctx, hex, err);
+    ctx = NULL;
+    if (rc == NS_OK && close(fd) != 0)
+        rc = ns_fail(err, NS_ERR_IO, "close %s: %s", path, strerror(errno));
+    fd = -1;
+done:
+    EVP_MD_CTX_free(ctx);
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return rc;
+}
+
+int ns_archive_extract(const char *archive, const char *dest, ns_archive_list *out, ns_err *err)
+{
+    int rc = NS_OK;
+    memset(out, 0, sizeof *out);
+    unsigned char *buf = malloc(BLOCK);
+    struct archive *a = archive_read_new();
+    char *top = NULL, *rest = NULL;
+    if (!buf || !a) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    struct stat st;
+    if (stat(archive, &st) != 0) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: %s", archive, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", archive);
+        goto done;
+    }
+    archive_read_support_filter_all(a);
+    archive_read_support_format_tar(a);
+    if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
+        const char *m = archive_error_string(a);
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                     m ? m : "cannot open");
+        goto done;
+    }
+    for (;;) {
+        struct archive_entry *e;
+        int r = archive_read_next_header(a, &e);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+            const char *m = archive_error_string(a);
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                         m ? m : "bad header");
+            goto done;
+        }
+        const char *p = archive_entry_pathname(e);
+        if (!p) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: an entry has no name", archive);
+            goto done;
+        }
+        int has_rest = split_top(p, &top, &rest);
+        if (!top) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        mode_t type = archive_entry_filetype(e);
+        if (!ns_archive_name_ok(top) || (has_rest && !ns_archive_name_ok(rest))) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: unsafe member name '%s'", archive, p);
+            goto done;
+        }
+        if (out->top && strcmp(out->top, top) != 0) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: members lie under two top directories (%s, %s)",
+                         archive, out->top, top);
+            goto done;
+        }
+        if (!out->top) {
+            out->top = top;
+            top = NULL;
+        }
+        if (type == AE_IFDIR) {
+            /* directories are created as needed */
+        } else if (type != AE_IFREG || archive_entry_hardlink(e)) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: member '%s' is not a regular file", archive, p);
+            goto done;
+        } else if (!has_rest) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: member '%s' is not inside the archive's top "
+                         "directory", archive, p);
+            goto done;
+        } else {
+            char hex[NS_SHA256_HEX_LEN + 1];
+            uint64_t size = 0;
+            if ((rc = extract_one(a, archive, dest, rest, buf, hex, &size, err)) != NS_OK ||
+                (rc = list_add(out, rest, hex, size, err)) != NS_OK)
+                goto done;
+        }
+        free(top);
+        free(rest);
+        top = rest = NULL;
+    }
+done:
+    free(top);
+    free(rest);
+    if (a) {
+        archive_read_close(a);
+        archive_read_free(a);
+    }
+    free(buf);
+    if (rc != NS_OK)
+        ns_archive_list_free(out);
+    return rc;
+}
+
+/* ---- manifest check ------------------------------------------------------------------------- */
+
+void ns_archive_check_free(ns_archive_check *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        free(c->items[i].name);
+    free(c->items);
+    memset(c, 0, sizeof *c);
+}
+
+static int issue_add(ns_archive_check *c, ns_archive_issue_kind kind, const char *name,
+                     size_t name_len, const char *listed, const char *actual, ns_err *err)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 8;
+        ns_archive_issue *p = realloc(c->items, cap * sizeof *p);
+        if (!p)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        c->items = p;
+        c->cap = cap;
+    }
+    ns_archive_issue *is = &c->items[c->n];
+    memset(is, 0, sizeof *is);
+    is->kind = kind;
+    if (!(is->name = strndup(name, name_len)))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    snprintf(is->listed, sizeof is->listed, "%s", listed ? listed : "");
+    snprintf(is->actual, sizeof is->actual, "%s", actual ? actual : "");
+    c->n++;
+    return NS_OK;
+}
+
+static int is_hex64(const char *s)
+{
+    for (size_t i = 0; i < NS_SHA256_HEX_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int ns_archive_check_manifest(const ns_archive_list *members, const char *text, size_t len,
+                              ns_archive_check *out, ns_err *err)
+{
+    int rc = NS_OK;
+    memset(out, 0, sizeof *out);
+    unsigned char *seen = calloc(members->n + 1, 1);
+    if (!seen)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < members->n; i++)
+        if (strcmp(members->items[i].name, NS_ARCHIVE_MANIFEST) != 0)
+            out->n_members++;
+    if (!text) {
+        rc = issue_add(out, NS_ARCHIVE_NO_MANIFEST, NS_ARCHIVE_MANIFEST,
+                       strlen(NS_ARCHIVE_MANIFEST), NULL, NULL, err);
+        goto done;
+    }
+    size_t pos = 0;
+    while (pos < len) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + (nl ? 1 : 0);
+        if (ll == 0)
+            continue;
+        /* "<64 hex>  <name>" (sha256sum's text mode) or "<64 hex> *<name>" (binary mode) */
+        if (ll < NS_SHA256_HEX_LEN + 3 || !is_hex64(line) || line[NS_SHA256_HEX_LEN] != ' ' ||
+            (line[NS_SHA256_HEX_LEN + 1] != ' ' && line[NS_SHA256_HEX_LEN + 1] != '*')) {
+            if ((rc = issue_add(out, NS_ARCHIVE_BAD_LINE, line, ll, NULL, NULL, err)) != NS_OK)
+                goto done;
+            continue;
+        }
+        out->n_listed++;
+        char sum[NS_SHA256_HEX_LEN + 1];
+        memcpy(sum, line, NS_SHA256_HEX_LEN);
+        sum[NS_SHA256_HEX_LEN] = 0;
+        const char *name = line + NS_SHA256_HEX_LEN + 2;
+        size_t nl_len = ll - NS_SHA256_HEX_LEN - 2;
+        size_t found = SIZE_MAX;
+        for (size_t i = 0; i < members->n; i++)
+            if (strlen(members->items[i].name) == nl_len &&
+                memcmp(members->items[i].name, name, nl_len) == 0) {
+                found = i;
+                break;
+            }
+        if (found == SIZE_MAX) {
+            rc = issue_add(out, NS_ARCHIVE_MISSING, name, nl_len, sum, NULL, err);
+        } else if (seen[found]) {
+            rc = issue_add(out, NS_ARCHIVE_DUPLICATE, name, nl_len, sum, NULL, err);
+        } else {
+            seen[found] = 1;
+            if (strcmp(members->items[found].sha256, sum) != 0)
+                rc = issue_add(out, NS_ARCHIVE_MISMATCH, name, nl_len, sum,
+                               members->items[found].sha256, err);
+        }
+        if (rc != NS_OK)
+            goto done;
+    }
+    for (size_t i = 0; i < members->n; i++)
+        if (!seen[i] && strcmp(members->items[i].name, NS_ARCHIVE_MANIFEST) != 0 &&
+            (rc = issue_add(out, NS_ARCHIVE_UNLISTED, members->items[i].name,
+                            strlen(members->items[i].name), NULL, members->items[i].sha256,
+                            err)) != NS_OK)
+            goto done;
+done:
+    free(seen);
+    if (rc != NS_OK)
+        ns_archive_check_free(out);
+    return rc;
+}
+
+void ns_archive_issue_describe(const ns_archive_issue *is, char *buf, size_t size)
+{
+    switch (is->kind) {
+    case NS_ARCHIVE_NO_MANIFEST:
+        snprintf(buf, size, "the archive has no %s", NS_ARCHIVE_MANIFEST);
+        break;
+    case NS_ARCHIVE_BAD_LINE:
+        snprintf(buf, size, "%s: malformed line '%.200s'", NS_ARCHIVE_MANIFEST, is->name);
+        break;
+    case NS_ARCHIVE_MISSING:
+        snprintf(buf, size, "member %s: listed in the manifest but missing from the archive",
+                 is->name);
+        break;
+    case NS_ARCHIVE_MISMATCH:
+        snprintf(buf, size, "member %s: SHA-256 differs (manifest %s, archive %s)", is->name,
+                 is->listed, is->actual);
+        break;
+    case NS_ARCHIVE_UNLISTED:
+        snprintf(buf, size, "member %s: in the archive but not listed in the manifest", is->name);
+        break;
+    case NS_ARCHIVE_DUPLICATE:
+        snprintf(buf, size, "member %s: listed twice in the manifest", is->name);
+        break;
+    default:
+        snprintf(buf, size, "member %s: unknown problem", is->name);
+    }
+}
+
+/* ---- machine description -------------------------------------------------------------------- */
+
+void ns_machine_describe(ns_machine_info *m)
+{
+    memset(m, 0, sizeof *m);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(m->sysname, sizeof m->sysname, "%s", u.sysname);
+        snprintf(m->nodename, sizeof m->nodename, "%s", u.nodename);
+        snprintf(m->release, sizeof m->release, "%s", u.release);
+        snprintf(m->version, sizeof m->version, "%s", u.version);
+        snprintf(m->machine, sizeof m->machine, "%s", u.machine);
+    } else {
+        strcpy(m->sysname, "unknown");
+        strcpy(m->nodename, "unknown");
+        strcpy(m->release, "unknown");
+        strcpy(m->version, "unknown");
+        strcpy(m->machine, "unknown");
+    }
+    strcpy(m->cpu_model, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Model", 5) != 0)
+                continue;
+            char *colon = strchr(line, ':');
+            if (!colon)
+                continue;
+            colon++;
+            while (*colon == ' ' || *colon == '\t')
+                colon++;
+            colon[strcspn(colon, "\n")] = 0;
+            if (*colon) {
+                snprintf(m->cpu_model, sizeof m->cpu_model, "%s", colon);
+                break;
+            }
+        }
+        fclose(f);
+    }
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    m->cores = c > 0 ? c : 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    m->memory_bytes = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page
+                                            : 0;
+}

@@ -1,0 +1,114 @@
+/* ns_archive: reproducibility archives (tar.gz through libarchive) with a SHA-256 manifest:
+ * write a set of members under one top-level directory, extract one safely, and check its
+ * MANIFEST.sha256 (sha256sum format) against what the archive really holds. Knows nothing of
+ * sweeps: the run-directory convention and provenance live with the callers. */
+#ifndef NS_ARCHIVE_H
+#define NS_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+#include "common/ns_sha256.h"
+
+#define NS_ARCHIVE_MANIFEST "MANIFEST.sha256"
+
+/* One member to write: the bytes of the file at `path`, or data[0..len) when path is NULL.
+ * name is the member's path below the archive's top directory ("run.nc", "checkpoint/x"). */
+typedef struct ns_archive_source {
+    const char *name;
+    const char *path;
+    const void *data;
+    size_t len;
+} ns_archive_source;
+
+/* One member as found (or written): name below the top directory, SHA-256 of its bytes, size. */
+typedef struct ns_archive_member {
+    char *name;
+    char sha256[NS_SHA256_HEX_LEN + 1];
+    uint64_t size;
+} ns_archive_member;
+
+typedef struct ns_archive_list {
+    ns_archive_member *items;
+    size_t n, cap;
+    char *top;              /* the top-level directory of the archive (owned) */
+} ns_archive_list;
+
+void ns_archive_list_free(ns_archive_list *l);
+/* The member called name, or NULL. */
+const ns_archive_member *ns_archive_list_find(const ns_archive_list *l, const char *name);
+
+/* A member name is safe when it is relative, non-empty, has no "." / ".." / empty components and
+ * no control characters or backslashes. Returns 1 when safe. */
+int ns_archive_name_ok(const char *name);
+
+/* Write a gzip-compressed POSIX tar archive to out: every source as top/NAME (hashed while it is
+ * streamed, so the manifest describes exactly the bytes written), then top/MANIFEST.sha256
+ * listing "<sha256>  <NAME>" for every source, sorted by name. The archive is written to a
+ * temporary name beside out, fsync'ed and renamed; on failure out is untouched. A source file
+ * that changes size while it is read is an error. written (may be NULL) receives the members
+ * (without the manifest). Names must be distinct and ns_archive_name_ok, else NS_ERR_INVALID. */
+int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
+                     ns_archive_list *written, ns_err *err);
+
+/* Extract the regular files of archive into the existing directory dest (as dest/NAME, NAME with
+ * the top directory stripped), hashing each. Every entry must lie under one common top directory
+ * and have a safe name; links, devices and duplicate members are refused (NS_ERR_FORMAT naming
+ * the entry); directory entries are skipped. Unreadable or non-archive input: NS_ERR_IO /
+ * NS_ERR_FORMAT. *out receives every extracted member, the manifest included. */
+int ns_archive_extract(const char *archive, const char *dest, ns_archive_list *out, ns_err *err);
+
+/* Manifest text for members (sorted copy; "<sha256>  <name>\n" lines). Caller frees *text. */
+int ns_archive_manifest_text(const ns_archive_list *members, char **text, size_t *len,
+                             ns_err *err);
+
+/* ---- manifest check ---- */
+
+typedef enum ns_archive_issue_kind {
+    NS_ARCHIVE_NO_MANIFEST = 1, /* the archive has no MANIFEST.sha256 */
+    NS_ARCHIVE_BAD_LINE,        /* a manifest line is not "<64 hex>  <name>" (name = the line) */
+    NS_ARCHIVE_MISSING,         /* listed in the manifest, absent from the archive */
+    NS_ARCHIVE_MISMATCH,        /* present, but its SHA-256 differs from the manifest's */
+    NS_ARCHIVE_UNLISTED,        /* in the archive, not in the manifest */
+    NS_ARCHIVE_DUPLICATE        /* listed twice in the manifest */
+} ns_archive_issue_kind;
+
+typedef struct ns_archive_issue {
+    ns_archive_issue_kind kind;
+    char *name;
+    char listed[NS_SHA256_HEX_LEN + 1];  /* the manifest's sum ("" when none) */
+    char actual[NS_SHA256_HEX_LEN + 1];  /* the member's sum ("" when absent) */
+} ns_archive_issue;
+
+typedef struct ns_archive_check {
+    ns_archive_issue *items;
+    size_t n, cap;
+    size_t n_listed;        /* manifest lines */
+    size_t n_members;       /* archive members other than the manifest */
+} ns_archive_check;
+
+void ns_archive_check_free(ns_archive_check *c);
+
+/* Compare manifest_text (NULL: the archive had none) with members (which may include the
+ * manifest itself; it is not expected to list itself). Fills *out with every problem, in
+ * manifest order then archive order; out->n == 0 means the archive is intact. */
+int ns_archive_check_manifest(const ns_archive_list *members, const char *manifest_text,
+                              size_t len, ns_archive_check *out, ns_err *err);
+
+/* One line describing an issue ("member run.nc: SHA-256 differs (manifest ..., archive ...)"). */
+void ns_archive_issue_describe(const ns_archive_issue *issue, char *buf, size_t size);
+
+/* ---- machine description (recorded in provenance) ---- */
+
+typedef struct ns_machine_info {
+    char sysname[65], nodename[65], release[65], version[128], machine[65];
+    char cpu_model[256];    /* /proc/cpuinfo "model name" (or "unknown") */
+    long cores;             /* online processors */
+    unsigned long long memory_bytes; /* physical memory */
+} ns_machine_info;
+
+/* Describe this machine (never fails: unknown fields are "unknown" / 0). */
+void ns_machine_describe(ns_machine_info *m);
+
+#endif

@@ -1,0 +1,67 @@
+/* ns_verify: reproducibility archives of finished sweeps (`normsweep archive`) and their
+ * verification (`normsweep verify`): manifest, recorded inputs, and recomputation of sampled
+ * tasks with the sweep's own task runner (one process, no MPI). Conventions: docs/ARCHIVE.md. */
+#ifndef NS_VERIFY_H
+#define NS_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/ns_error.h"
+
+/* Members of an archive (below its top directory). */
+#define NS_ARCHIVE_PROVENANCE "provenance.json"
+#define NS_ARCHIVE_SWEEP "sweep.yaml"
+#define NS_ARCHIVE_CKPT_DIR "checkpoint"
+#define NS_ARCHIVE_LOG_DIR "logs"
+#define NS_ARCHIVE_FORMAT "normsweep-archive-1"
+
+typedef struct ns_run_archive_options {
+    const char *run_dir;         /* the run directory (docs/ARCHIVE.md) */
+    const char *nc;              /* the sweep's NetCDF file (NULL: the one *.nc in run_dir) */
+    const char *checkpoint_dir;  /* NULL: run_dir/checkpoint, else NC.ckpt */
+    const char *out;             /* the .tar.gz to write */
+    FILE *log;                   /* one line per member added; NULL: silent */
+} ns_run_archive_options;
+
+/* Pack a finished run into o->out (atomically). Errors the user can cause (missing run
+ * directory, no or several NetCDF files, a file that is not a sweep output, no journal, a
+ * half-finished run) give NS_ERR_INVALID with a message naming what is wrong; I/O problems
+ * NS_ERR_IO. */
+int ns_run_archive(const ns_run_archive_options *o, ns_err *err);
+
+#define NS_VERIFY_DEFAULT_SAMPLE 3
+#define NS_VERIFY_DEFAULT_SEED 20250821u
+/* Relative tolerance across builds / BLAS libraries: see docs/ARCHIVE.md for the derivation. */
+#define NS_VERIFY_DEFAULT_TOLERANCE 1e-4
+
+typedef struct ns_verify_options {
+    const char *archive;
+    size_t sample;               /* tasks to recompute (capped at the number of tasks) */
+    uint64_t seed;               /* chooses the sample */
+    double tolerance;            /* relative tolerance of the tolerance mode */
+    int force_tolerance;         /* compare within the tolerance even when the build matches */
+    int allow_fetch;             /* let asset names be fetched (mirror / download) */
+    const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
+    FILE *report;                /* the report: one line per check */
+} ns_verify_options;
+
+typedef struct ns_verify_summary {
+    size_t passed, failed, skipped;
+} ns_verify_summary;
+
+/* Verify o->archive, printing one "PASS|FAIL|SKIP|INFO ..." line per check on o->report.
+ * Returns NS_OK when the verification ran (s->failed counts the differences found), or an error
+ * when the archive is unusable (unreadable, not a tar.gz, unsafe member names, no NetCDF, a sweep
+ * text that does not parse: NS_ERR_IO / NS_ERR_FORMAT / NS_ERR_INVALID) or on a runtime failure
+ * (NS_ERR_NOMEM, NS_ERR_LIBRARY). */
+int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err);
+
+/* Compare two payloads of n doubles. exact: bit-identical; else |a-b| <= tol * max(|a|,|b|,1)
+ * with NaN matching NaN and infinities matching themselves. Returns the number of differing
+ * values; *first (may be NULL) the index of the first (n when none). */
+size_t ns_verify_compare(const double *a, const double *b, size_t n, int exact, double tol,
+                         size_t *first);
+
+#endif

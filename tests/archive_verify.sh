@@ -1,0 +1,231 @@
+#!/bin/sh
+# archive_verify: `normsweep archive` of a tiny finished sweep, then `normsweep verify` of the
+# archive as made (byte-identical pass) and of tampered copies: a changed NetCDF byte, a missing
+# and an unlisted member, a changed model, and altered journal values (exit 4, naming what differs).
+set -u
+: "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_MODEL_DIR:?}" \
+  "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}"
+PY=${PYTHON_DEBIAN:-python3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/ns_archive_test.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+cd "$work" || exit 1
+
+# expect CODE PATTERN CMD...: exit status CODE and output (stdout+stderr) containing PATTERN
+expect() {
+  want=$1 pat=$2
+  shift 2
+  "$@" >out.txt 2>&1
+  got=$?
+  [ "$got" = "$want" ] || { fail "$* exited $got, want $want"; sed 's/^/  | /' out.txt; return; }
+  grep -qF -- "$pat" out.txt || { fail "$*: output lacks '$pat'"; sed 's/^/  | /' out.txt; }
+}
+
+# repack DIR OUT: tar the extracted archive tree DIR/top back into OUT
+repack() { tar czf "$2" -C "$1" arc || fail "repack $1"; }
+
+# A tiny sweep: 4 shards of 32 tokens, 2 layers x 2 heads, both through a model directory that
+# the test can later replace ($work/model, a link to the stand-in model).
+ln -s "$NS_TEST_MODEL_DIR" model
+cat > tiny.yaml <<EOF
+model: $work/model
+tokenizer: $NS_TEST_TOKENIZER_DIR
+corpus: $NS_TEST_CORPUS
+shards: {count: 4, L_max: 32}
+grid:
+  L: [8, 32]
+  N: [1, 4]
+  T: [0.5, 1.0]
+  eps: [1.0e-3]
+  layers: [0, 2]
+  heads: [1, 3]
+normalizer: [softmax, sparsemax]
+rows: 2
+seed: 3
+output: runs/tiny/tiny.nc
+checkpoint_dir: runs/tiny/checkpoint
+EOF
+"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" tiny.yaml 2> sweep.log ||
+  { cat sweep.log; echo "FAIL: the sweep did not run"; exit 1; }
+cp sweep.log runs/tiny/run.log
+
+# ---- archive -------------------------------------------------------------------------------
+expect 0 "wrote arc.tar.gz" "$NORMSWEEP" archive runs/tiny --out arc.tar.gz
+tar tzf arc.tar.gz | sort > members.txt
+for m in arc/tiny.nc arc/sweep.yaml arc/checkpoint/journal.nsj arc/logs/run.log \
+         arc/provenance.json arc/MANIFEST.sha256; do
+  grep -qx "$m" members.txt || fail "archive lacks $m"
+done
+ls | grep -q 'arc.tar.gz.tmp' && fail "archive left a temporary file"
+mkdir x && tar xzf arc.tar.gz -C x || fail "tar cannot extract the archive"
+(cd x/arc && sha256sum -c --quiet MANIFEST.sha256) || fail "sha256sum -c rejects MANIFEST.sha256"
+[ "$(wc -l < x/arc/MANIFEST.sha256)" = 5 ] || fail "the manifest should list 5 members"
+cmp -s x/arc/sweep.yaml tiny.yaml || fail "sweep.yaml is not the exact sweep text"
+cmp -s x/arc/tiny.nc runs/tiny/tiny.nc || fail "the NetCDF member differs from the run's file"
+model_sha=$(sha256sum "$NS_TEST_MODEL_DIR/model.safetensors" | cut -d' ' -f1)
+for k in '"format": "normsweep-archive-1"' "\"sha256\": \"$model_sha\"" '"git_commit"' \
+         '"compiler"' '"cflags"' '"blas"' '"cpu_model"' '"cores"' '"memory_bytes"' '"uname"'; do
+  grep -qF "$k" x/arc/provenance.json || fail "provenance.json lacks $k"
+done
+"$PY" -c "import json,sys; json.load(open(sys.argv[1]))" x/arc/provenance.json ||
+  fail "provenance.json is not valid JSON"
+
+# archive errors: one line naming the problem, exit 2, no output file
+expect 2 "no such directory" "$NORMSWEEP" archive nowhere --out e.tar.gz
+mkdir empty
+expect 2 "no NetCDF file" "$NORMSWEEP" archive empty --out e.tar.gz
+mkdir -p half/checkpoint && cp runs/tiny/checkpoint/journal.nsj half/checkpoint/
+expect 2 "incomplete run" "$NORMSWEEP" archive half --out e.tar.gz
+mkdir nojournal && cp runs/tiny/tiny.nc nojournal/
+expect 2 "no journal" "$NORMSWEEP" archive nojournal --out e.tar.gz
+mkdir notsweep && echo "not netcdf" > notsweep/bogus.nc
+expect 2 "bogus.nc" "$NORMSWEEP" archive notsweep --out e.tar.gz
+expect 2 "--out X.tar.gz is required" "$NORMSWEEP" archive runs/tiny
+expect 2 "must end in .tar.gz" "$NORMSWEEP" archive runs/tiny --out e.zip
+[ -e e.tar.gz ] && fail "a failed archive left e.tar.gz behind"
+# overrides: the NetCDF and checkpoint directory named explicitly
+mkdir -p elsewhere && cp runs/tiny/tiny.nc elsewhere/out.nc
+expect 0 "wrote o.tar.gz" "$NORMSWEEP" archive elsewhere --nc elsewhere/out.nc \
+  --checkpoint-dir runs/tiny/checkpoint --out o.tar.gz
+
+# ---- verify: the archive as made ------------------------------------------------------------
+expect 0 "verify: PASS" "$NORMSWEEP" verify arc.tar.gz
+for p in "PASS manifest" "mode: byte-identical" "PASS model $work/model" "PASS tokenizer" \
+         "PASS corpus" "PASS journal: all 4 tasks" "seed 20250821: shards" "byte-identical"; do
+  grep -qF "$p" out.txt || fail "verify report lacks '$p'"
+done
+[ "$(grep -c '^PASS task' out.txt)" = 3 ] || fail "the default sample should recompute 3 tasks"
+# the sample follows the seed, and is printed
+"$NORMSWEEP" verify arc.tar.gz --sample 4 --seed 5 > all.txt 2>&1 || fail "--sample 4 failed"
+[ "$(grep -c '^PASS task' all.txt)" = 4 ] || fail "--sample 4 should recompute all 4 tasks"
+grep -q "4 of 4 tasks, seed 5" all.txt || fail "--seed not reported"
+"$NORMSWEEP" verify arc.tar.gz --sample 2 --seed 11 | grep sample > s1.txt
+"$NORMSWEEP" verify arc.tar.gz --sample 2 --seed 11 | grep sample > s2.txt
+cmp -s s1.txt s2.txt || fail "the same seed chose different tasks"
+expect 0 "mode: tolerance" "$NORMSWEEP" verify arc.tar.gz --tolerant --tolerance 1e-6
+expect 0 "SKIP recompute" "$NORMSWEEP" verify arc.tar.gz --sample 0
+# another BLAS kernel (OpenBLAS DYNAMIC_ARCH: Prescott is SSE3 only, so every x86-64 CPU runs it):
+# the recorded BLAS differs, so verify must switch to the tolerance mode and still pass. Where the
+# library cannot switch kernels the build matches and the byte-identical mode must pass instead.
+if [ "$(uname -m)" = x86_64 ] && ! grep -q Prescott x/arc/provenance.json; then
+  OPENBLAS_CORETYPE=Prescott "$NORMSWEEP" verify arc.tar.gz --sample 4 > k.txt 2>&1 ||
+    { fail "verify with the Prescott BLAS kernel failed"; sed 's/^/  | /' k.txt; }
+  grep -q "mode: tolerance.*blas recorded" k.txt || grep -q "mode: byte-identical" k.txt ||
+    fail "Prescott kernel: no mode line"
+fi
+expect 0 "verify: PASS" "$NORMSWEEP" verify o.tar.gz
+
+# unusable input and bad options: exit 2
+expect 2 "No such file" "$NORMSWEEP" verify missing.tar.gz
+expect 2 "not a readable" "$NORMSWEEP" verify tiny.yaml
+expect 2 "--sample 'x'" "$NORMSWEEP" verify arc.tar.gz --sample x
+expect 2 "--tolerance '-1'" "$NORMSWEEP" verify arc.tar.gz --tolerance -1
+expect 2 "is required" "$NORMSWEEP" verify
+
+# ---- tampered copies: exit 4 naming what differs ---------------------------------------------
+# one byte of the NetCDF changed (in its middle), re-packed with the original manifest
+rm -rf t1 && mkdir t1 && tar xzf arc.tar.gz -C t1
+size=$(wc -c < t1/arc/tiny.nc)
+printf 'Z' | dd of=t1/arc/tiny.nc bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+repack t1 t1.tar.gz
+expect 4 "member tiny.nc: SHA-256 differs" "$NORMSWEEP" verify t1.tar.gz
+grep -q "^verify: FAIL" out.txt || fail "tampered NetCDF: no FAIL verdict"
+
+# a member removed
+rm -rf t2 && mkdir t2 && tar xzf arc.tar.gz -C t2 && rm t2/arc/logs/run.log
+repack t2 t2.tar.gz
+expect 4 "member logs/run.log: listed in the manifest but missing" "$NORMSWEEP" verify t2.tar.gz
+
+# a member added
+rm -rf t3 && mkdir t3 && tar xzf arc.tar.gz -C t3 && echo extra > t3/arc/extra.txt
+repack t3 t3.tar.gz
+expect 4 "member extra.txt: in the archive but not listed" "$NORMSWEEP" verify t3.tar.gz
+
+# the manifest itself removed
+rm -rf t4 && mkdir t4 && tar xzf arc.tar.gz -C t4 && rm t4/arc/MANIFEST.sha256
+repack t4 t4.tar.gz
+expect 4 "no MANIFEST.sha256" "$NORMSWEEP" verify t4.tar.gz
+
+# ---- a changed model: same shape, different weights (mkmodel seed 99) ------------------------
+"$NORMSWEEP" mkmodel --layers 4 --heads 4 --embd 128 --ctx 64 --vocab 50257 --seed 99 \
+  --out other-model > /dev/null 2>&1 || fail "mkmodel failed"
+new_sha=$(sha256sum other-model/model.safetensors | cut -d' ' -f1)
+rm model && ln -s "$work/other-model" model
+expect 4 "model $work/model: SHA-256 differs: recorded $model_sha, now $new_sha" \
+  "$NORMSWEEP" verify arc.tar.gz
+grep -q "^SKIP journal and recomputation" out.txt || fail "changed model: recomputation not skipped"
+# a missing model
+rm model
+expect 4 "model $work/model: cannot be resolved" "$NORMSWEEP" verify arc.tar.gz
+ln -s "$NS_TEST_MODEL_DIR" model
+
+# ---- altered journal values (record checksums and manifest redone, so only the values differ) -
+# alter_journal IN OUT TASK SCALE ADD: value 5 of TASK's payload -> value * SCALE + ADD
+alter_journal() {
+  "$PY" - "$@" <<'PYEOF'
+import hashlib, struct, sys
+src, dst, task, scale, add = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+data = bytearray(open(src, 'rb').read())
+# layout (src/sweep/ns_journal.c): 128-byte header with the u64 payload length at offset 16;
+# records of 80 bytes (u32 magic, u32 pad, u64 len, 64 hex sha256 of task+payload), u64 task, payload
+plen = struct.unpack_from('=Q', data, 16)[0]
+pos, done = 128, False
+while pos + 88 + plen <= len(data):
+    t = struct.unpack_from('=Q', data, pos + 80)[0]
+    if t == task:
+        body = pos + 88
+        # the first finite, non-zero value at or after index 5
+        i = 5
+        while True:
+            v = struct.unpack_from('=d', data, body + 8 * i)[0]
+            if v == v and v not in (0.0, float('inf'), float('-inf')):
+                break
+            i += 1
+        struct.pack_into('=d', data, body + 8 * i, v * scale + add)
+        data[pos + 16:pos + 80] = hashlib.sha256(bytes(data[pos + 80:body + plen])).hexdigest().encode()
+        done = True
+    pos += 88 + plen
+assert done, "task not found"
+open(dst, 'wb').write(data)
+PYEOF
+}
+# remanifest DIR: rewrite DIR/arc/MANIFEST.sha256 for the current members
+remanifest() {
+  (cd "$1/arc" && find . -type f ! -name MANIFEST.sha256 | sed 's|^\./||' | LC_ALL=C sort |
+     xargs sha256sum > MANIFEST.sha256) || fail "remanifest $1"
+}
+rm -rf t5 && mkdir t5 && tar xzf arc.tar.gz -C t5
+alter_journal t5/arc/checkpoint/journal.nsj t5/j 2 1.0 0.5 && mv t5/j t5/arc/checkpoint/journal.nsj ||
+  fail "could not alter the journal"
+remanifest t5 && repack t5 t5.tar.gz
+expect 4 "FAIL task 2 (shard 2): 1 of" "$NORMSWEEP" verify t5.tar.gz --sample 4
+grep -q "^PASS manifest" out.txt || fail "altered journal: the re-made manifest should pass"
+grep -q "^PASS task 1 " out.txt || fail "altered journal: untouched task 1 should pass"
+grep -q "archived .*recomputed" out.txt || fail "altered journal: the values are not shown"
+expect 4 "FAIL task 2" "$NORMSWEEP" verify t5.tar.gz --sample 4 --tolerant
+
+# a change of one part in 1e9: a failure byte for byte, within the stated tolerance (1e-4)
+rm -rf t6 && mkdir t6 && tar xzf arc.tar.gz -C t6
+alter_journal t6/arc/checkpoint/journal.nsj t6/j 1 1.000000001 0 && mv t6/j t6/arc/checkpoint/journal.nsj ||
+  fail "could not alter the journal"
+remanifest t6 && repack t6 t6.tar.gz
+expect 4 "FAIL task 1 (shard 1)" "$NORMSWEEP" verify t6.tar.gz --sample 4
+expect 0 "verify: PASS" "$NORMSWEEP" verify t6.tar.gz --sample 4 --tolerant
+
+# a journal record removed (the journal no longer covers every task)
+rm -rf t7 && mkdir t7 && tar xzf arc.tar.gz -C t7
+"$PY" - t7/arc/checkpoint/journal.nsj <<'PYEOF'
+import struct, sys
+p = sys.argv[1]; d = open(p, 'rb').read()
+plen = struct.unpack_from('=Q', d, 16)[0]
+open(p, 'wb').write(d[:len(d) - (88 + plen)])
+PYEOF
+remanifest t7 && repack t7 t7.tar.gz
+expect 4 "FAIL journal: 1 of 4 tasks missing" "$NORMSWEEP" verify t7.tar.gz
+
+if [ "$fails" -ne 0 ]; then
+  echo "archive_verify: $fails failure(s)"
+  exit 1
+fi
+echo "archive_verify: ok"
