@@ -6,7 +6,12 @@
  *
  * Exit 0 when every file was replayed (at least one), 1 on a usage or I/O problem; a bug in the
  * code under test shows up as a crash, an abort from the target's own checks, or (under
- * valgrind / the sanitizers) as their report. NS_FUZZ_NAME is defined by fuzz/local.mk. */
+ * valgrind / the sanitizers) as their report. NS_FUZZ_NAME is defined by fuzz/local.mk.
+ *
+ * Like libFuzzer's -malloc_limit_mb, a single allocation above NS_FUZZ_MALLOC_LIMIT_MB (default
+ * 2048) is a finding (a small hostile file must not make a parser ask for gigabytes): the driver
+ * interposes malloc/calloc/realloc and aborts with a message. Under AddressSanitizer, which owns
+ * malloc, ASan's own max_allocation_size_mb does this instead (scripts/check-sanitizers). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -14,9 +19,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef NS_FUZZ_NAME
 #error "compile with -DNS_FUZZ_NAME=\"parser\""
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NS_FUZZ_HAVE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define NS_FUZZ_HAVE_ASAN 1
+#endif
+
+#ifndef NS_FUZZ_HAVE_ASAN
+/* glibc's allocator entry points (what malloc itself resolves to). */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+
+/* The limit in bytes; 0 until main sets it (allocations before main are not checked). */
+static size_t ns_fuzz_malloc_limit;
+
+static void ns_fuzz_too_big(const char *fn, size_t n)
+{
+    /* No stdio here: it may allocate. */
+    char msg[160];
+    int len = snprintf(msg, sizeof msg, "replay: %s(%zu): a single allocation above the %zu MB limit "
+                       "(NS_FUZZ_MALLOC_LIMIT_MB)\n", fn, n, ns_fuzz_malloc_limit >> 20);
+    if (len > 0 && write(2, msg, (size_t)len) < 0)
+        _exit(3);
+    abort();
+}
+
+void *malloc(size_t n)
+{
+    if (ns_fuzz_malloc_limit && n > ns_fuzz_malloc_limit)
+        ns_fuzz_too_big("malloc", n);
+    return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (ns_fuzz_malloc_limit && size && n > ns_fuzz_malloc_limit / size)
+        ns_fuzz_too_big("calloc", n * size);
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (ns_fuzz_malloc_limit && n > ns_fuzz_malloc_limit)
+        ns_fuzz_too_big("realloc", n);
+    return __libc_realloc(p, n);
+}
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -132,6 +189,11 @@ static int replay_path(const char *path, int optional, size_t *count)
 
 int main(int argc, char **argv)
 {
+#ifndef NS_FUZZ_HAVE_ASAN
+    const char *lim = getenv("NS_FUZZ_MALLOC_LIMIT_MB");
+    size_t mb = lim && *lim ? (size_t)strtoull(lim, NULL, 10) : 2048;
+    ns_fuzz_malloc_limit = mb << 20;
+#endif
     if (LLVMFuzzerInitialize)
         LLVMFuzzerInitialize(&argc, &argv);
     size_t count = 0;

@@ -4,10 +4,17 @@
 Usage: fuzz/gen_seeds.py [OUTDIR]   (default: the fuzz/corpus directory beside this script)
 Python 3 standard library only. Real-data seeds (the stand-in model's header, corpus chunks) are
 not committed: scripts/fuzz adds them from the assets directory at fuzz time."""
+import gzip
+import hashlib
+import io
 import json
 import os
+import shutil
 import struct
+import subprocess
 import sys
+import tarfile
+import tempfile
 
 
 def write(outdir, parser, name, data):
@@ -111,12 +118,119 @@ def sweep_seeds(out):
     write(out, p, "bad_mixed.yaml", "shards: [1, 2]\ngrid:\n  L: []\n  N: [0, -1, x]\n\t bad\n")
 
 
+def tar_gz(entries):
+    """entries: list of (name, kind, payload): kind "file" (bytes), "dir", "symlink" (target)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for name, kind, payload in entries:
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 0
+            ti.uname = ti.gname = ""
+            if kind == "file":
+                ti.size = len(payload)
+                tf.addfile(ti, io.BytesIO(payload))
+            elif kind == "dir":
+                ti.type = tarfile.DIRTYPE
+                ti.mode = 0o755
+                tf.addfile(ti)
+            else:
+                ti.type = tarfile.SYMTYPE
+                ti.linkname = payload
+                tf.addfile(ti)
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def manifest(files):
+    return "".join("%s  %s\n" % (hashlib.sha256(d).hexdigest(), n) for n, d in sorted(files.items())).encode()
+
+
+def archive_seeds(out):
+    p = "archive"
+    files = {"run.nc": b"CDF\x01fake", "sweep.yaml": b"shards: {count: 1, L_max: 8}\n",
+             "checkpoint/journal.bin": bytes(range(32))}
+    good = [("top", "dir", None)] + [("top/" + n, "file", d) for n, d in files.items()]
+    write(out, p, "good.tar.gz", tar_gz(good + [("top/MANIFEST.sha256", "file", manifest(files))]))
+    tampered = dict(files, **{"run.nc": b"CDF\x01FAKE"})
+    write(out, p, "tampered.tar.gz", tar_gz([("top/" + n, "file", d) for n, d in tampered.items()] +
+                                            [("top/MANIFEST.sha256", "file", manifest(files))]))
+    write(out, p, "no_manifest.tar.gz", tar_gz([("top/run.nc", "file", b"x")]))
+    write(out, p, "traversal.tar.gz", tar_gz([("top/../escape", "file", b"x"), ("/abs", "file", b"y")]))
+    write(out, p, "symlink.tar.gz", tar_gz([("top/link", "symlink", "/etc/passwd")]))
+    write(out, p, "two_tops.tar.gz", tar_gz([("a/x", "file", b"1"), ("b/y", "file", b"2")]))
+    write(out, p, "duplicate.tar.gz", tar_gz([("top/x", "file", b"1"), ("top/x", "file", b"2")]))
+    write(out, p, "not_gzip.bin", b"PK\x03\x04 not an archive")
+
+
+def manifest_seeds(out):
+    p = "manifest"
+    files = {"run.nc": b"abc", "sweep.yaml": b""}
+    write(out, p, "good.txt", manifest(files))
+    write(out, p, "mixed.txt", manifest({"run.nc": b"abd", "other.nc": b""}) +
+          b"not a line\n" + b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  sweep.yaml\n" * 2 +
+          b"E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855 *x\r\n")
+    write(out, p, "empty.txt", b"")
+
+
+NC_CDL = """netcdf seed {
+dimensions:
+  L = 4 ;
+  N = 2 ;
+  row = UNLIMITED ;
+variables:
+  float mean(L, N) ;
+    mean:units = "1" ;
+  int count(row) ;
+// global attributes:
+  :title = "normsweep sweep" ;
+  :normsweep_version = "0.1.0" ;
+  :git_commit = "unknown" ;
+  :seed = 0LL ;
+  :ks_alpha = 0.01 ;
+  :shard_count = 8 ;
+  :list = 1, 2, 3 ;
+data:
+  mean = 1, 2, 3, 4, 5, 6, 7, 8 ;
+  count = 1, 2 ;
+}
+"""
+
+
+def nc_seeds(out):
+    p = "nc_read"
+    if not shutil.which("ncgen"):
+        print("gen_seeds: ncgen not found (apt-get install netcdf-bin): nc_read seeds not written",
+              file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        cdl = os.path.join(tmp, "seed.cdl")
+        with open(cdl, "w") as f:
+            f.write(NC_CDL)
+        # kind 1: classic, 2: 64-bit offset, 5: CDF-5, 3: NetCDF-4 (HDF5)
+        for kind, name in ((1, "classic.nc"), (2, "offset64.nc"), (5, "cdf5.nc"), (3, "netcdf4.nc")):
+            dst = os.path.join(tmp, name)
+            cdl_k = cdl if kind in (3, 5) else cdl + ".k"
+            if kind not in (3, 5):  # 64-bit integer attributes need CDF-5 or NetCDF-4
+                with open(cdl_k, "w") as f:
+                    f.write(NC_CDL.replace("0LL", "0"))
+            subprocess.run(["ncgen", "-k", str(kind), "-o", dst, cdl_k], check=True)
+            with open(dst, "rb") as f:
+                write(out, p, name, f.read())
+    write(out, p, "truncated_classic.nc", b"CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a")
+    write(out, p, "hdf5_magic_only.nc", b"\x89HDF\r\n\x1a\n" + bytes(40))
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     tokenizer_seeds(outdir)
     safetensors_seeds(outdir)
     config_seeds(outdir)
     sweep_seeds(outdir)
+    archive_seeds(outdir)
+    manifest_seeds(outdir)
+    nc_seeds(outdir)
 
 
 if __name__ == "__main__":

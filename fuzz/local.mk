@@ -8,13 +8,15 @@
 # block fuzzing the others).
 FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
 FUZZ_LIBS_MODEL = src/model/libns_model.a src/common/libns_common.a
+FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
 	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
 	src/common/libns_common.a
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
 FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
 	-fsanitize=fuzzer $(AM_LDFLAGS) $(LDFLAGS)
-FUZZ_TARGETS = fuzz/fuzz_tokenizer fuzz/fuzz_safetensors fuzz/fuzz_config fuzz/fuzz_sweep_yaml
+FUZZ_TARGETS = fuzz/fuzz_tokenizer fuzz/fuzz_safetensors fuzz/fuzz_config fuzz/fuzz_sweep_yaml \
+	fuzz/fuzz_nc_read fuzz/fuzz_archive fuzz/fuzz_manifest
 
 fuzz-targets: $(FUZZ_TARGETS)
 .PHONY: fuzz-targets
@@ -31,7 +33,17 @@ fuzz/fuzz_config: $(top_srcdir)/fuzz/fuzz_config.c $(FUZZ_HDRS) $(FUZZ_LIBS_MODE
 fuzz/fuzz_sweep_yaml: $(top_srcdir)/fuzz/fuzz_sweep_yaml.c $(FUZZ_HDRS) $(FUZZ_LIBS_SWEEP)
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_sweep_yaml.c $(FUZZ_LIBS_SWEEP) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_nc_read: $(top_srcdir)/fuzz/fuzz_nc_read.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_nc_read.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_archive: $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_manifest: $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
 
 CLEANFILES += $(FUZZ_TARGETS)
 EXTRA_DIST += fuzz/fuzz_tokenizer.c fuzz/fuzz_safetensors.c fuzz/fuzz_config.c \
-	fuzz/fuzz_sweep_yaml.c fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions
+	fuzz/fuzz_sweep_yaml.c fuzz/fuzz_nc_read.c fuzz/fuzz_archive.c fuzz/fuzz_manifest.c \
+	fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions

@@ -93,7 +93,9 @@ if [ "$rc" -eq 0 ] && [ -f "$output" ]; then
   echo "full_grid.sh: sweep complete: $output"
   exit 0
 fi
-if [ "$rc" -eq 3 ] || [ "$stopping" -eq 1 ]; then
+# Status 3 is a saved checkpoint. A launcher that returns 0 without the output means the step
+# never ran (Slurm aborts a step whose launch races the warning signal): also resumable.
+if [ "$rc" -eq 3 ] || [ "$stopping" -eq 1 ] || [ "$rc" -eq 0 ]; then
   if [ "$restarts" -ge "$max_requeues" ]; then
     echo "full_grid.sh: checkpoint saved, but $restarts requeues already: giving up" >&2
     exit 1

@@ -6,8 +6,9 @@
 # arguments it replays fuzz/corpus/<parser>/ and fuzz/regressions/<parser>/ from $top_srcdir.
 FUZZ_REPLAY_CPP = $(NS_TEST_CPP)
 check_PROGRAMS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config \
-	fuzz/replay_sweep_yaml
-TESTS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config fuzz/replay_sweep_yaml
+	fuzz/replay_sweep_yaml fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest
+TESTS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config fuzz/replay_sweep_yaml \
+	fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest
 fuzz_replay_tokenizer_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_tokenizer.c fuzz/ns_fuzz.h
 fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"tokenizer"'
 fuzz_replay_tokenizer_LDADD = $(NS_TEST_LIBS)
@@ -20,6 +21,15 @@ fuzz_replay_config_LDADD = $(NS_TEST_LIBS)
 fuzz_replay_sweep_yaml_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_sweep_yaml.c fuzz/ns_fuzz.h
 fuzz_replay_sweep_yaml_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"sweep_yaml"'
 fuzz_replay_sweep_yaml_LDADD = $(NS_TEST_LIBS)
+fuzz_replay_nc_read_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_nc_read.c fuzz/ns_fuzz.h
+fuzz_replay_nc_read_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"nc_read"'
+fuzz_replay_nc_read_LDADD = $(NS_TEST_LIBS)
+fuzz_replay_archive_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_archive.c fuzz/ns_fuzz.h
+fuzz_replay_archive_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"archive"'
+fuzz_replay_archive_LDADD = $(NS_TEST_LIBS)
+fuzz_replay_manifest_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_manifest.c fuzz/ns_fuzz.h
+fuzz_replay_manifest_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"manifest"'
+fuzz_replay_manifest_LDADD = $(NS_TEST_LIBS)
 
 # check-valgrind: every CUnit program (tests/test_*) and every fuzz replay under memcheck.
 # Fails on any invalid access, use of uninitialised memory or leak (definite, indirect or

@@ -4,7 +4,7 @@ NS_TEST_CPP = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(NS_EXT_CFLAGS) $(CUNIT_CFLA
 NS_TEST_LIBS = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
 	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
 	src/common/libns_common.a $(CUNIT_LIBS) $(NS_EXT_LIBS)
-EXTRA_DIST += tests/test_env.sh tests/ns_test.h tests/data
+EXTRA_DIST += tests/test_env.sh tests/ns_test.h tests/ns_test_ref.h tests/data
 
 check_PROGRAMS += tests/test_common
 tests_test_common_SOURCES = tests/test_common.c

@@ -13,6 +13,7 @@
 #include "analysis/ns_rng.h"
 #include "analysis/ns_topn.h"
 #include "ns_test.h"
+#include "ns_test_ref.h"
 
 #define BMAX 64 /* largest L of the brute-force cases */
 
@@ -144,30 +145,7 @@ static void brute_normalize(const ns_normalizer *f, const double *z, size_t L, d
             a[i] = exp(c * z[i] - mx) / sum;
         return;
     }
-    int ent = f->kind == NS_NORM_ENTMAX15;
-    double y[BMAX], mx = -INFINITY;
-    for (size_t i = 0; i < L; i++) {
-        y[i] = (ent ? 0.5 : 1.0) * z[i] / T;
-        mx = fmax(mx, y[i]);
-    }
-    double lo = mx - 1.0, hi = mx;
-    for (int it = 0; it < 200; it++) {
-        double tau = 0.5 * (lo + hi), sum = 0.0;
-        for (size_t i = 0; i < L; i++) {
-            double u = y[i] - tau;
-            if (u > 0.0)
-                sum += ent ? u * u : u;
-        }
-        if (sum > 1.0)
-            lo = tau;
-        else
-            hi = tau;
-    }
-    double tau = 0.5 * (lo + hi);
-    for (size_t i = 0; i < L; i++) {
-        double u = y[i] - tau;
-        a[i] = u > 0.0 ? (ent ? u * u : u) : 0.0;
-    }
+    ns_test_ref_threshold(a, z, L, T, f->kind == NS_NORM_ENTMAX15);
 }
 
 static double vnorm(const double *a, size_t d)

@@ -7,6 +7,7 @@
 
 #include "analysis/ns_normalize.h"
 #include "ns_test.h"
+#include "ns_test_ref.h"
 
 #define NS_LMAX 64
 
@@ -53,35 +54,10 @@ static void direct_softmax(double *a, const double *z, size_t L, double c)
         a[i] = exp(c * z[i]) / sum;
 }
 
-/* sparsemax / entmax15 by bisection on the threshold: alpha_i = (y_i - tau)_+ with y = z/T
- * (sparsemax) or alpha_i = (y_i - tau)_+^2 with y = z/(2T) (1.5-entmax), sum alpha = 1.
- * 200 halvings pin tau to the last bit. */
+/* sparsemax / entmax15 by bisection on the threshold (tests/ns_test_ref.h). */
 static void direct_threshold(double *a, const double *z, size_t L, double T, int entmax)
 {
-    double y[NS_LMAX], mx = -INFINITY;
-    for (size_t i = 0; i < L; i++) {
-        y[i] = entmax ? 0.5 * z[i] / T : z[i] / T;
-        if (y[i] > mx)
-            mx = y[i];
-    }
-    double lo = mx - 1.0, hi = mx; /* sum >= 1 at lo, 0 at hi */
-    for (int it = 0; it < 200; it++) {
-        double tau = 0.5 * (lo + hi), sum = 0.0;
-        for (size_t i = 0; i < L; i++) {
-            double u = y[i] - tau;
-            if (u > 0.0)
-                sum += entmax ? u * u : u;
-        }
-        if (sum > 1.0)
-            lo = tau;
-        else
-            hi = tau;
-    }
-    double tau = 0.5 * (lo + hi);
-    for (size_t i = 0; i < L; i++) {
-        double u = y[i] - tau;
-        a[i] = u > 0.0 ? (entmax ? u * u : u) : 0.0;
-    }
+    ns_test_ref_threshold(a, z, L, T, entmax);
 }
 
 static void test_names_and_errors(void)

@@ -64,7 +64,7 @@ static int parse_opts(int argc, char **argv, assets_opts *o, int *help)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd': o->dir = optarg; break;
         case 'm': o->mirror = optarg; break;
@@ -72,6 +72,10 @@ static int parse_opts(int argc, char **argv, assets_opts *o, int *help)
         case 'o': o->offline = 1; break;
         case 'c': o->copy = 1; break;
         case 'h': *help = 1; break;
+        case ':':
+            fprintf(stderr, "normsweep assets %s: option '%s' needs a value\n", argv[0],
+                    argv[optind - 1]);
+            return NS_EXIT_USAGE;
         default:
             fprintf(stderr, "normsweep assets %s: unknown or incomplete option '%s' (see --help)\n",
                     argv[0], argv[optind - 1]);
@@ -286,7 +290,8 @@ static int cmd_path(ns_assets_ctx *ctx, const ns_manifest *m, const char *name)
 int ns_cmd_assets(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        fprintf(stderr, "normsweep assets: missing subcommand (list, fetch, verify, path; "
+                "see normsweep assets --help)\n");
         return NS_EXIT_USAGE;
     }
     const char *sub = argv[1];

@@ -121,9 +121,12 @@ int ns_cmd_run(int argc, char **argv)
     else
         code = rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
                : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-    if (!outcome.finalized) {
+    if (!outcome.finalized || code == NS_EXIT_FAILURE) {
+        /* MPI could not be shut down (unresponsive worker), or a runtime failure: leave at once,
+         * without the libraries' exit handlers (HDF5's crashes on a file whose close failed,
+         * e.g. the NetCDF output on a full disk; the temporary file is already removed). */
         fflush(NULL);
-        _Exit(code); /* MPI could not be shut down (unresponsive worker): leave at once */
+        _Exit(code);
     }
     return code;
 }

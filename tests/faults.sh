@@ -1,0 +1,237 @@
+#!/bin/sh
+# faults: fault injection on tiny sweeps, each ending with `--resume` giving the data of an
+# uninterrupted run: (1) disk full while writing the journal and (2) the NetCDF output (small
+# tmpfs mounts), (3) an unwritable (read-only) output or checkpoint directory, at the start and
+# mid-run, (4) model.safetensors replaced by another model mid-run, (5) SIGTERM at five seeded
+# random moments of one sweep. Needs root for the tmpfs mounts (parts 1-3 are skipped otherwise).
+# Known bugs found here are printed as KNOWN BUG lines and do not fail the test (see
+# docs/RELIABILITY-CATALOGUE.md).
+. "$top_srcdir/tests/sweep_common.sh"
+mounts=
+cleanup() {
+  for m in $mounts; do umount "$m" 2> /dev/null || umount -l "$m" 2> /dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP PIPE
+cd "$work" || fail "cd"
+t0=$(date +%s)
+step() { echo "faults: $* ($(( $(date +%s) - t0 )) s)"; }
+
+# Two tiny models with the same shape and different weights; the sweep names the directory mdl.
+"$NORMSWEEP" mkmodel --layers 2 --heads 2 --embd 16 --ctx 128 --vocab 50257 --seed 1 --out mA \
+  > /dev/null || fail "mkmodel mA"
+"$NORMSWEEP" mkmodel --layers 2 --heads 2 --embd 16 --ctx 128 --vocab 50257 --seed 2 --out mB \
+  > /dev/null || fail "mkmodel mB"
+cp -r mA mdl
+head -c 600000 "$NS_TEST_CORPUS" > corpus.txt   # about 140000 tokens, quick to tokenize
+# f.yaml: SHARDS shards of 128 tokens
+make_fault_sweep() {
+  cat > f.yaml <<EOF
+model: mdl
+tokenizer: $NS_TEST_TOKENIZER_DIR
+corpus: corpus.txt
+strip_gutenberg: false
+shards: {count: $1, L_max: 128}
+grid:
+  L: [64, 128]
+  N: [1, 4, 16]
+  T: [0.5, 1.0]
+  eps: [1.0e-3]
+  layers: all
+  heads: all
+normalizer: [softmax, sparsemax]
+rows: 2
+seed: 11
+EOF
+}
+make_fault_sweep 100
+"$NORMSWEEP" f.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
+ref=ref.nc
+step "reference run done"
+
+# expect_rc WANT LOG: the last command's status ($rc) is WANT, else show LOG and fail
+expect_rc() { [ "$rc" -eq "$1" ] || { cat "$2" >&2; fail "$3: exit $rc, expected $1"; }; }
+# one_line LOG PATTERN: the log's last line matches the grep -x PATTERN, and it is one line
+last_line() {
+  tail -n 1 "$1" | grep -qx -- "$2" || { cat "$1" >&2; fail "last line of $1 is not '$2'"; }
+}
+# resume_ok OUT CKPT LABEL [NP]: --resume completes with the reference data
+resume_ok() {
+  run_np "${4:-1}" f.yaml --output "$1" --checkpoint-dir "$2" --resume 2> "$work/log_resume"; rc=$?
+  expect_rc 0 "$work/log_resume" "$3: --resume"
+  same_data "$ref" "$1" "$3: resume vs uninterrupted"
+}
+# wait_file PATH: until PATH exists (at most 30 s)
+wait_file() {
+  i=0
+  while [ ! -e "$1" ]; do i=$((i + 1)); [ $i -lt 300 ] || fail "$1 never appeared"; sleep 0.1; done
+}
+# wait_progress LOG: until the master reported a progress line
+wait_progress() {
+  i=0
+  while ! grep -q "tasks (.*%)" "$1" 2> /dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || fail "no progress in $1"; sleep 0.1
+  done
+}
+# wait_started PID LOG: until the master has announced itself (journal open, handlers installed)
+# or the process has ended
+wait_started() {
+  i=0
+  while ! grep -q "master pid" "$2" 2> /dev/null && kill -0 "$1" 2> /dev/null; do
+    i=$((i + 1)); [ $i -lt 600 ] || fail "$2: the sweep never started"; sleep 0.05
+  done
+}
+# tmpfs DIR SIZE [ro]: a small tmpfs, unmounted by the EXIT trap
+tmpfs() {
+  mkdir -p "$1" && mount -t tmpfs -o "size=$2${3:+,$3}" tmpfs "$1" 2> /dev/null || return 1
+  mounts="$work/$1 $mounts"
+}
+
+if ! tmpfs probe 64k; then
+  echo "faults: SKIP disk-full and read-only parts: cannot mount a tmpfs (not root?)"
+else
+  # ---- (1) disk full while writing the journal ---------------------------------------------
+  # The journal of this sweep is about 2.8 MB; a 1 MB file system fills up mid-sweep.
+  tmpfs j 1m || fail "mount j"
+  "$NORMSWEEP" f.yaml --output d1.nc --checkpoint-dir j/ck 2> log1; rc=$?
+  expect_rc 1 log1 "journal on a full disk"
+  last_line log1 "normsweep run: write j/ck/journal.nsj: No space left on device"
+  [ -e d1.nc ] && fail "journal on a full disk: output written"
+  ls | grep -q '^d1\.nc' && fail "journal on a full disk: a temporary output file was left: $(ls)"
+  mount -o remount,size=16m j || fail "remount j"   # space freed
+  resume_ok d1.nc j/ck "journal on a full disk"
+  grep -q "ignored a torn record at the end of j/ck/journal.nsj" log_resume ||
+    fail "the torn last record was not reported"
+  n=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' log_resume)
+  [ "${n:-0}" -gt 0 ] || fail "journal on a full disk: nothing was kept in the journal"
+  step "disk full (journal): exit 1, resumed from $n tasks"
+
+  # ---- (2) disk full while writing the NetCDF output ---------------------------------------
+  tmpfs o 256k || fail "mount o"   # the output is about 1.7 MB
+  "$NORMSWEEP" f.yaml --output o/d2.nc --checkpoint-dir ck2 2> log2; rc=$?
+  expect_rc 1 log2 "NetCDF output on a full disk"
+  last_line log2 "normsweep run: o/d2\.nc\.tmp\.[0-9]*: close: NetCDF: HDF error"
+  [ -z "$(ls -A o)" ] || fail "NetCDF on a full disk: left behind in o/: $(ls -A o)"
+  mount -o remount,size=16m o || fail "remount o"
+  resume_ok o/d2.nc ck2 "NetCDF output on a full disk"
+  grep -q "master computed 0 task" log_resume || fail "NetCDF on a full disk: resume recomputed tasks"
+  step "disk full (NetCDF): exit 1, nothing at the final path, resume recomputed nothing"
+
+  # ---- (3) read-only output / checkpoint directory ------------------------------------------
+  # Root ignores permission bits, so the directories are read-only mounts.
+  tmpfs ro 64k ro || fail "mount ro"
+  "$NORMSWEEP" f.yaml --output ro/d3.nc --checkpoint-dir ck3 2> log3; rc=$?
+  expect_rc 2 log3 "read-only output directory"
+  last_line log3 "normsweep run: output ro/d3.nc: directory ro is not writable: Read-only file system"
+  [ -e ck3 ] && fail "read-only output directory: the checkpoint directory was created"
+  "$NORMSWEEP" f.yaml --output d3.nc --checkpoint-dir ro/ck 2> log3b; rc=$?
+  expect_rc 2 log3b "read-only checkpoint directory"
+  last_line log3b "normsweep run: mkdir ro/ck: Read-only file system"
+  [ -e d3.nc ] && fail "read-only checkpoint directory: output written"
+  # made read-only mid-run: the final write fails, the journal survives, --resume completes
+  tmpfs rw 16m || fail "mount rw"
+  "$NORMSWEEP" f.yaml --output rw/d3.nc --checkpoint-dir ck3m 2> log3m &
+  pid=$!
+  wait_progress log3m
+  mount -o remount,ro rw || fail "remount rw read-only"
+  wait $pid; rc=$?
+  expect_rc 1 log3m "output directory made read-only mid-run"
+  last_line log3m "normsweep run: rw/d3\.nc\.tmp\.[0-9]*: create: Permission denied"
+  mount -o remount,rw rw || fail "remount rw"
+  [ -z "$(ls -A rw)" ] || fail "read-only mid-run: left behind: $(ls -A rw)"
+  resume_ok rw/d3.nc ck3m "output directory made read-only mid-run"
+  step "read-only directories: exit 2 at the start, 1 mid-run, resumed"
+fi
+
+# ---- (4) model.safetensors replaced during a run -----------------------------------------
+# Decided behaviour: the model is memory-mapped once; a rename over model.safetensors leaves the
+# mapped inode in place, so the running sweep stays consistent (old weights throughout, the
+# recorded checksum is the old one). The journal header records the model's checksum, so a later
+# --resume with the new file refuses (exit 2), and works again once the old file is back.
+"$NORMSWEEP" f.yaml --output d4.nc --checkpoint-dir ck4 2> log4 &
+pid=$!
+wait_progress log4
+cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors
+wait $pid; rc=$?
+expect_rc 0 log4 "model replaced mid-run"
+same_data ref.nc d4.nc "model replaced mid-run (old inode)"
+"$NORMSWEEP" f.yaml --output d4.nc --checkpoint-dir ck4 --resume 2> log4r; rc=$?
+expect_rc 2 log4r "--resume after the model changed"
+last_line log4r "normsweep run: ck4/journal.nsj belongs to a different sweep (sweep text or model changed); refusing to resume from it"
+cmp -s mA/model.safetensors mdl/model.safetensors && fail "the model was not replaced"
+cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+resume_ok d4.nc ck4 "model restored"
+# Known bug (timing-dependent, so reported, not failed): a model replaced between the checksum
+# (validation) and the memory map (after tokenizing the corpus) is used while the old checksum
+# is recorded. The whole of War and Peace makes the window wide enough to hit now and then.
+sed "s|^corpus: .*|corpus: $NS_TEST_CORPUS|" f.yaml > race.yaml
+"$NORMSWEEP" race.yaml --output ra.nc --checkpoint-dir ckra 2> logra || { cat logra >&2; fail "race reference"; }
+data_cdl ra.nc > ra.cdl
+for d in 0.25 0.35 0.45; do
+  cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+  rm -rf rb.nc ckrb
+  "$NORMSWEEP" race.yaml --output rb.nc --checkpoint-dir ckrb 2> logrb &
+  pid=$!
+  sleep $d
+  cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors
+  wait $pid; rc=$?
+  if [ $rc -eq 0 ] && { data_cdl rb.nc | cmp -s - ra.cdl; } ; then continue; fi
+  if [ $rc -eq 0 ] && grep -q "model_sha256 = \"$(sha256sum < mA/model.safetensors | cut -d' ' -f1)\"" \
+       "$(ncdump -h rb.nc > rb.h; echo rb.h)"; then
+    echo "faults: KNOWN BUG: a model replaced during start-up (+$d s) was used although the output" \
+         "records the old model's sha256 (src/sweep/ns_sweep_run.c: ranks map the model by path" \
+         "after rank 0 hashed it)"
+    break
+  fi
+done
+cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+step "model replaced: run consistent, resume refused, resumes once restored"
+
+# ---- (5) SIGTERM at five seeded random moments ---------------------------------------------
+# A sweep of 400 tasks (about 3 s); each interruption comes a random 0..0.5 s after the master
+# announced itself; each run exits 3 (or 0 when it finished first) and the next --resume reads
+# the journal; the last --resume completes it.
+make_fault_sweep 400
+"$NORMSWEEP" f.yaml --output ref5.nc --checkpoint-dir ckref5 2> logref5 ||
+  { cat logref5 >&2; fail "reference run (400 tasks)"; }
+ref=ref5.nc
+delays=$(awk 'BEGIN { srand(20250821); for (i = 0; i < 5; i++) printf "%.2f ", rand() * 0.5 }')
+resume= kept=0 k=0
+for d in $delays; do
+  k=$((k + 1))
+  "$NORMSWEEP" f.yaml --output d5.nc --checkpoint-dir ck5 $resume 2> log5_$k &
+  pid=$!
+  wait_started $pid log5_$k
+  sleep "$d"
+  kill -TERM $pid 2> /dev/null
+  wait $pid; rc=$?
+  if [ $rc -eq 0 ]; then
+    same_data ref5.nc d5.nc "SIGTERM $k after it finished"
+    echo "faults: SIGTERM $k (+${d} s): the sweep had finished (exit 0)"
+    break
+  fi
+  expect_rc 3 log5_$k "SIGTERM $k (+${d} s)"
+  last_line log5_$k "normsweep run: interrupted: [0-9]* of 400 tasks saved in ck5/journal.nsj; continue with --resume"
+  [ -e d5.nc ] && fail "SIGTERM $k: output written"
+  n=$(tail -n 1 log5_$k | sed 's/.*interrupted: \([0-9]*\) of.*/\1/')
+  [ "$n" -ge "$kept" ] || fail "SIGTERM $k: the journal shrank from $kept to $n tasks"
+  echo "faults: SIGTERM $k (+${d} s): exit 3 with $n of 400 tasks in the journal"
+  kept=$n resume=--resume
+done
+if [ ! -e d5.nc ]; then
+  resume_ok d5.nc ck5 "SIGTERM x5"
+  before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' log_resume)
+  [ "$before" = "$kept" ] || fail "final resume found $before tasks, the last interruption saved $kept"
+fi
+# Known limitation: before the signal handlers are installed (during MPI_Init) SIGTERM kills
+# the process with the default action (exit 143), before anything is written.
+"$NORMSWEEP" f.yaml --output d6.nc --checkpoint-dir ck6 2> log6 &
+pid=$!
+sleep 0.02
+kill -TERM $pid; wait $pid; rc=$?
+[ -e ck6 ] || [ -e d6.nc ] && [ $rc -ne 3 ] && fail "early SIGTERM: exit $rc with files written"
+[ $rc -eq 143 ] && echo "faults: KNOWN BUG: SIGTERM during MPI_Init kills normsweep (exit 143, not 3;" \
+  "nothing written): handlers are installed after MPI_Init_thread in src/sweep/ns_sweep_run.c"
+step "SIGTERM at $delays s: resumed to the uninterrupted data"
+echo "faults: ok"
