@@ -3,9 +3,9 @@
 # uninterrupted run: (1) disk full while writing the journal and (2) the NetCDF output (small
 # tmpfs mounts), (3) an unwritable (read-only) output or checkpoint directory, at the start and
 # mid-run, (4) model.safetensors replaced by another model mid-run, (5) SIGTERM at five seeded
-# random moments of one sweep. Needs root for the tmpfs mounts (parts 1-3 are skipped otherwise).
-# Known bugs found here are printed as KNOWN BUG lines and do not fail the test (see
-# docs/RELIABILITY-CATALOGUE.md).
+# random moments of one sweep and once during MPI_Init. Needs root for the tmpfs mounts (parts 1-3
+# are skipped otherwise) and gdb for the model replaced during start-up (skipped without it). See
+# docs/RELIABILITY-CATALOGUE.md.
 . "$top_srcdir/tests/sweep_common.sh"
 mounts=
 cleanup() {
@@ -74,6 +74,17 @@ wait_progress() {
     i=$((i + 1)); [ $i -lt 300 ] || fail "no progress in $1"; sleep 0.1
   done
 }
+# wait_handler PID: until the process catches SIGTERM (bit 15 of SigCgt in /proc/PID/status: the
+# handlers are installed first thing in the run, before MPI_Init) or has ended
+wait_handler() {
+  i=0
+  while :; do
+    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2> /dev/null)
+    [ -z "$cgt" ] && return 0                        # ended
+    [ $(( 0x$cgt & 16384 )) -ne 0 ] && return 0
+    i=$((i + 1)); [ $i -lt 3000 ] || fail "pid $1 never installed its SIGTERM handler"; sleep 0.01
+  done
+}
 # wait_started PID LOG: until the master has announced itself (journal open, handlers installed)
 # or the process has ended
 wait_started() {
@@ -111,7 +122,7 @@ else
   tmpfs o 256k || fail "mount o"   # the output is about 1.7 MB
   "$NORMSWEEP" f.yaml --output o/d2.nc --checkpoint-dir ck2 2> log2; rc=$?
   expect_rc 1 log2 "NetCDF output on a full disk"
-  last_line log2 "normsweep run: o/d2\.nc\.tmp\.[0-9]*: close: NetCDF: HDF error"
+  last_line log2 "normsweep run: o/d2\.nc\.tmp\.[0-9]*: close: NetCDF: HDF error (probably: No space left on device: [0-9]* kB free in o)"
   [ -z "$(ls -A o)" ] || fail "NetCDF on a full disk: left behind in o/: $(ls -A o)"
   mount -o remount,size=16m o || fail "remount o"
   resume_ok o/d2.nc ck2 "NetCDF output on a full disk"
@@ -137,7 +148,7 @@ else
   mount -o remount,ro rw || fail "remount rw read-only"
   wait $pid; rc=$?
   expect_rc 1 log3m "output directory made read-only mid-run"
-  last_line log3m "normsweep run: rw/d3\.nc\.tmp\.[0-9]*: create: Permission denied"
+  last_line log3m "normsweep run: rw/d3\.nc\.tmp\.[0-9]*: create: Permission denied (probably: Read-only file system)"
   mount -o remount,rw rw || fail "remount rw"
   [ -z "$(ls -A rw)" ] || fail "read-only mid-run: left behind: $(ls -A rw)"
   resume_ok rw/d3.nc ck3m "output directory made read-only mid-run"
@@ -162,30 +173,55 @@ last_line log4r "normsweep run: ck4/journal.nsj belongs to a different sweep (sw
 cmp -s mA/model.safetensors mdl/model.safetensors && fail "the model was not replaced"
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 resume_ok d4.nc ck4 "model restored"
-# Known bug (timing-dependent, so reported, not failed): a model replaced between the checksum
-# (validation) and the memory map (after tokenizing the corpus) is used while the old checksum
-# is recorded. The whole of War and Peace makes the window wide enough to hit now and then.
-sed "s|^corpus: .*|corpus: $NS_TEST_CORPUS|" f.yaml > race.yaml
-"$NORMSWEEP" race.yaml --output ra.nc --checkpoint-dir ckra 2> logra || { cat logra >&2; fail "race reference"; }
-data_cdl ra.nc > ra.cdl
-for d in 0.25 0.35 0.45; do
-  cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
-  rm -rf rb.nc ckrb
-  "$NORMSWEEP" race.yaml --output rb.nc --checkpoint-dir ckrb 2> logrb &
-  pid=$!
-  sleep $d
-  cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors
-  wait $pid; rc=$?
-  if [ $rc -eq 0 ] && { data_cdl rb.nc | cmp -s - ra.cdl; } ; then continue; fi
-  if [ $rc -eq 0 ] && grep -q "model_sha256 = \"$(sha256sum < mA/model.safetensors | cut -d' ' -f1)\"" \
-       "$(ncdump -h rb.nc > rb.h; echo rb.h)"; then
-    echo "faults: KNOWN BUG: a model replaced during start-up (+$d s) was used although the output" \
-         "records the old model's sha256 (src/sweep/ns_sweep_run.c: ranks map the model by path" \
-         "after rank 0 hashed it)"
-    break
-  fi
-done
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+# Replaced during start-up, between the checksum (rank 0, validation) and the memory map: the run
+# must not use other weights than the recorded checksum's. Made deterministic with gdb: the file is
+# replaced when ns_gpt2_load is entered, (a) on rank 0 (its mapped bytes no longer hash to the
+# recorded checksum) and (b) on rank 1 of 2 (it mapped another file than rank 0: device, inode,
+# size, mtime). Both: exit 1, one line naming the file, nothing written; the next run works.
+if command -v gdb > /dev/null 2>&1; then
+  # gdb_replace.sh ARGS...: run ARGS under gdb, replacing mdl's model by mB's when the model is
+  # loaded; exits with the program's status (99: unknown)
+  cat > gdb_replace.sh <<'EOF'
+#!/bin/sh
+out=gdb.$$.out
+gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_gpt2_load' -ex run \
+  -ex 'shell cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors' \
+  -ex continue --args "$@" > "$out" < /dev/null
+code=$(sed -n 's/.*exited with code \([0-9]*\).*/\1/p' "$out" | tail -n 1)
+grep -q "exited normally" "$out" && code=0
+rm -f "$out"
+exit "${code:-99}"
+EOF
+  cat > rank1_gdb.sh <<'EOF'
+#!/bin/sh
+[ "${OMPI_COMM_WORLD_RANK:-}" = 1 ] && exec ./gdb_replace.sh "$@"
+exec "$@"
+EOF
+  chmod +x gdb_replace.sh rank1_gdb.sh
+  ./gdb_replace.sh "$NORMSWEEP" f.yaml --output r0.nc --checkpoint-dir ckr0 2> logr0; rc=$?
+  expect_rc 1 logr0 "model replaced during start-up (rank 0)"
+  last_line logr0 "normsweep run: .*/mdl/model\.safetensors changed during start-up (sha256 [0-9a-f]*\.\.\. when checked, [0-9a-f]*\.\.\. when loaded); nothing was written: run again"
+  [ -e r0.nc ] || [ -e ckr0 ] && fail "model replaced during start-up (rank 0): files written"
+  cmp -s mB/model.safetensors mdl/model.safetensors || fail "gdb did not replace the model"
+  cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+  "$MPIEXEC" --oversubscribe -np 2 ./rank1_gdb.sh "$NORMSWEEP" f.yaml --output r1.nc \
+    --checkpoint-dir ckr1 2> logr1; rc=$?
+  expect_rc 1 logr1 "model replaced during start-up (rank 1)"
+  grep -qx "normsweep run: rank 1: .*/mdl/model\.safetensors changed during start-up (rank 1 mapped another file than rank 0 checked); nothing was written: run again" logr1 ||
+    { cat logr1 >&2; fail "model replaced during start-up (rank 1): no message from rank 1"; }
+  [ -e r1.nc ] || [ -e ckr1 ] && fail "model replaced during start-up (rank 1): files written"
+  cmp -s mB/model.safetensors mdl/model.safetensors || fail "gdb did not replace the model (rank 1)"
+  # with the new model in place, a run goes through and records the new model's checksum
+  "$NORMSWEEP" f.yaml --output r2.nc --checkpoint-dir ckr2 2> logr2 ||
+    { cat logr2 >&2; fail "run after the replacement"; }
+  ncdump -h r2.nc | grep -q "model_sha256 = \"$(sha256sum < mB/model.safetensors | cut -d' ' -f1)\"" ||
+    fail "run after the replacement: model_sha256 is not the new model's"
+  cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
+  step "model replaced during start-up: exit 1, nothing written (on rank 0 and on rank 1)"
+else
+  echo "faults: SKIP model replaced during start-up: gdb is not installed"
+fi
 step "model replaced: run consistent, resume refused, resumes once restored"
 
 # ---- (5) SIGTERM at five seeded random moments ---------------------------------------------
@@ -224,14 +260,15 @@ if [ ! -e d5.nc ]; then
   before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' log_resume)
   [ "$before" = "$kept" ] || fail "final resume found $before tasks, the last interruption saved $kept"
 fi
-# Known limitation: before the signal handlers are installed (during MPI_Init) SIGTERM kills
-# the process with the default action (exit 143), before anything is written.
+# SIGTERM before the sweep started (sent as soon as the handler is in place, i.e. during MPI_Init):
+# exit 3, that one line, nothing written.
 "$NORMSWEEP" f.yaml --output d6.nc --checkpoint-dir ck6 2> log6 &
 pid=$!
-sleep 0.02
+wait_handler $pid
 kill -TERM $pid; wait $pid; rc=$?
-[ -e ck6 ] || [ -e d6.nc ] && [ $rc -ne 3 ] && fail "early SIGTERM: exit $rc with files written"
-[ $rc -eq 143 ] && echo "faults: KNOWN BUG: SIGTERM during MPI_Init kills normsweep (exit 143, not 3;" \
-  "nothing written): handlers are installed after MPI_Init_thread in src/sweep/ns_sweep_run.c"
+expect_rc 3 log6 "SIGTERM during MPI_Init"
+last_line log6 "normsweep run: interrupted before the sweep started; nothing was written"
+[ "$(wc -l < log6)" -eq 1 ] || { cat log6 >&2; fail "SIGTERM during MPI_Init: more than one line"; }
+[ -e ck6 ] || [ -e d6.nc ] && fail "SIGTERM during MPI_Init: files written"
 step "SIGTERM at $delays s: resumed to the uninterrupted data"
 echo "faults: ok"

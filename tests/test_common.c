@@ -23,6 +23,11 @@ static void test_fail_formats_and_returns_code(void)
     ns_err_prefix(&err, "model %s", "gpt2");
     CU_ASSERT_STRING_EQUAL(err.msg, "model gpt2: open x.bin: No such file");
     CU_ASSERT_EQUAL(ns_fail(NULL, NS_ERR_FORMAT, "dropped"), NS_ERR_FORMAT);
+    /* quoted input cannot break the one-line rule */
+    ns_fail(&err, NS_ERR_FORMAT, "bad name '%s'", "a\nb\rc\td\x1b");
+    CU_ASSERT_STRING_EQUAL(err.msg, "bad name 'a?b?c d?'");
+    ns_err_prefix(&err, "file %s", "x\ny");
+    CU_ASSERT_STRING_EQUAL(err.msg, "file x?y: bad name 'a?b?c d?'");
 }
 
 static void test_sha256_known_vectors(void)
@@ -51,8 +56,9 @@ static void test_atomic_write_then_read_and_hash(void)
     char hex[NS_SHA256_HEX_LEN + 1];
     CU_ASSERT_EQUAL(ns_sha256_file(path, hex, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CU_ASSERT_EQUAL(ns_file_read_all(path, 2, &data, &len, &err) == NS_ERR_INVALID, 1);
     free(data);
+    CU_ASSERT_EQUAL(ns_file_read_all(path, 2, &data, &len, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(data); /* nothing allocated on failure */
     /* no temporary left behind */
     char *tmp = ns_file_temp_name(path);
     CU_ASSERT_FALSE(ns_file_exists(tmp));

@@ -718,6 +718,204 @@ static void test_corpus_tokenize(void)
     ns_tokenizer_free(tok);
 }
 
+/* ---- the corpus must be text: no NUL, valid UTF-8 ------------------------------------------- */
+
+/* ns_corpus_check_text on len bytes: NS_OK, or the exact message. */
+static void check_text(const char *bytes, size_t len, const char *want)
+{
+    ns_err err;
+    ns_err_clear(&err);
+    int rc = ns_corpus_check_text(bytes, len, "t.txt", &err);
+    if (!want) {
+        if (rc != NS_OK)
+            fprintf(stderr, "\nunexpected: %s\n", err.msg);
+        CU_ASSERT_EQUAL(rc, NS_OK);
+        return;
+    }
+    CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
+    if (strcmp(err.msg, want) != 0)
+        fprintf(stderr, "\nwant: %s\ngot:  %s\n", want, err.msg);
+    CU_ASSERT_STRING_EQUAL(err.msg, want);
+}
+#define CHECKT(lit, want) check_text(lit, sizeof lit - 1, want)
+
+static void test_corpus_text_check_cases(void)
+{
+    CHECKT("", NULL);
+    CHECKT("plain ASCII\r\n\ttext\f\n", NULL);
+    /* a byte order mark, 2-, 3- and 4-byte forms, and the edges of the valid ranges */
+    CHECKT("\xEF\xBB\xBFh\xC3\xA9llo \xE2\x80\x94 \xE6\x97\xA5 \xF0\x9F\x98\x80\n", NULL);
+    CHECKT("\xC2\x80 \xDF\xBF \xE0\xA0\x80 \xED\x9F\xBF \xEE\x80\x80 \xEF\xBF\xBF", NULL);
+    CHECKT("\xF0\x90\x80\x80 \xF4\x8F\xBF\xBF", NULL);
+    CHECKT("a\0b", "t.txt: not a text file (NUL byte at offset 1)");
+    CHECKT("ab\n\x80", "t.txt: not UTF-8 text (invalid byte 0x80 at offset 3, line 2)");
+    CHECKT("caf\xE9\n", "t.txt: not UTF-8 text (invalid byte 0xe9 at offset 3, line 1)");
+    CHECKT("\xC0\x80", "t.txt: not UTF-8 text (invalid byte 0xc0 at offset 0, line 1)");
+    CHECKT("\xC1\xBF", "t.txt: not UTF-8 text (invalid byte 0xc1 at offset 0, line 1)");
+    CHECKT("\xE0\x9F\xBF", "t.txt: not UTF-8 text (invalid byte 0xe0 at offset 0, line 1)");
+    CHECKT("\n\n\xED\xA0\x80", "t.txt: not UTF-8 text (invalid byte 0xed at offset 2, line 3)");
+    CHECKT("\xF0\x8F\xBF\xBF", "t.txt: not UTF-8 text (invalid byte 0xf0 at offset 0, line 1)");
+    CHECKT("\xF4\x90\x80\x80", "t.txt: not UTF-8 text (invalid byte 0xf4 at offset 0, line 1)");
+    CHECKT("\xF5\x80\x80\x80", "t.txt: not UTF-8 text (invalid byte 0xf5 at offset 0, line 1)");
+    CHECKT("ok\xE2\x82", "t.txt: not UTF-8 text (invalid byte 0xe2 at offset 2, line 1)");
+    CHECKT("\xE2\x28\xA1", "t.txt: not UTF-8 text (invalid byte 0xe2 at offset 0, line 1)");
+    CHECKT("\xF0\x9F\x98", "t.txt: not UTF-8 text (invalid byte 0xf0 at offset 0, line 1)");
+    CHECKT("x\xFF", "t.txt: not UTF-8 text (invalid byte 0xff at offset 1, line 1)");
+    CHECKT("\xFF\xFEh\0i\0", "t.txt: not UTF-8 text (UTF-16 byte order mark 0xfffe at offset 0; "
+                                 "convert it with iconv -f UTF-16 -t UTF-8)");
+    CHECKT("\xFE\xFF\0h\0i", "t.txt: not UTF-8 text (UTF-16 byte order mark 0xfeff at offset 0; "
+                                 "convert it with iconv -f UTF-16 -t UTF-8)");
+}
+
+/* Reference: is s[0..n) (n = 1..4) exactly one valid UTF-8 sequence? Decoded by bit arithmetic,
+ * then the rules of RFC 3629: the lead byte's length, continuation bytes 10xxxxxx, the shortest
+ * form, no surrogate, at most U+10FFFF. */
+static int ref_one_sequence(const unsigned char *s, size_t n)
+{
+    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t want;
+    unsigned cp;
+    if (s[0] < 0x80) {
+        want = 1;
+        cp = s[0];
+    } else if ((s[0] & 0xE0) == 0xC0) {
+        want = 2;
+        cp = s[0] & 0x1Fu;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        want = 3;
+        cp = s[0] & 0x0Fu;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        want = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (want != n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if (n > 1 && cp < min_cp[n])
+        return 0;
+    return cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0;
+}
+
+/* The validator against the reference: every 1- and 2-byte string, every 3-byte string with a
+ * 3-byte lead, and 4-byte strings with every lead from 0xF0 to 0xF7, every second byte and edge
+ * values for the others. */
+static void test_corpus_text_check_exhaustive(void)
+{
+    ns_err err;
+    size_t mismatches = 0, checked = 0;
+    unsigned char s[4];
+    for (unsigned a = 0; a < 256; a++) {
+        s[0] = (unsigned char)a;
+        int ok = ns_corpus_check_text((const char *)s, 1, "t", &err) == NS_OK;
+        mismatches += ok != ref_one_sequence(s, 1);
+        checked++;
+        for (unsigned b = 0; b < 256; b++) {
+            s[1] = (unsigned char)b;
+            int ref = ref_one_sequence(s, 2) ||
+                      (ref_one_sequence(s, 1) && ref_one_sequence(s + 1, 1));
+            if (a == 0xFF && b == 0xFE)
+                ref = 0;
+            ok = ns_corpus_check_text((const char *)s, 2, "t", &err) == NS_OK;
+            mismatches += ok != ref;
+            checked++;
+        }
+    }
+    for (unsigned a = 0xE0; a <= 0xEF; a++)
+        for (unsigned b = 0; b < 256; b++)
+            for (unsigned c = 0; c < 256; c++) {
+                s[0] = (unsigned char)a;
+                s[1] = (unsigned char)b;
+                s[2] = (unsigned char)c;
+                int ok = ns_corpus_check_text((const char *)s, 3, "t", &err) == NS_OK;
+                mismatches += ok != ref_one_sequence(s, 3);
+                checked++;
+            }
+    static const unsigned char edge[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0xBF, 0xC0, 0xFF};
+    for (unsigned a = 0xF0; a <= 0xF7; a++)
+        for (unsigned b = 0; b < 256; b++)
+            for (size_t c = 0; c < sizeof edge; c++)
+                for (size_t d = 0; d < sizeof edge; d++) {
+                    s[0] = (unsigned char)a;
+                    s[1] = (unsigned char)b;
+                    s[2] = edge[c];
+                    s[3] = edge[d];
+                    int ok = ns_corpus_check_text((const char *)s, 4, "t", &err) == NS_OK;
+                    mismatches += ok != ref_one_sequence(s, 4);
+                    checked++;
+                }
+    CU_ASSERT(checked > 1000000);
+    CU_ASSERT_EQUAL(mismatches, 0);
+}
+
+/* The check runs before the Gutenberg markers are looked for, with its own status code (a bad
+ * byte is reported at `corpus:`, not at `strip_gutenberg:`), on the whole file. */
+static void test_corpus_from_text_refuses_binary(void)
+{
+    static const char text[] = "*** START OF THE PROJECT GUTENBERG EBOOK W ***\nbody \x01\x02\0\x03\n"
+                               "*** END OF THE PROJECT GUTENBERG EBOOK W ***\n";
+    ns_corpus c;
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_corpus_from_text(text, sizeof text - 1, "w.bin", 1, NULL, &c, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "w.bin: not a text file (NUL byte at offset 54)");
+}
+
+/* ---- after a syntax or schema error no file is looked at ------------------------------------ */
+
+/* ns_sweep_load on text (written to a temporary file) with fetching disabled: the diagnostics. */
+static void load_text(const char *text, size_t want_n, const char *want_suffix)
+{
+    char path[4096];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/ns_sweep_cfg_XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL_FATAL(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    ns_sweep_config cfg;
+    ns_sweep_inputs *in = calloc(1, sizeof *in);
+    ns_sweep_diags d = {0};
+    ns_err err;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    int rc = ns_sweep_load(path, 0, 0, &cfg, NULL, in, &d, &err);
+    unlink(path);
+    CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(d.n, want_n);
+    CU_ASSERT_EQUAL(in->have_model, 0);
+    CU_ASSERT_EQUAL(in->have_tokenizer, 0);
+    CU_ASSERT_EQUAL(in->have_corpus, 0);
+    for (size_t i = 0; i < d.n; i++) {
+        const char *t = d.items[i].text;
+        size_t tl = strlen(t), sl = strlen(want_suffix);
+        CU_ASSERT(strstr(t, "model") == NULL && strstr(t, "corpus") == NULL);
+        if (i == 0)
+            CU_ASSERT(tl >= sl && strcmp(t + tl - sl, want_suffix) == 0);
+    }
+    if (d.n != want_n)
+        dump_diags(path, &d);
+    ns_sweep_inputs_free(in);
+    free(in);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
+static void test_load_stops_after_text_errors(void)
+{
+    /* syntax error: not even the default model (gpt2) is resolved */
+    load_text("shards: {count: 1, L_max: 64\ngrid: {L: [64], N: [1]}\n", 1,
+              "(while parsing a flow mapping at line 1, column 9)");
+    /* schema error: the (missing) model and corpus are not looked at */
+    load_text("model: /nonexistent/m\ncorpus: /nonexistent/c.txt\nshards: {count: 1, L_max: 64}\n"
+              "grid: {L: [64], N: [0]}\n",
+              1, "grid.N: must be >= 1, got 0");
+}
+
 int main(void)
 {
     snprintf(data_dir, sizeof data_dir, "%s/sweeps", ns_test_env("NS_TEST_DATA_DIR"));
@@ -741,5 +939,9 @@ int main(void)
     CU_add_test(s, "shard ranges", test_shard_ranges);
     CU_add_test(s, "corpus tokenization", test_corpus_tokenize);
     CU_add_test(s, "files against model and corpus", test_files_against_model_and_corpus);
+    CU_add_test(s, "corpus text check: cases", test_corpus_text_check_cases);
+    CU_add_test(s, "corpus text check vs reference", test_corpus_text_check_exhaustive);
+    CU_add_test(s, "corpus from binary text", test_corpus_from_text_refuses_binary);
+    CU_add_test(s, "load stops after syntax/schema errors", test_load_stops_after_text_errors);
     return ns_test_run_all();
 }

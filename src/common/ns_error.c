@@ -5,6 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Messages are one line by contract, but they quote input (JSON parser text, tensor names,
+ * manifest lines) that may hold control characters: those become '?' (a tab, a space). */
+static void one_line(char *msg)
+{
+    for (unsigned char *p = (unsigned char *)msg; *p; p++) {
+        if (*p == '\t')
+            *p = ' ';
+        else if (*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    }
+}
+
 void ns_err_clear(ns_err *err)
 {
     if (!err)
@@ -21,6 +33,7 @@ int ns_fail(ns_err *err, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    one_line(err->msg);
     err->code = code;
     return code;
 }
@@ -41,6 +54,7 @@ int ns_err_prefix(ns_err *err, const char *fmt, ...)
     memcpy(joined + plen + 2, err->msg, strlen(err->msg) + 1);
     memcpy(err->msg, joined, NS_ERR_MSG_MAX - 1);
     err->msg[NS_ERR_MSG_MAX - 1] = '\0';
+    one_line(err->msg);
     return err->code;
 }
 

@@ -29,7 +29,8 @@ typedef struct ns_err {
 /* Clear an error record (code NS_OK, empty message). */
 void ns_err_clear(ns_err *err);
 
-/* Fill err with code and a printf-style message; returns code, so callers can
+/* Fill err with code and a printf-style message (control characters, which quoted input may
+ * carry, are replaced so the message stays one line); returns code, so callers can
  * write `return ns_fail(err, NS_ERR_IO, "open %s: %s", path, strerror(errno));`.
  * err may be NULL (the message is then dropped). */
 int ns_fail(ns_err *err, int code, const char *fmt, ...)

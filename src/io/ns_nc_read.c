@@ -3,9 +3,35 @@
 
 #include <errno.h>
 #include <netcdf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Names come from the file: NetCDF-C copies them into caller buffers without a length
+ * argument, and its HDF5 layer allows a few bytes past NC_MAX_NAME. A buffer far larger than
+ * any name the library accepts keeps a hostile file from writing past it. */
+#define NS_NC_NAME_BUF (16 * (NC_MAX_NAME + 1))
+
+/* Only NetCDF-4 (HDF5, signature at offset 0) is read: that is what normsweep writes. Classic
+ * (CDF-1/2/5) headers are refused before NetCDF-C parses them, because it trusts their counts
+ * and name lengths (a few hundred bytes can make it allocate gigabytes). */
+static int check_signature(const char *path, ns_err *err)
+{
+    static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ns_fail(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (n == sizeof head && memcmp(head, hdf5, sizeof head) == 0)
+        return NS_OK;
+    if (n >= 4 && memcmp(head, "CDF", 3) == 0)
+        return ns_fail(err, NS_ERR_FORMAT, "%s: classic NetCDF format; normsweep outputs are "
+                       "NetCDF-4 (HDF5) files", path);
+    return ns_fail(err, NS_ERR_FORMAT, "%s: not a NetCDF-4 (HDF5) file", path);
+}
 
 void ns_nc_info_free(ns_nc_info *info)
 {
@@ -31,7 +57,7 @@ static int nc_err(ns_err *err, int code, const char *path, const char *what)
 /* Read global attribute number i into a. */
 static int read_attr(int ncid, int i, ns_nc_info_attr *a, const char *path, ns_err *err)
 {
-    char name[NC_MAX_NAME + 1];
+    char name[NS_NC_NAME_BUF];
     nc_type type;
     size_t len;
     int rc;
@@ -74,6 +100,8 @@ int ns_nc_info_read(const char *path, ns_nc_info *out, ns_err *err)
     if (access(path, R_OK) != 0)
         return ns_fail(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
     int ncid, rc, st = NS_OK, natts = 0, ndims = 0;
+    int *dimids = NULL;
+    NS_TRY(check_signature(path, err));
     if ((rc = nc_open(path, NC_NOWRITE, &ncid)) != NC_NOERR)
         return ns_fail(err, NS_ERR_FORMAT, "%s: not a readable NetCDF file: %s", path,
                        nc_strerror(rc));
@@ -92,14 +120,21 @@ int ns_nc_info_read(const char *path, ns_nc_info *out, ns_err *err)
         if ((st = read_attr(ncid, i, &out->attrs[i], path, err)) != NS_OK)
             goto done;
     }
-    int dimids[NC_MAX_DIMS];
     int nd = 0;
+    if ((rc = nc_inq_dimids(ncid, &nd, NULL, 0)) != NC_NOERR) {
+        st = nc_err(err, rc, path, "dimensions");
+        goto done;
+    }
+    if (!(dimids = malloc(((size_t)nd + 1) * sizeof *dimids))) {
+        st = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     if ((rc = nc_inq_dimids(ncid, &nd, dimids, 0)) != NC_NOERR) {
         st = nc_err(err, rc, path, "dimensions");
         goto done;
     }
     for (int i = 0; i < nd && i < ndims; i++) {
-        char name[NC_MAX_NAME + 1];
+        char name[NS_NC_NAME_BUF];
         size_t len;
         if ((rc = nc_inq_dim(ncid, dimids[i], name, &len)) != NC_NOERR) {
             st = nc_err(err, rc, path, "dimension");
@@ -113,6 +148,7 @@ int ns_nc_info_read(const char *path, ns_nc_info *out, ns_err *err)
         out->ndims++;
     }
 done:
+    free(dimids);
     nc_close(ncid);
     if (st != NS_OK)
         ns_nc_info_free(out);

@@ -3,22 +3,60 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/ns_file.h"
 
+#define NS_NC_LOW_SPACE (1024.0 * 1024.0) /* bytes: below this a failed write is a full disk */
+
+/* NetCDF/HDF5 report a failed write or create as "NetCDF: HDF error" or a bare errno text: add
+ * the likely cause, judged from the directory of path (call before the file is removed, which
+ * would free its space): a read-only file system, a directory that cannot be written, less than
+ * 1 MiB free, else errno as the library left it when it names a disk problem. */
+static void add_likely_cause(ns_err *err, const char *path, int saved_errno)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    const char *dir = dirname(copy);
+    char why[256] = "";
+    struct statvfs vs;
+    int have_vs = statvfs(dir, &vs) == 0;
+    if (have_vs && (vs.f_flag & ST_RDONLY)) {
+        snprintf(why, sizeof why, "%s", strerror(EROFS));
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    } else if (have_vs && (double)vs.f_bavail * (double)vs.f_frsize < NS_NC_LOW_SPACE) {
+        snprintf(why, sizeof why, "%s: %.0f kB free in %s", strerror(ENOSPC),
+                 (double)vs.f_bavail * (double)vs.f_frsize / 1024.0, dir);
+    } else if (saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EIO ||
+               saved_errno == EROFS) {
+        snprintf(why, sizeof why, "%s", strerror(saved_errno));
+    }
+    free(copy);
+    if (!why[0] || strstr(err->msg, why))
+        return; /* nothing known, or the message already says it */
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n, " (probably: %s)", why);
+}
+
 #define NC_TRY(call, ...)                                                               \
     do {                                                                                \
+        errno = 0;                                                                      \
         int nc_rc_ = (call);                                                            \
         if (nc_rc_ != NC_NOERR) {                                                       \
+            int errno_ = errno;                                                         \
             char ctx_[512];                                                             \
             snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                   \
             rc = ns_fail(err, NS_ERR_LIBRARY, "%s: %s: %s", tmp, ctx_, nc_strerror(nc_rc_)); \
+            add_likely_cause(err, tmp, errno_);                                         \
             goto fail;                                                                  \
         }                                                                               \
     } while (0)
@@ -123,10 +161,13 @@ int ns_nc_sweep_write(const char *path, const ns_nc_sweep_desc *d, ns_err *err)
             NC_TRY(nc_put_var_string(ncid, varids[v], (const char **)var->data), "write %s",
                    var->name);
     }
+    errno = 0;
     int c = nc_close(ncid);
+    int close_errno = errno;
     ncid = -1;
     if (c != NC_NOERR) {
         rc = ns_fail(err, NS_ERR_LIBRARY, "%s: close: %s", tmp, nc_strerror(c));
+        add_likely_cause(err, tmp, close_errno);
         goto fail;
     }
     if ((rc = sync_file(tmp, err)) != NS_OK)

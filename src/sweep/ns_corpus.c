@@ -78,6 +78,66 @@ int ns_gutenberg_body(const char *text, size_t len, const char *name, size_t *be
                    name, start_line);
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n) (1 to 4), or 0 when it is invalid: a stray
+ * continuation byte, an overlong form, a surrogate, a code point above U+10FFFF, a truncated
+ * sequence. */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned char b = s[0];
+    if (b < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (b >= 0xC2 && b <= 0xDF) {
+        len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        if (b == 0xE0)
+            lo = 0xA0; /* overlong */
+        else if (b == 0xED)
+            hi = 0x9F; /* surrogates U+D800..U+DFFF */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        if (b == 0xF0)
+            lo = 0x90; /* overlong */
+        else if (b == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else {
+        return 0; /* 0x80..0xC1 (continuation, overlong 2-byte lead), 0xF5..0xFF */
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+int ns_corpus_check_text(const char *text, size_t len, const char *name, ns_err *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t line = 1;
+    if (len >= 2 && ((s[0] == 0xFF && s[1] == 0xFE) || (s[0] == 0xFE && s[1] == 0xFF)))
+        return ns_fail(err, NS_ERR_INVALID,
+                       "%s: not UTF-8 text (UTF-16 byte order mark 0x%02x%02x at offset 0; "
+                       "convert it with iconv -f UTF-16 -t UTF-8)",
+                       name, (unsigned)s[0], (unsigned)s[1]);
+    for (size_t i = 0; i < len;) {
+        if (s[i] == 0)
+            return ns_fail(err, NS_ERR_INVALID, "%s: not a text file (NUL byte at offset %zu)",
+                           name, i);
+        size_t k = utf8_seq_len(s + i, len - i);
+        if (k == 0)
+            return ns_fail(err, NS_ERR_INVALID,
+                           "%s: not UTF-8 text (invalid byte 0x%02x at offset %zu, line %zu)",
+                           name, (unsigned)s[i], i, line);
+        if (s[i] == '\n')
+            line++;
+        i += k;
+    }
+    return NS_OK;
+}
+
 int ns_corpus_from_text(const char *text, size_t len, const char *name, int strip_gutenberg,
                         const ns_tokenizer *tok, ns_corpus *out, ns_err *err)
 {
@@ -85,6 +145,8 @@ int ns_corpus_from_text(const char *text, size_t len, const char *name, int stri
     memset(&c, 0, sizeof c);
     size_t begin = 0, end = len;
     int rc;
+    if ((rc = ns_corpus_check_text(text, len, name, err)) != NS_OK)
+        return rc;
     if (strip_gutenberg) {
         if ((rc = ns_gutenberg_body(text, len, name, &begin, &end, err)) != NS_OK)
             return rc;

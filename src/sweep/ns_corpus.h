@@ -26,7 +26,14 @@ typedef struct ns_corpus {
 int ns_gutenberg_body(const char *text, size_t len, const char *name, size_t *begin, size_t *end,
                       ns_err *err);
 
-/* Read path (a text file), strip it when strip_gutenberg, and tokenize the result with tok.
+/* Check that text[0..len) is text: no NUL byte, valid UTF-8 throughout (no stray or truncated
+ * sequence, overlong form, surrogate or code point above U+10FFFF; a byte order mark is fine).
+ * NS_ERR_INVALID (not NS_ERR_FORMAT, which is the Gutenberg markers') naming the file (name),
+ * the first bad byte's offset and, for invalid UTF-8, its value and line. */
+int ns_corpus_check_text(const char *text, size_t len, const char *name, ns_err *err);
+
+/* Read path (a text file), check it with ns_corpus_check_text, strip it when strip_gutenberg,
+ * and tokenize the result with tok.
  * *out is filled (free with ns_corpus_free) only on success; errors name the file. */
 int ns_corpus_load(const char *path, int strip_gutenberg, const ns_tokenizer *tok, ns_corpus *out,
                    ns_err *err);

@@ -531,7 +531,10 @@ int ns_sweep_load(const char *path, int allow_fetch, int flags, ns_sweep_config 
     rc = ns_sweep_parse(text, len, name, cfg, mk, diags, err);
     if (rc == NS_ERR_NOMEM)
         goto done;
-    if (!(flags & NS_SWEEP_SCHEMA_ONLY) && in) {
+    /* Files are looked at only for a sweep whose text is right: after a syntax or schema error
+     * (where nothing, or not all, of the file is known) the defaults would be resolved instead
+     * (e.g. a download of gpt2) and bury the real problem. */
+    if (rc == NS_OK && !(flags & NS_SWEEP_SCHEMA_ONLY) && in) {
         if ((rc = ns_sweep_resolve_model(cfg, mk, allow_fetch, in, diags, err)) != NS_OK)
             goto done;
         if (!(flags & NS_SWEEP_NO_CORPUS) &&

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "model/ns_gpt2.h"
+#include "model/ns_gpt2_internal.h" /* the model's mapping (map.fd), for its file identity */
 #include "sweep/ns_corpus.h"
 #include "sweep/ns_journal.h"
 #include "sweep/ns_progress.h"
@@ -131,18 +133,92 @@ static int bcast_str(sweep_ctx *c, const char *in, char **out, ns_err *err)
 
 /* ---- rank 0: read, validate, resolve ------------------------------------------------------- */
 
-/* Create the output's directory if needed (only once the sweep is valid) and check that it is
- * writable. Failures are input errors (exit 2). */
-static int make_output_dir(const char *path, ns_err *err)
+/* Directories this run created (so a setup failure can remove exactly those, and nothing else). */
+typedef struct created_dirs {
+    char **paths;
+    size_t n, cap;
+} created_dirs;
+
+/* Remove the directories that were created, deepest first (rmdir: only while they are empty). */
+static void created_dirs_undo(created_dirs *cd)
+{
+    while (cd->n > 0) {
+        cd->n--;
+        rmdir(cd->paths[cd->n]);
+        free(cd->paths[cd->n]);
+    }
+    free(cd->paths);
+    memset(cd, 0, sizeof *cd);
+}
+
+/* Forget the list (the directories stay). */
+static void created_dirs_keep(created_dirs *cd)
+{
+    for (size_t i = 0; i < cd->n; i++)
+        free(cd->paths[i]);
+    free(cd->paths);
+    memset(cd, 0, sizeof *cd);
+}
+
+/* ns_file_mkdirs (same messages), recording in cd every directory that mkdir really created. */
+static int mkdirs_tracked(const char *path, created_dirs *cd, ns_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    int rc = NS_OK;
+    size_t n = strlen(copy);
+    for (size_t i = 1; i <= n && rc == NS_OK; i++) {
+        if (copy[i] != '/' && copy[i] != '\0')
+            continue;
+        char saved = copy[i];
+        copy[i] = '\0';
+        if (mkdir(copy, 0755) == 0) {
+            if (cd->n == cd->cap) {
+                size_t cap = cd->cap ? 2 * cd->cap : 8;
+                char **p = realloc(cd->paths, cap * sizeof *p);
+                if (!p) {
+                    rmdir(copy);
+                    rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                cd->paths = p;
+                cd->cap = cap;
+            }
+            if (!(cd->paths[cd->n] = strdup(copy))) {
+                rmdir(copy);
+                rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                break;
+            }
+            cd->n++;
+        } else if (errno != EEXIST) {
+            rc = ns_fail(err, NS_ERR_IO, "mkdir %s: %s", copy, strerror(errno));
+        }
+        copy[i] = saved;
+    }
+    free(copy);
+    struct stat st;
+    if (rc == NS_OK && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
+        rc = ns_fail(err, NS_ERR_IO, "%s: exists and is not a directory", path);
+    return rc;
+}
+
+/* Create the output's directory if needed (only once the sweep is valid and every rank has its
+ * model) and check that it is writable. Failures are input errors (exit 2). */
+static int make_output_dir(const char *path, created_dirs *cd, ns_err *err)
 {
     char *copy = strdup(path);
     if (!copy)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     const char *dir = dirname(copy);
-    int rc = ns_file_mkdirs(dir, err);
-    if (rc != NS_OK) {
+    int rc = mkdirs_tracked(dir, cd, err);
+    if (rc == NS_ERR_NOMEM) {
+        /* as is */
+    } else if (rc != NS_OK) {
+        char why[NS_ERR_MSG_MAX]; /* err->msg cannot be an argument of ns_fail into err */
+        snprintf(why, sizeof why, "%s", err->msg);
         rc = ns_fail(err, NS_ERR_INVALID, "output %s: cannot create directory %s (%s)", path, dir,
-                     err->msg);
+                     why);
     } else if (access(dir, W_OK | X_OK) != 0) {
         rc = ns_fail(err, NS_ERR_INVALID, "output %s: directory %s is not writable: %s", path, dir,
                      strerror(errno));
@@ -213,6 +289,120 @@ static int sweep_hash(const sweep_ctx *c, char hex[NS_SHA256_HEX_LEN + 1], ns_er
     const ns_sweep_inputs *in = &c->in;
     return ns_journal_sweep_hash(c->cfg.yaml_text, in->model_ref.sha256, in->tokenizer_ref.sha256,
                                  in->corpus_ref.sha256, c->plan.payload, hex, err);
+}
+
+/* ---- the model file's identity ------------------------------------------------------------- */
+
+/* Which file a rank mapped: rank 0 broadcasts its own, every other rank compares (so the weights
+ * used are the ones whose SHA-256 the output and the journal record). */
+typedef struct model_ident {
+    long long dev, ino, size, mtime_s, mtime_ns;
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+} model_ident;
+
+static int mapped_ident(const ns_gpt2_model *m, const char *dir, model_ident *id, ns_err *err)
+{
+    struct stat st;
+    memset(id, 0, sizeof *id);
+    if (fstat(m->map.fd, &st) != 0)
+        return ns_fail(err, NS_ERR_IO, "%s/model.safetensors: cannot stat the mapped file: %s", dir,
+                       strerror(errno));
+    id->dev = (long long)st.st_dev;
+    id->ino = (long long)st.st_ino;
+    id->size = (long long)st.st_size;
+    id->mtime_s = (long long)st.st_mtim.tv_sec;
+    id->mtime_ns = (long long)st.st_mtim.tv_nsec;
+    int len = 0;
+    if (MPI_Get_processor_name(id->host, &len) != MPI_SUCCESS)
+        id->host[0] = '\0';
+    return NS_OK;
+}
+
+/* Rank 0: load (and so fully validate) the model before anything is written, and check that the
+ * bytes it mapped are the ones validation hashed: a model.safetensors replaced in between would
+ * otherwise be used under the old checksum. */
+static int load_model_root(sweep_ctx *c, model_ident *id, ns_err *err)
+{
+    const ns_asset_ref *ref = &c->in.model_ref;
+    NS_TRY(ns_gpt2_load(ref->path, &c->model, err));
+    char hex[NS_SHA256_HEX_LEN + 1];
+    NS_TRY(ns_sha256_buffer(c->model->map.data, c->model->map.size, hex, err));
+    if (strcmp(hex, ref->sha256) != 0)
+        return ns_fail(err, NS_ERR_IO,
+                       "%s/model.safetensors changed during start-up (sha256 %.12s... when "
+                       "checked, %.12s... when loaded); nothing was written: run again",
+                       ref->path, ref->sha256, hex);
+    return mapped_ident(c->model, ref->path, id, err);
+}
+
+/* Other ranks: the file mapped must be rank 0's (device and inode on rank 0's node; size and
+ * modification time everywhere, as inode numbers of a shared file system may differ by node). */
+static int check_ident(const sweep_ctx *c, const char *dir, const model_ident *root, ns_err *err)
+{
+    model_ident mine;
+    NS_TRY(mapped_ident(c->model, dir, &mine, err));
+    int same_node = root->host[0] && strcmp(root->host, mine.host) == 0;
+    if (mine.size != root->size || mine.mtime_s != root->mtime_s ||
+        mine.mtime_ns != root->mtime_ns ||
+        (same_node && (mine.dev != root->dev || mine.ino != root->ino)))
+        return ns_fail(err, NS_ERR_IO,
+                       "%s/model.safetensors changed during start-up (rank %d mapped another file "
+                       "than rank 0 checked); nothing was written: run again",
+                       dir, c->rank);
+    return NS_OK;
+}
+
+/* ---- rank 0: create the output directory and open the journal ------------------------------ */
+
+/* Last step before the sweep: nothing is written before every rank has its model. An existing
+ * journal is checked (refused without --resume, or when it is another sweep's) before anything is
+ * created; on a failure whatever this created (directories, a new journal) is removed again. */
+static int open_outputs(sweep_ctx *c, const ns_sweep_options *opt, void *pre,
+                        ns_journal_record_fn fn, ns_journal **journal, ns_err *err)
+{
+    char hex[NS_SHA256_HEX_LEN + 1];
+    size_t torn = 0;
+    created_dirs cd = {0};
+    char *jpath = NULL;
+    int had_journal = 1;
+    size_t rec = c->plan.payload * sizeof(double);
+    int rc = sweep_hash(c, hex, err);
+    if (rc == NS_OK && ns_sweep_stop_signal)
+        rc = ns_fail(err, NS_ERR_INTERRUPTED,
+                     "interrupted before the sweep started; nothing was written");
+    if (rc == NS_OK) {
+        if (!(jpath = ns_path_join(c->cfg.checkpoint_dir, NS_JOURNAL_FILE)))
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        else
+            had_journal = ns_file_exists(jpath);
+    }
+    if (rc == NS_OK && had_journal) /* only reads it (and cuts off a torn last record) */
+        rc = ns_journal_open(c->cfg.checkpoint_dir, hex, rec, opt->resume, fn, pre, journal,
+                             &torn, err);
+    if (rc == NS_OK)
+        rc = make_output_dir(c->cfg.output, &cd, err);
+    if (rc == NS_OK && !had_journal) {
+        rc = mkdirs_tracked(c->cfg.checkpoint_dir, &cd, err);
+        if (rc == NS_OK)
+            rc = ns_journal_open(c->cfg.checkpoint_dir, hex, rec, opt->resume, fn, pre, journal,
+                                 &torn, err);
+    }
+    if (rc == NS_ERR_IO)
+        rc = err->code = NS_ERR_INVALID; /* an unusable --checkpoint-dir: input (exit 2) */
+    if (rc != NS_OK) {
+        ns_journal_close(*journal);
+        *journal = NULL;
+        if (jpath && !had_journal)
+            unlink(jpath); /* a journal this run started (e.g. a failed header write) */
+        created_dirs_undo(&cd);
+    } else {
+        created_dirs_keep(&cd);
+        if (torn)
+            fprintf(stderr, "normsweep: ignored a torn record at the end of %s\n",
+                    ns_journal_path(*journal));
+    }
+    free(jpath);
+    return rc;
 }
 
 /* ---- master ------------------------------------------------------------------------------- */
@@ -600,15 +790,9 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
     memset(&c, 0, sizeof c);
     ns_err_clear(err);
     out->finalized = 1;
-    int provided = 0;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-        return ns_fail(err, NS_ERR_LIBRARY, "MPI_Init failed");
-    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-    out->rank = c.rank;
-    out->size = c.size;
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
+    /* The handlers come first: a SIGTERM during MPI_Init_thread (a fraction of a second) must
+     * also stop the run cleanly (exit 3, nothing written) rather than kill it. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -616,6 +800,21 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL); /* mpirun forwards SIGUSR1 to every rank; Slurm scripts use it */
+
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        out->finalized = 0;
+        if (ns_sweep_stop_signal)
+            return ns_fail(err, NS_ERR_INTERRUPTED,
+                           "interrupted before the sweep started; nothing was written");
+        return ns_fail(err, NS_ERR_LIBRARY, "MPI_Init failed");
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+    out->rank = c.rank;
+    out->size = c.size;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
     /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
      * unless the user chose otherwise. */
     if (!getenv("OPENBLAS_NUM_THREADS"))
@@ -626,10 +825,18 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
     int rc = NS_OK;
     ns_journal *journal = NULL;
     master *pre = NULL; /* results loaded from the journal before the go-ahead */
+    model_ident ident;
+    memset(&ident, 0, sizeof ident);
 
-    /* 1. Rank 0 reads, validates, resolves and opens the journal; everyone learns the verdict. */
+    /* 1. Rank 0 reads, validates, resolves and loads the model (all of it validated, and its
+     *    bytes checked against the recorded checksum); everyone learns the verdict. Nothing is
+     *    written before step 4. */
     if (c.rank == 0) {
-        rc = prepare_root(&c, opt, err);
+        if (ns_sweep_stop_signal)
+            rc = ns_fail(err, NS_ERR_INTERRUPTED,
+                         "interrupted before the sweep started; nothing was written");
+        if (rc == NS_OK)
+            rc = prepare_root(&c, opt, err);
         if (rc == NS_OK && (rc = ns_task_plan_init(&c.plan, &c.cfg, &c.mc, err)) == NS_OK)
             c.have_plan = 1;
         if (rc == NS_OK && 2 + c.plan.payload > (size_t)INT32_MAX)
@@ -642,21 +849,10 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
             if (!pre)
                 rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         }
-        if (rc == NS_OK && (rc = ns_results_init(&pre->res, &c.plan, c.cfg.shard_count, err)) == NS_OK) {
-            char hex[NS_SHA256_HEX_LEN + 1];
-            size_t torn = 0;
-            rc = sweep_hash(&c, hex, err);
-            if (rc == NS_OK)
-                rc = make_output_dir(c.cfg.output, err);
-            if (rc == NS_OK)
-                rc = ns_journal_open(c.cfg.checkpoint_dir, hex, c.plan.payload * sizeof(double),
-                                     opt->resume, journal_record, pre, &journal, &torn, err);
-            if (rc == NS_ERR_IO)
-                rc = err->code = NS_ERR_INVALID; /* an unusable --checkpoint-dir: input (exit 2) */
-            if (rc == NS_OK && torn)
-                fprintf(stderr, "normsweep: ignored a torn record at the end of %s\n",
-                        ns_journal_path(journal));
-        }
+        if (rc == NS_OK)
+            rc = ns_results_init(&pre->res, &c.plan, c.cfg.shard_count, err);
+        if (rc == NS_OK)
+            rc = load_model_root(&c, &ident, err);
     }
     int verdict = rc;
     if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
@@ -668,13 +864,17 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
         goto finish;
     }
 
-    /* 2. Broadcast the sweep text, overrides, model directory and the shards' tokens. */
+    /* 2. Broadcast the sweep text, overrides, model directory, the identity of the model file
+     *    rank 0 mapped and the shards' tokens. */
     char *text = NULL, *source = NULL, *output = NULL, *ckpt = NULL, *model_dir = NULL;
     if ((rc = bcast_str(&c, c.rank == 0 ? c.cfg.yaml_text : NULL, &text, err)) == NS_OK &&
         (rc = bcast_str(&c, c.rank == 0 ? c.cfg.source_path : NULL, &source, err)) == NS_OK &&
         (rc = bcast_str(&c, c.rank == 0 ? c.cfg.output : NULL, &output, err)) == NS_OK &&
         (rc = bcast_str(&c, c.rank == 0 ? c.cfg.checkpoint_dir : NULL, &ckpt, err)) == NS_OK)
         rc = bcast_str(&c, c.rank == 0 ? c.in.model_ref.path : NULL, &model_dir, err);
+    if (rc == NS_OK &&
+        MPI_Bcast(&ident, (int)sizeof ident, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        rc = ns_fail(err, NS_ERR_LIBRARY, "MPI broadcast failed");
     if (rc == NS_OK && c.rank != 0) {
         ns_sweep_diags diags = {0};
         c.have_cfg = 1;
@@ -708,9 +908,14 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
     free(output);
     free(ckpt);
 
-    /* 3. Every rank loads the model (memory-mapped: ranks on a node share its pages). */
+    /* 3. The other ranks load the model (memory-mapped: ranks on a node share its pages) and
+     *    check that they mapped rank 0's file. */
     if (rc == NS_OK) {
-        rc = ns_gpt2_load(c.rank == 0 ? c.in.model_ref.path : model_dir, &c.model, err);
+        if (c.rank != 0) {
+            rc = ns_gpt2_load(model_dir, &c.model, err);
+            if (rc == NS_OK)
+                rc = check_ident(&c, model_dir, &ident, err);
+        }
         if (rc == NS_OK)
             rc = ns_task_runner_new(&c.plan, c.model, &c.runner, err);
         if (rc == NS_OK) {
@@ -724,11 +929,20 @@ int ns_sweep_main(const ns_sweep_options *opt, ns_sweep_outcome *out, ns_err *er
             fprintf(stderr, "normsweep run: rank %d: %s\n", c.rank, err->msg);
         rc = agree(&c, rc, err, "model load");
         if (rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM)
-            rc = NS_ERR_IO;
+            rc = NS_ERR_IO; /* rank 0 validated it: a runtime failure elsewhere (exit 1) */
     }
     free(model_dir);
 
-    /* 4. Master (with the journal and the results loaded from it) / workers. */
+    /* 4. Rank 0 creates the output directory and the journal (loading its results). */
+    if (rc == NS_OK) {
+        verdict = c.rank == 0 ? open_outputs(&c, opt, pre, journal_record, &journal, err) : NS_OK;
+        if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            rc = ns_fail(err, NS_ERR_LIBRARY, "MPI broadcast failed");
+        else
+            rc = verdict;
+    }
+
+    /* 5. Master (with the journal and the results loaded from it) / workers. */
     if (rc == NS_OK) {
         if (c.rank == 0) {
             pre->journal = journal;

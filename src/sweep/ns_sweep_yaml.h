@@ -121,8 +121,8 @@ enum ns_sweep_load_flags {
 };
 
 /* Everything `validate` and `run` need before any work: read path (NULL: the embedded default),
- * parse, then (unless flags say otherwise) resolve the model and the corpus and check the sweep
- * against them. cfg, marks (may be NULL), in (may be NULL with NS_SWEEP_SCHEMA_ONLY) and diags
+ * parse, then (unless flags say otherwise, and only when the text has no syntax or schema errors)
+ * resolve the model and the corpus and check the sweep against them. cfg, marks (may be NULL), in (may be NULL with NS_SWEEP_SCHEMA_ONLY) and diags
  * are filled; free them even on failure. Returns NS_OK when no problem was found, NS_ERR_INVALID
  * when diags holds errors (err: "N problems in FILE"), NS_ERR_IO when path cannot be read (err
  * names it; diags empty), NS_ERR_NOMEM. */
