@@ -81,12 +81,6 @@ static int make_absolute(const char *path, char *out, size_t len, ns_err *err)
     return NS_OK;
 }
 
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static void short_sha(const char *sha, char out[17])
 {
     if (!sha[0]) {
@@ -241,7 +235,7 @@ int ns_assets_ctx_init(ns_assets_ctx *ctx, const char *assets_dir, const char *m
     } else if (NS_ABS_TOP_SRCDIR[0]) {
         char guess[NS_ASSET_PATH_MAX], real[PATH_MAX];
         NS_TRY(join(guess, sizeof guess, NS_ABS_TOP_SRCDIR, "../shared/data", err));
-        if (is_dir(guess) && realpath(guess, real))
+        if (ns_file_is_dir(guess) && realpath(guess, real))
             snprintf(ctx->mirror_dir, sizeof ctx->mirror_dir, "%s", real);
     }
     env = getenv("NORMSWEEP_OFFLINE");
@@ -650,7 +644,7 @@ static int fetch_set_main(ns_assets_ctx *ctx, const ns_asset_set *set, const cha
         if (strcmp(set->files[i].name, main_name) == 0)
             snprintf(main_sha, sizeof main_sha, "%s", sha);
     }
-    if (stp.dirty && is_dir(setdir)) {
+    if (stp.dirty && ns_file_is_dir(setdir)) {
         ns_err serr;
         /* a stamp that cannot be written only costs a rehash next time */
         if (stamp_save(setdir, &stp, &serr) != NS_OK)
@@ -725,7 +719,7 @@ int ns_assets_verify_set(ns_assets_ctx *ctx, const ns_asset_set *set, ns_err *er
                 rc = frc;
         }
     }
-    if (stp.dirty && is_dir(setdir)) {
+    if (stp.dirty && ns_file_is_dir(setdir)) {
         ns_err serr;
         if (stamp_save(setdir, &stp, &serr) != NS_OK)
             logf_(ctx, "[%s] note: %s\n", set->name, serr.msg);

@@ -25,12 +25,6 @@ static void usage(FILE *out)
             "  -h, --help            show this help\n");
 }
 
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int ns_cmd_tokenize(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -72,7 +66,7 @@ int ns_cmd_tokenize(int argc, char **argv)
     /* Read the input first: a missing FILE is reported before any asset is fetched. */
     if ((rc = ns_mmap_open(path, &map, &err)) != NS_OK)
         goto done;
-    if (tok_arg && is_dir(tok_arg)) {
+    if (tok_arg && ns_file_is_dir(tok_arg)) {
         rc = ns_tokenizer_load(tok_arg, &tok, &err);
     } else {
         ns_asset_ref ref;

@@ -1,9 +1,11 @@
-/* ns_file: whole-file reads, read-only memory maps, atomic writes and directory creation. */
+/* ns_file: whole-file reads, read-only memory maps, atomic writes, directory creation and the
+ * small path/string helpers that go with them. */
 #include "common/ns_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +219,35 @@ int ns_file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int ns_file_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ns_file_is_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int ns_str_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+char *ns_str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
 }
 
 char *ns_path_join(const char *dir, const char *name)

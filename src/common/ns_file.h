@@ -1,4 +1,5 @@
-/* ns_file: whole-file reads, read-only memory maps, atomic writes and directory creation.
+/* ns_file: whole-file reads, read-only memory maps, atomic writes, directory creation and the
+ * small path/string helpers that go with them.
  *
  * Every function returns an ns_status and fills err with the path and strerror on failure.
  * Ownership is stated per function; nothing here keeps global state. */
@@ -42,6 +43,14 @@ int ns_file_mkdirs(const char *path, ns_err *err);
 
 /* 1 if path exists (any type), else 0. */
 int ns_file_exists(const char *path);
+/* 1 if path is a directory / a regular file (symlinks followed), else 0. */
+int ns_file_is_dir(const char *path);
+int ns_file_is_regular(const char *path);
+
+/* 1 if s ends with suffix. */
+int ns_str_ends_with(const char *s, const char *suffix);
+/* A freshly allocated printf-formatted string (caller frees); NULL on ENOMEM. */
+char *ns_str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Join a directory and a file name into a fresh string (caller frees); NULL on ENOMEM. */
 char *ns_path_join(const char *dir, const char *name);

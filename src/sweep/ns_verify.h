@@ -1,6 +1,6 @@
-/* ns_verify: reproducibility archives of finished sweeps (`normsweep archive`) and their
- * verification (`normsweep verify`): manifest, recorded inputs, and recomputation of sampled
- * tasks with the sweep's own task runner (one process, no MPI). Conventions: docs/ARCHIVE.md. */
+/* ns_verify: verification of reproducibility archives (`normsweep verify`): manifest, recorded
+ * inputs, and recomputation of sampled tasks with the sweep's own task runner (one process, no
+ * MPI). Conventions: docs/ARCHIVE.md. */
 #ifndef NS_VERIFY_H
 #define NS_VERIFY_H
 
@@ -10,26 +10,7 @@
 
 #include "common/ns_error.h"
 
-/* Members of an archive (below its top directory). */
-#define NS_ARCHIVE_PROVENANCE "provenance.json"
-#define NS_ARCHIVE_SWEEP "sweep.yaml"
-#define NS_ARCHIVE_CKPT_DIR "checkpoint"
-#define NS_ARCHIVE_LOG_DIR "logs"
-#define NS_ARCHIVE_FORMAT "normsweep-archive-1"
-
-typedef struct ns_run_archive_options {
-    const char *run_dir;         /* the run directory (docs/ARCHIVE.md) */
-    const char *nc;              /* the sweep's NetCDF file (NULL: the one *.nc in run_dir) */
-    const char *checkpoint_dir;  /* NULL: run_dir/checkpoint, else NC.ckpt */
-    const char *out;             /* the .tar.gz to write */
-    FILE *log;                   /* one line per member added; NULL: silent */
-} ns_run_archive_options;
-
-/* Pack a finished run into o->out (atomically). Errors the user can cause (missing run
- * directory, no or several NetCDF files, a file that is not a sweep output, no journal, a
- * half-finished run) give NS_ERR_INVALID with a message naming what is wrong; I/O problems
- * NS_ERR_IO. */
-int ns_run_archive(const ns_run_archive_options *o, ns_err *err);
+#include "sweep/ns_run_archive.h"
 
 #define NS_VERIFY_DEFAULT_SAMPLE 3
 #define NS_VERIFY_DEFAULT_SEED 20250821u

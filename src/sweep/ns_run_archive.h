@@ -1,0 +1,32 @@
+/* ns_run_archive: reproducibility archives of finished sweeps (`normsweep archive`): the NetCDF,
+ * the sweep text, the journal, logs, provenance.json and MANIFEST.sha256. Conventions:
+ * docs/ARCHIVE.md. */
+#ifndef NS_RUN_ARCHIVE_H
+#define NS_RUN_ARCHIVE_H
+
+#include <stdio.h>
+
+#include "common/ns_error.h"
+
+/* Members of an archive (below its top directory). */
+#define NS_ARCHIVE_PROVENANCE "provenance.json"
+#define NS_ARCHIVE_SWEEP "sweep.yaml"
+#define NS_ARCHIVE_CKPT_DIR "checkpoint"
+#define NS_ARCHIVE_LOG_DIR "logs"
+#define NS_ARCHIVE_FORMAT "normsweep-archive-1"
+
+typedef struct ns_run_archive_options {
+    const char *run_dir;         /* the run directory (docs/ARCHIVE.md) */
+    const char *nc;              /* the sweep's NetCDF file (NULL: the one *.nc in run_dir) */
+    const char *checkpoint_dir;  /* NULL: run_dir/checkpoint, else NC.ckpt */
+    const char *out;             /* the .tar.gz to write */
+    FILE *log;                   /* one line per member added; NULL: silent */
+} ns_run_archive_options;
+
+/* Pack a finished run into o->out (atomically). Errors the user can cause (missing run
+ * directory, no or several NetCDF files, a file that is not a sweep output, no journal, a
+ * half-finished run) give NS_ERR_INVALID with a message naming what is wrong; I/O problems
+ * NS_ERR_IO. */
+int ns_run_archive(const ns_run_archive_options *o, ns_err *err);
+
+#endif
