@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,9 @@ int ns_manifest_locate(char *out, size_t out_len, ns_err *err)
     if (NS_PKGDATADIR[0])
         snprintf(inst, sizeof inst, "%s/manifest.json", NS_PKGDATADIR);
     if (src[0] && ns_file_exists(src)) {
-        snprintf(out, out_len, "%s", src);
+        /* abs_top_srcdir of a VPATH build can hold "sub/../.." parts: show the plain path */
+        char real[PATH_MAX];
+        snprintf(out, out_len, "%s", realpath(src, real) ? real : src);
         return NS_OK;
     }
     if (inst[0] && ns_file_exists(inst)) {
