@@ -185,6 +185,9 @@ if command -v gdb > /dev/null 2>&1; then
   cat > gdb_replace.sh <<'EOF'
 #!/bin/sh
 out=gdb.$$.out
+# LeakSanitizer cannot stop the world of a process under ptrace (a sanitizer build would report a
+# tool failure, not a leak): leak checking is off for the traced process only.
+[ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" && export ASAN_OPTIONS
 gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_gpt2_load' -ex run \
   -ex 'shell cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors' \
   -ex continue --args "$@" > "$out" < /dev/null

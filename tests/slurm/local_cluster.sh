@@ -97,11 +97,25 @@ CONF
     done
   fi
   export SLURM_CONF="$dir/etc/slurm.conf"
+  # Another controller on this host (a stale test, a real installation) would answer our
+  # clients on the default ports: refuse rather than test against it.
+  if scontrol ping 2>/dev/null | grep -q ' is UP'; then
+    echo "local_cluster: a Slurm controller already answers on this host; stop it first" >&2
+    exit 1
+  fi
   slurmctld -D -c -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
   echo $! > "$dir/run/slurmctld.daemon.pid"
   sleep 1
   slurmd -D -f "$SLURM_CONF" > "$dir/log/slurmd.out" 2>&1 &
   echo $! > "$dir/run/slurmd.daemon.pid"
+  sleep 0.5
+  for d in slurmctld slurmd; do
+    if ! kill -0 "$(cat "$dir/run/$d.daemon.pid")" 2>/dev/null; then
+      echo "local_cluster: $d exited at start:" >&2
+      tail -n 5 "$dir/log/$d.out" >&2
+      exit 1
+    fi
+  done
   i=0
   until sinfo -h -o %T 2>/dev/null | grep -q idle; do
     i=$((i + 1))

@@ -11,8 +11,11 @@ here="$top_srcdir/tests/slurm"
 work=$(mktemp -d "$top_builddir/slurm-test.XXXXXX")
 cluster="$work/cluster"
 fail() { echo "FAIL: $*"; exit 1; }
+passed=0
 cleanup() {
   sh "$here/local_cluster.sh" stop "$cluster" || true
+  # Keep the daemons' logs and the job outputs when something failed.
+  if [ "$passed" -eq 1 ]; then rm -rf "$work"; else echo "slurm test files kept in $work"; fi
 }
 trap cleanup EXIT INT TERM
 
@@ -81,4 +84,4 @@ data_of "$work/direct_long.nc" > "$work/a.txt"
 data_of "$work/run2/slurm_long.nc" > "$work/b.txt"
 cmp -s "$work/a.txt" "$work/b.txt" || fail "requeued result differs from the uninterrupted run"
 echo "ok 2 - signal, checkpoint, requeue ($n restarts) and completion give the uninterrupted data"
-rm -rf "$work"
+passed=1
