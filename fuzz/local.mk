@@ -46,4 +46,4 @@ fuzz/fuzz_manifest: $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_HDRS) $(FUZZ_LIBS_
 CLEANFILES += $(FUZZ_TARGETS)
 EXTRA_DIST += fuzz/fuzz_tokenizer.c fuzz/fuzz_safetensors.c fuzz/fuzz_config.c \
 	fuzz/fuzz_sweep_yaml.c fuzz/fuzz_nc_read.c fuzz/fuzz_archive.c fuzz/fuzz_manifest.c \
-	fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions fuzz/lsan-hdf5.supp
+	fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions
