@@ -64,26 +64,26 @@ def safetensors_seeds(out):
     f32 = struct.pack("<6f", 1.0, -2.5, 0.0, 3.25, float("inf"), -0.0)
     f16 = struct.pack("<4H", 0x3C00, 0xC000, 0x7C00, 0x0001)
     bf16 = struct.pack("<4H", 0x3F80, 0xC020, 0x7FC0, 0x0001)
-    write(out, p, "f32.safetensors", safetensors_file([("w", "F32", [2, 3], f32)]))
-    write(out, p, "mixed.safetensors", safetensors_file(
+    write(out, p, "f32.st", safetensors_file([("w", "F32", [2, 3], f32)]))
+    write(out, p, "mixed.st", safetensors_file(
         [("a.weight", "F16", [2, 2], f16), ("a.bias", "BF16", [4], bf16),
          ("mask", "BOOL", [3], b"\x01\x00\x01"), ("ids", "I64", [1], struct.pack("<q", -7)),
          ("scalar", "F32", [], struct.pack("<f", 0.5)), ("empty", "F32", [0, 4], b"")],
         metadata={"format": "pt", "note": "seed"}))
-    write(out, p, "gpt2_names.safetensors", safetensors_file(
+    write(out, p, "gpt2_names.st", safetensors_file(
         [("wte.weight", "F32", [4, 2], bytes(32)), ("wpe.weight", "F32", [2, 2], bytes(16)),
          ("h.0.ln_1.weight", "F32", [2], bytes(8)), ("h.0.attn.c_attn.weight", "F32", [2, 6], bytes(48))]))
-    write(out, p, "empty_header.safetensors", safetensors_file([], pad=False, raw_header=b"{}"))
+    write(out, p, "empty_header.st", safetensors_file([], pad=False, raw_header=b"{}"))
     # Malformed on purpose (each exercises one rejection path).
-    write(out, p, "bad_overlap.safetensors", struct.pack("<Q", 96) +
+    write(out, p, "bad_overlap.st", struct.pack("<Q", 96) +
           b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}'[:96]
           + bytes(16))
-    write(out, p, "bad_dtype.safetensors", safetensors_file([("x", "F12", [1], bytes(4))]))
-    write(out, p, "bad_len.safetensors", struct.pack("<Q", 1 << 40) + b"{}")
-    write(out, p, "bad_json.safetensors", safetensors_file([], raw_header=b'{"a":{"dtype":"F32",'))
-    write(out, p, "bad_range.safetensors", safetensors_file(
+    write(out, p, "bad_dtype.st", safetensors_file([("x", "F12", [1], bytes(4))]))
+    write(out, p, "bad_len.st", struct.pack("<Q", 1 << 40) + b"{}")
+    write(out, p, "bad_json.st", safetensors_file([], raw_header=b'{"a":{"dtype":"F32",'))
+    write(out, p, "bad_range.st", safetensors_file(
         [], raw_header=b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,1000]}}'))
-    write(out, p, "bad_shape.safetensors", safetensors_file(
+    write(out, p, "bad_shape.st", safetensors_file(
         [], raw_header=b'{"a":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}}'))
 
 
