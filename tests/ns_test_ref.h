@@ -1,10 +1,12 @@
-/* ns_test_ref: plain reference formulas shared by the analysis tests (written straight from
- * METRICS.md, deliberately unlike the library's sort-based algorithms). */
+/* ns_test_ref: reference formulas and fixture generators shared by the analysis and statistics
+ * tests (written straight from METRICS.md and the fixture scripts, unlike the library code). */
 #ifndef NS_TEST_REF_H
 #define NS_TEST_REF_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* sparsemax / 1.5-entmax by bisection on the threshold: alpha_i = (y_i - tau)_+ with y = z/T
  * (sparsemax) or alpha_i = (y_i - tau)_+^2 with y = z/(2T) (1.5-entmax), sum alpha = 1.
@@ -39,6 +41,35 @@ static inline void ns_test_ref_threshold(double *a, const double *z, size_t L, d
         a[i] = u > 0.0 ? (entmax ? u * u : u) : 0.0;
     }
     free(y);
+}
+
+/* The splitmix64 sample streams of tests/data/ks/gen_ks_fixtures.py, bit for bit: `kind` picks the
+ * transform of the uniform draws (see the script), param and shift its parameters. Caller frees. */
+static inline double *ns_test_gen_stream(uint64_t seed, size_t n, const char *kind, double param, double shift)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        s += 0x9E3779B97F4A7C15ull;
+        uint64_t z = s;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        double u = (double)(z >> 11) * 0x1p-53;
+        volatile double t; /* one rounding per operation, as in Python (no contraction) */
+        if (strcmp(kind, "unif") == 0) {
+            t = u;
+        } else if (strcmp(kind, "sq") == 0) {
+            t = u * u;
+        } else {
+            t = u * param;
+            t = floor(t);
+        }
+        v[i] = t + shift;
+    }
+    return v;
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include "common/ns_error.h"
 #include "common/ns_file.h"
 #include "ns_test.h"
+#include "ns_test_ref.h"
 
 #define P_RTOL 1e-6
 #define P_FLOOR 1e-12
@@ -55,33 +56,6 @@ static int free_fixture(void)
     return 0;
 }
 
-/* The splitmix64 streams of gen_ks_fixtures.py, bit for bit. */
-static double *gen_stream(uint64_t seed, size_t n, const char *kind, double param, double shift)
-{
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        s += 0x9E3779B97F4A7C15ull;
-        uint64_t z = s;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        double u = (double)(z >> 11) * 0x1p-53;
-        volatile double t; /* one rounding per operation, as in Python (no contraction) */
-        if (strcmp(kind, "unif") == 0) {
-            t = u;
-        } else if (strcmp(kind, "sq") == 0) {
-            t = u * u;
-        } else {
-            t = u * param;
-            t = floor(t);
-        }
-        v[i] = t + shift;
-    }
-    return v;
-}
 
 /* Parse whitespace-separated doubles after the first token of line into a fresh array. */
 static double *parse_values(char *line, size_t *n)
@@ -174,8 +148,8 @@ static void test_fixture_two_sample(void)
             int got = sscanf(lines[i], "gks %255s %llu %zu %15s %lf %lf %llu %zu %15s %lf %lf %lf %lf %15s",
                              label, &sa, &na, ma, &pa, &ha, &sb, &nb, kb, &pb, &hb, &D, &p, mref);
             CU_ASSERT_EQUAL_FATAL(got, 14);
-            double *a = gen_stream(sa, na, ma, pa, ha);
-            double *b = gen_stream(sb, nb, kb, pb, hb);
+            double *a = ns_test_gen_stream(sa, na, ma, pa, ha);
+            double *b = ns_test_gen_stream(sb, nb, kb, pb, hb);
             CU_ASSERT_FATAL(a && b);
             check_case(label, a, na, b, nb, D, p, mref, ws);
             free(a);
@@ -384,8 +358,8 @@ static void test_workspace_reuse_is_stable(void)
     ns_ks_ws *ws = NULL;
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_ks_ws_new(&ws, &err), NS_OK);
-    double *a = gen_stream(7, 12000, "unif", 0, 0.0), *b = gen_stream(8, 300, "sq", 0, 0.0);
-    double *c = gen_stream(9, 50, "unif", 0, 0.1);
+    double *a = ns_test_gen_stream(7, 12000, "unif", 0, 0.0), *b = ns_test_gen_stream(8, 300, "sq", 0, 0.0);
+    double *c = ns_test_gen_stream(9, 50, "unif", 0, 0.1);
     CU_ASSERT_FATAL(a && b && c);
     double D1, p1, D2, p2, D3, p3;
     CU_ASSERT_EQUAL(ns_ks_2samp_ws(a, 12000, b, 300, ws, &D1, &p1, NULL, &err), NS_OK);

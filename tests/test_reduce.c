@@ -16,33 +16,8 @@
 #include "common/ns_error.h"
 #include "common/ns_file.h"
 #include "ns_test.h"
+#include "ns_test_ref.h"
 
-static double *gen_stream(uint64_t seed, size_t n, const char *kind, double param, double shift)
-{
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        s += 0x9E3779B97F4A7C15ull;
-        uint64_t z = s;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        double u = (double)(z >> 11) * 0x1p-53;
-        volatile double t;
-        if (strcmp(kind, "unif") == 0) {
-            t = u;
-        } else if (strcmp(kind, "sq") == 0) {
-            t = u * u;
-        } else {
-            t = u * param;
-            t = floor(t);
-        }
-        v[i] = t + shift;
-    }
-    return v;
-}
 
 static int close_to(double got, double want, double scale)
 {
@@ -129,7 +104,7 @@ static void test_fixture(void)
                                          label, &seed, &n, kind, &param, &shift, &count, &ref[0],
                                          &ref[1], &ref[2], &ref[3], &ref[4], &ref[5], &ref[6]),
                                   14);
-            double *x = gen_stream(seed, n, kind, param, shift);
+            double *x = ns_test_gen_stream(seed, n, kind, param, shift);
             CU_ASSERT_FATAL(x != NULL);
             check_summary(label, x, n, count, ref);
             free(x);
@@ -217,7 +192,7 @@ static void test_infinities_and_nan(void)
 static void test_merge_fixed_order(void)
 {
     enum { CHUNKS = 12, PER = 37 };
-    double *x = gen_stream(99, CHUNKS * PER, "sq", 0, 3.0);
+    double *x = ns_test_gen_stream(99, CHUNKS * PER, "sq", 0, 3.0);
     CU_ASSERT_FATAL(x != NULL);
     for (int i = 0; i < CHUNKS * PER; i += 17)
         x[i] = NAN; /* skipped rows */

@@ -200,7 +200,9 @@ static char *get_strv(rbuf *b)
     return s;
 }
 
-static size_t *get_sizesv(rbuf *b, size_t *count)
+/* A counted array of 8-byte elements (u64 sizes or doubles), copied as packed. */
+_Static_assert(sizeof(size_t) == 8 && sizeof(double) == 8, "packed arrays hold 8-byte elements");
+static void *get_array8(rbuf *b, size_t *count)
 {
     uint64_t n = get_u64v(b);
     *count = 0;
@@ -210,36 +212,24 @@ static size_t *get_sizesv(rbuf *b, size_t *count)
         b->bad = 1;
         return NULL;
     }
-    size_t *v = malloc((size_t)n * sizeof *v);
+    void *v = malloc((size_t)n * 8);
     if (!v) {
         b->bad = 2;
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        v[i] = (size_t)get_u64v(b);
+    get(b, v, (size_t)n * 8);
     *count = (size_t)n;
     return v;
 }
 
+static size_t *get_sizesv(rbuf *b, size_t *count)
+{
+    return get_array8(b, count);
+}
+
 static double *get_doublesv(rbuf *b, size_t *count)
 {
-    uint64_t n = get_u64v(b);
-    *count = 0;
-    if (b->bad || !n)
-        return NULL;
-    if (n > (b->n - b->off) / 8) {
-        b->bad = 1;
-        return NULL;
-    }
-    double *v = malloc((size_t)n * sizeof *v);
-    if (!v) {
-        b->bad = 2;
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = get_f64v(b);
-    *count = (size_t)n;
-    return v;
+    return get_array8(b, count);
 }
 
 int ns_sweep_config_unpack(const void *buf, size_t len, ns_sweep_config *cfg, ns_err *err)
