@@ -1,8 +1,7 @@
 /* bench_forward: time the GPT-2 forward pass at L tokens against an sgemm-only loop of exactly the
  * same GEMM shapes, and measure the forward's private memory beyond the model weights.
  *
- * Usage: bench_forward (--model DIR | --synthetic) [--L 1024] [--reps 5]
- * --synthetic fills a 124M-shaped GPT-2 (12 layers, 12 heads, 768 wide) in process.
+ * Usage: bench_forward --model DIR [--L 1024] [--reps 5]   (DIR from `normsweep mkmodel`)
  * Prints `name: value` lines: forward_seconds (median), forward_gflops, sgemm_gflops,
  * forward_vs_sgemm, forward_peak_rss_mb. */
 #include <cblas.h>
@@ -64,66 +63,13 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* ---- a synthetic 124M-shaped model ---- */
-
+/* token ids for the benchmark input */
 static uint64_t rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
-}
-
-static float *fill(float **p, size_t n, uint64_t *s, float center, float spread)
-{
-    float *t = *p;
-    for (size_t i = 0; i < n; i++)
-        t[i] = center + spread * (float)((double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0);
-    *p += n;
-    return t;
-}
-
-static ns_gpt2_model *synthetic_model(float **block)
-{
-    ns_gpt2_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
-    ns_gpt2_config *c = &m->config;
-    *c = (ns_gpt2_config){.n_layer = 12, .n_head = 12, .n_embd = 768, .n_ctx = 1024,
-                          .vocab_size = 50257, .n_inner = 3072, .ln_eps = 1e-5};
-    size_t C = c->n_embd, F = c->n_inner;
-    size_t per = 4 * C + C * 3 * C + 3 * C + C * C + C + C * F + F + F * C + C;
-    size_t total = c->vocab_size * C + c->n_ctx * C + 2 * C + c->n_layer * per;
-    m->layers = calloc(c->n_layer, sizeof *m->layers);
-    *block = malloc(total * sizeof(float));
-    if (!m->layers || !*block) {
-        free(m->layers);
-        free(*block);
-        free(m);
-        return NULL;
-    }
-    float *p = *block;
-    uint64_t s = 1;
-    m->wte = fill(&p, c->vocab_size * C, &s, 0.0f, 0.1f);
-    m->wpe = fill(&p, c->n_ctx * C, &s, 0.0f, 0.02f);
-    m->ln_f_w = fill(&p, C, &s, 1.0f, 0.0f);
-    m->ln_f_b = fill(&p, C, &s, 0.0f, 0.0f);
-    for (size_t l = 0; l < c->n_layer; l++) {
-        ns_gpt2_layer_weights *w = &m->layers[l];
-        w->ln_1_w = fill(&p, C, &s, 1.0f, 0.0f);
-        w->ln_1_b = fill(&p, C, &s, 0.0f, 0.0f);
-        w->attn_w = fill(&p, C * 3 * C, &s, 0.0f, 0.035f);
-        w->attn_b = fill(&p, 3 * C, &s, 0.0f, 0.0f);
-        w->attn_proj_w = fill(&p, C * C, &s, 0.0f, 0.01f);
-        w->attn_proj_b = fill(&p, C, &s, 0.0f, 0.0f);
-        w->ln_2_w = fill(&p, C, &s, 1.0f, 0.0f);
-        w->ln_2_b = fill(&p, C, &s, 0.0f, 0.0f);
-        w->fc_w = fill(&p, C * F, &s, 0.0f, 0.035f);
-        w->fc_b = fill(&p, F, &s, 0.0f, 0.0f);
-        w->fc_proj_w = fill(&p, F * C, &s, 0.0f, 0.01f);
-        w->fc_proj_b = fill(&p, C, &s, 0.0f, 0.0f);
-    }
-    return m;
 }
 
 /* ---- the forward's GEMMs, as ns_gpt2_forward issues them ---- */
@@ -159,38 +105,28 @@ static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
-    int synthetic = 0;
     size_t L = 1024, reps = 5;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             dir = argv[++i];
-        else if (strcmp(argv[i], "--synthetic") == 0)
-            synthetic = 1;
         else if (strcmp(argv[i], "--L") == 0 && i + 1 < argc)
             L = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = strtoul(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: bench_forward (--model DIR | --synthetic) [--L N] [--reps N]\n");
+            fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
             return 2;
         }
     }
-    if ((!dir) == (!synthetic) || L == 0 || reps == 0 || reps > 100) {
-        fprintf(stderr, "usage: bench_forward (--model DIR | --synthetic) [--L N] [--reps N]\n");
+    if (!dir || L == 0 || reps == 0 || reps > 100) {
+        fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
         return 2;
     }
 
     ns_err err;
     ns_err_clear(&err);
     ns_gpt2_model *model = NULL;
-    float *synth_block = NULL;
-    if (synthetic) {
-        model = synthetic_model(&synth_block);
-        if (!model) {
-            fprintf(stderr, "bench_forward: out of memory for the synthetic model\n");
-            return 1;
-        }
-    } else if (ns_gpt2_load(dir, &model, &err) != NS_OK) {
+    if (ns_gpt2_load(dir, &model, &err) != NS_OK) {
         fprintf(stderr, "bench_forward: %s\n", err.msg);
         return 1;
     }
@@ -270,7 +206,7 @@ int main(int argc, char **argv)
     double gem = median(times, reps);
 
     printf("forward_model: %s (n_layer=%zu n_head=%zu n_embd=%zu n_inner=%zu)\n",
-           synthetic ? "synthetic" : dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
+           dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
     printf("forward_L: %zu\n", L);
     printf("forward_reps: %zu\n", reps);
     printf("forward_blas_threads: %d\n", openblas_get_num_threads());
@@ -294,12 +230,6 @@ int main(int argc, char **argv)
     free(times);
     free(tokens);
     ns_gpt2_workspace_free(ws);
-    if (synthetic) {
-        free(model->layers);
-        free(model);
-        free(synth_block);
-    } else {
-        ns_gpt2_free(model);
-    }
+    ns_gpt2_free(model);
     return 0;
 }
