@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/ns_file.h"
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 #include "ns_fuzz.h"
 
 static char fuzz_dir[4096];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 #include "ns_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

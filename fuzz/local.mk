@@ -9,9 +9,8 @@
 FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
 FUZZ_LIBS_MODEL = src/model/libns_model.a src/common/libns_common.a
 FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
-FUZZ_LIBS_SWEEP = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
-	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
-	src/common/libns_common.a
+FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
+FUZZ_LIBS_SWEEP = $(NS_LIBS)
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
 FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
 	-fsanitize=fuzzer $(AM_LDFLAGS) $(LDFLAGS)
@@ -36,12 +35,12 @@ fuzz/fuzz_sweep_yaml: $(top_srcdir)/fuzz/fuzz_sweep_yaml.c $(FUZZ_HDRS) $(FUZZ_L
 fuzz/fuzz_nc_read: $(top_srcdir)/fuzz/fuzz_nc_read.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_nc_read.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
-fuzz/fuzz_archive: $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
+fuzz/fuzz_archive: $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_HDRS) $(FUZZ_LIBS_ARCHIVE)
 	@$(MKDIR_P) fuzz
-	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
-fuzz/fuzz_manifest: $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_HDRS) $(FUZZ_LIBS_IO)
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_LIBS_ARCHIVE) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_manifest: $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_HDRS) $(FUZZ_LIBS_ARCHIVE)
 	@$(MKDIR_P) fuzz
-	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_LIBS_IO) $(NS_EXT_LIBS) $(LIBS)
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_LIBS_ARCHIVE) $(NS_EXT_LIBS) $(LIBS)
 
 CLEANFILES += $(FUZZ_TARGETS)
 EXTRA_DIST += fuzz/fuzz_tokenizer.c fuzz/fuzz_safetensors.c fuzz/fuzz_config.c \

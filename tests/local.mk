@@ -1,9 +1,7 @@
 # tests: one CUnit program per module plus shell tests for the CLI and MPI runs.
 # Assets (tokenizer, corpus, stand-in model, golden outputs) are fetched before the tests run.
 NS_TEST_CPP = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(NS_EXT_CFLAGS) $(CUNIT_CFLAGS)
-NS_TEST_LIBS = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
-	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
-	src/common/libns_common.a $(CUNIT_LIBS) $(NS_EXT_LIBS)
+NS_TEST_LIBS = $(NS_LIBS) $(CUNIT_LIBS) $(NS_EXT_LIBS)
 EXTRA_DIST += tests/test_env.sh tests/ns_test.h tests/ns_test_ref.h tests/data
 
 check_PROGRAMS += tests/test_common

@@ -11,11 +11,11 @@
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 #include "io/ns_nc_read.h"
 #include "io/ns_nc_sweep.h"
 #include "ns_test.h"
-#include "sweep/ns_verify.h"
+#include "archive/ns_verify.h"
 
 static char tmp[256];
 

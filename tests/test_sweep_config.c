@@ -9,7 +9,7 @@
 
 #include "common/ns_file.h"
 #include "ns_test.h"
-#include "sweep/ns_corpus.h"
+#include "corpus/ns_corpus.h"
 #include "sweep/ns_grid.h"
 #include "sweep/ns_sweep_yaml.h"
 #include "tokenizer/ns_tokenizer.h"

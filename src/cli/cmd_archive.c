@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
-#include "sweep/ns_run_archive.h"
+#include "archive/ns_run_archive.h"
 
 static void usage(FILE *out)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
-#include "sweep/ns_verify.h"
+#include "archive/ns_verify.h"
 
 static void usage(FILE *out)
 {

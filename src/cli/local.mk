@@ -4,6 +4,4 @@ normsweep_SOURCES = src/cli/main.c src/cli/ns_cli.c src/cli/ns_cli.h \
 	src/cli/cmd_run.c src/cli/cmd_validate.c src/cli/cmd_tokenize.c src/cli/cmd_dump.c \
 	src/cli/cmd_mkmodel.c src/cli/cmd_assets.c src/cli/cmd_archive.c src/cli/cmd_verify.c
 normsweep_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
-normsweep_LDADD = src/sweep/libns_sweep.a src/io/libns_io.a src/model/libns_model.a \
-	src/tokenizer/libns_tokenizer.a src/analysis/libns_analysis.a src/assets/libns_assets.a \
-	src/common/libns_common.a $(NS_EXT_LIBS)
+normsweep_LDADD = $(NS_LIBS) $(NS_EXT_LIBS)

@@ -25,3 +25,10 @@ TESTS += tests/test_model_load
 
 TESTS += tests/mkmodel_cli.sh
 EXTRA_DIST += tests/mkmodel_cli.sh
+
+# forward pass: sgemm forward vs a naive double reference, and vs the golden stand-in files
+check_PROGRAMS += tests/test_forward
+tests_test_forward_SOURCES = tests/test_forward.c
+tests_test_forward_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_forward_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_forward

@@ -1,12 +1,35 @@
-# sweep: YAML config (config.mk, owned by the sweep config helper) and the MPI sweep runner:
-# tasks, journal, progress, results/reductions.
+# sweep: the sweep file (YAML schema, defaults, validation, grid), the built-in default sweep, and
+# the MPI sweep runner: tasks, journal, progress, results/reductions.
 noinst_LIBRARIES += src/sweep/libns_sweep.a
-src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.h \
+src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep_config.h \
+	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h src/sweep/ns_grid.c src/sweep/ns_grid.h \
 	src/sweep/ns_sweep_run.c src/sweep/ns_sweep_run.h src/sweep/ns_task.c src/sweep/ns_task.h \
 	src/sweep/ns_journal.c src/sweep/ns_journal.h src/sweep/ns_progress.c src/sweep/ns_progress.h \
 	src/sweep/ns_results.c src/sweep/ns_results.h
 src_sweep_libns_sweep_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
-include src/sweep/config.mk
+nodist_src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_default.c
+BUILT_SOURCES += src/sweep/ns_sweep_default.c
+CLEANFILES += src/sweep/ns_sweep_default.c
+EXTRA_DIST += docs/SWEEP.md
+
+# ns_sweep_default_yaml(): the text of sweeps/quick.yaml as a C string (written in the build tree,
+# so it also works in VPATH builds and `make distcheck`).
+src/sweep/ns_sweep_default.c: $(top_srcdir)/sweeps/quick.yaml $(top_srcdir)/src/sweep/local.mk
+	$(AM_V_GEN)$(MKDIR_P) src/sweep && { \
+	  echo '/* ns_sweep_default: generated from sweeps/quick.yaml by src/sweep/local.mk; do not edit. */'; \
+	  echo '#include "sweep/ns_sweep_yaml.h"'; \
+	  echo 'static const char ns_sweep_default_text[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $(top_srcdir)/sweeps/quick.yaml; \
+	  echo '    "";'; \
+	  echo 'const char *ns_sweep_default_yaml(void) { return ns_sweep_default_text; }'; \
+	} > $@-t && mv -f $@-t $@
+
+check_PROGRAMS += tests/test_sweep_config
+tests_test_sweep_config_SOURCES = tests/test_sweep_config.c
+tests_test_sweep_config_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_sweep_config_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_sweep_config tests/validate_cli.sh
+EXTRA_DIST += tests/validate_cli.sh
 
 # tests of the sweep runner
 check_PROGRAMS += tests/test_journal
@@ -18,5 +41,5 @@ TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh
 	tests/sweep_vs_dump.sh
 EXTRA_DIST += tests/sweep_common.sh tests/sweep_determinism.sh tests/sweep_resume.sh \
 	tests/sweep_invalid.sh tests/sweep_vs_dump.sh
-include src/sweep/verify.mk
 EXTRA_DIST += docs/RUNNING.md
+

@@ -20,7 +20,7 @@
 #include "common/ns_sha256.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h" /* the model's mapping (map.fd), for its file identity */
-#include "sweep/ns_corpus.h"
+#include "corpus/ns_corpus.h"
 #include "sweep/ns_journal.h"
 #include "sweep/ns_progress.h"
 #include "sweep/ns_results.h"

@@ -9,7 +9,7 @@
 #include "assets/ns_assets.h"
 #include "common/ns_error.h"
 #include "model/ns_gpt2.h"
-#include "sweep/ns_corpus.h"
+#include "corpus/ns_corpus.h"
 #include "sweep/ns_sweep_config.h"
 
 /* ---- diagnostics ------------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 # tokenizer: GPT-2 byte-level BPE (vocabulary + merges loading, PCRE2 pre-tokenizer, BPE, cache).
 noinst_LIBRARIES += src/tokenizer/libns_tokenizer.a
 src_tokenizer_libns_tokenizer_a_SOURCES = src/tokenizer/ns_tokenizer.h \
-	src/tokenizer/ns_tokenizer_internal.h src/tokenizer/ns_tokenizer.c \
+	src/tokenizer/ns_tokenizer_internal.h src/tokenizer/ns_bpe.h src/tokenizer/ns_tokenizer.c \
 	src/tokenizer/ns_pretok.c src/tokenizer/ns_bpe.c
 src_tokenizer_libns_tokenizer_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 

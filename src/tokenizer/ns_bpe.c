@@ -2,7 +2,7 @@
  * heap-based fast kernel that is tested against it. */
 #include <stdlib.h>
 
-#include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_bpe.h"
 
 #define NS_NONE SIZE_MAX
 

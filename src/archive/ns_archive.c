@@ -1,5 +1,5 @@
 /* ns_archive: tar.gz reproducibility archives with a SHA-256 manifest (see ns_archive.h). */
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -2,7 +2,7 @@
  * sampled tasks (see ns_verify.h). */
 #include "config.h"
 
-#include "sweep/ns_verify.h"
+#include "archive/ns_verify.h"
 
 #include <cblas.h>
 #include <dirent.h>
@@ -21,10 +21,10 @@
 #include "analysis/ns_rng.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 #include "io/ns_nc_read.h"
 #include "model/ns_gpt2.h"
-#include "sweep/ns_corpus.h"
+#include "corpus/ns_corpus.h"
 #include "sweep/ns_journal.h"
 #include "sweep/ns_sweep_yaml.h"
 #include "sweep/ns_task.h"

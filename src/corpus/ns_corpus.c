@@ -1,5 +1,5 @@
 /* ns_corpus: read, Gutenberg-strip and tokenize the corpus once; shard k's token range. */
-#include "sweep/ns_corpus.h"
+#include "corpus/ns_corpus.h"
 
 #include <stdlib.h>
 #include <string.h>

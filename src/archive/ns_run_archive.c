@@ -2,7 +2,7 @@
  * ns_run_archive.h and docs/ARCHIVE.md). */
 #include "config.h"
 
-#include "sweep/ns_run_archive.h"
+#include "archive/ns_run_archive.h"
 
 #include <cblas.h>
 #include <dirent.h>
@@ -17,7 +17,7 @@
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "io/ns_archive.h"
+#include "archive/ns_archive.h"
 #include "io/ns_nc_read.h"
 #include "sweep/ns_journal.h"
 

@@ -10,7 +10,7 @@
 
 #include "common/ns_error.h"
 
-#include "sweep/ns_run_archive.h"
+#include "archive/ns_run_archive.h"
 
 #define NS_VERIFY_DEFAULT_SAMPLE 3
 #define NS_VERIFY_DEFAULT_SEED 20250821u
