@@ -159,7 +159,7 @@ int main(int argc, char **argv)
         return 1;
     for (size_t r = 0; r <= reps; r++) { /* the first pass warms up (BLAS buffers, page faults) */
         double t0 = now();
-        if (ns_gpt2_forward(model, ws, tokens, L, NULL, NULL, &err) != NS_OK) {
+        if (ns_gpt2_forward(model, ws, tokens, L, ns_gpt2_config_of(model)->n_layer, NULL, NULL, &err) != NS_OK) {
             fprintf(stderr, "bench_forward: %s\n", err.msg);
             return 1;
         }

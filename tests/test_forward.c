@@ -276,7 +276,7 @@ static void check_against_reference(size_t L, size_t L_max)
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L_max, &ws, &err), NS_OK);
     capture cap;
     capture_init(&cap, NL, H, L, C);
-    int rc = ns_gpt2_forward(&t.m, ws, tokens, L, capture_layer, &cap, &err);
+    int rc = ns_gpt2_forward(&t.m, ws, tokens, L, t.m.config.n_layer, capture_layer, &cap, &err);
     if (rc)
         fprintf(stderr, "forward: %s\n", err.msg);
     CU_ASSERT_EQUAL(rc, NS_OK);
@@ -342,8 +342,8 @@ static void test_prefix_property(void)
     capture full, pre;
     capture_init(&full, NL, H, L, C);
     capture_init(&pre, NL, H, m + 1, C);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, L, capture_layer, &full, &err), NS_OK);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, m + 1, capture_layer, &pre, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, L, t.m.config.n_layer, capture_layer, &full, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, m + 1, t.m.config.n_layer, capture_layer, &pre, &err), NS_OK);
     double e = 0;
     for (size_t l = 0; l < NL; l++)
         for (size_t h = 0; h < H; h++)
@@ -370,23 +370,32 @@ static void test_errors(void)
     CU_ASSERT_PTR_NULL(ws);
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, 8, &ws, &err), NS_OK);
     int32_t tokens[16] = {0};
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 0, NULL, NULL, &err), NS_ERR_INVALID);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 9, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 0, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 9, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "L_max=8"));
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 13, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 13, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "n_ctx=12"));
     tokens[3] = 40; /* == vocab_size */
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "position 3"));
     tokens[3] = -1;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     tokens[3] = 39;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, NULL, NULL, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_OK);
+    /* n_layers: 0 or more than the model has are refused; 1 runs (and shows) the first layer only */
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, 0, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer + 1, NULL, NULL, &err),
+                    NS_ERR_INVALID);
+    capture first;
+    capture_init(&first, t.m.config.n_layer, H, 8, C);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, 1, capture_layer, &first, &err), NS_OK);
+    CU_ASSERT_EQUAL(first.calls, 1);
+    capture_free(&first);
     /* a callback error stops the pass after that layer and is returned as is */
     capture cap;
     capture_init(&cap, t.m.config.n_layer, H, 8, C);
     cap.stop_after = 1;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, capture_layer, &cap, &err),
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, capture_layer, &cap, &err),
                     NS_ERR_INTERRUPTED);
     CU_ASSERT_EQUAL(cap.calls, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "test callback"));
@@ -397,7 +406,7 @@ static void test_errors(void)
     tiny_model_make(&other, 4);
     other.m.config.n_inner = 32;
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&other.m, 8, &ws, &err), NS_OK);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     ns_gpt2_workspace_free(ws);
     tiny_model_free(&other);
     tiny_model_free(&t);
@@ -487,7 +496,7 @@ static void check_golden(const char *model_dir, const char *golden_dir, size_t o
 
     ns_gpt2_workspace *ws = NULL;
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(model, L, &ws, &err), NS_OK);
-    rc = ns_gpt2_forward(model, ws, tokens, L, golden_layer, &g, &err);
+    rc = ns_gpt2_forward(model, ws, tokens, L, ns_gpt2_config_of(model)->n_layer, golden_layer, &g, &err);
     if (rc)
         fprintf(stderr, "forward: %s\n", err.msg);
     CU_ASSERT_EQUAL(rc, NS_OK);

@@ -382,13 +382,17 @@ static void test_n_crit(void)
     double p1[5] = {1e-9, 0.001, 0.02, 0.5, 0.9};
     CU_ASSERT_EQUAL(ns_n_crit(p1, N, 5, 0.01), 4);
     CU_ASSERT_EQUAL(ns_n_crit(p1, N, 5, 0.6), 16);
-    CU_ASSERT_EQUAL(ns_n_crit(p1, N, 5, 0.95), -1);
+    CU_ASSERT_EQUAL(ns_n_crit(p1, N, 5, 0.95), NS_NCRIT_NONE); /* computable, none passes */
     double p2[5] = {0.01, 0.01, NAN, 0.0100001, 0.001}; /* strictly greater; NaN never */
     CU_ASSERT_EQUAL(ns_n_crit(p2, N, 5, 0.01), 8);
     double p3[5] = {0.5, 0.0, 0.0, 0.0, 0.0}; /* first grid point already exceeds */
     CU_ASSERT_EQUAL(ns_n_crit(p3, N, 5, 0.01), 1);
-    CU_ASSERT_EQUAL(ns_n_crit(p3, N, 0, 0.01), -1);
-    CU_ASSERT_EQUAL(ns_n_crit(p3, N, 5, NAN), -1);
+    CU_ASSERT_EQUAL(ns_n_crit(p3, N, 0, 0.01), NS_NCRIT_NOT_COMPUTABLE);
+    CU_ASSERT_EQUAL(ns_n_crit(p3, N, 5, NAN), NS_NCRIT_NOT_COMPUTABLE);
+    double p4[5] = {NAN, NAN, NAN, NAN, NAN}; /* every N skipped: not computable */
+    CU_ASSERT_EQUAL(ns_n_crit(p4, N, 5, 0.01), NS_NCRIT_NOT_COMPUTABLE);
+    double p5[5] = {0.001, 0.002, NAN, NAN, NAN}; /* some computable, none passes */
+    CU_ASSERT_EQUAL(ns_n_crit(p5, N, 5, 0.01), NS_NCRIT_NONE);
 }
 
 int main(void)

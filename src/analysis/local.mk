@@ -1,11 +1,16 @@
 # analysis: normalizers and METRICS.md metrics; pure functions (no I/O, MPI or model types).
 noinst_LIBRARIES += src/analysis/libns_analysis.a
 src_analysis_libns_analysis_a_SOURCES = \
-	src/analysis/ns_analysis.c src/analysis/ns_analysis.h \
 	src/analysis/ns_normalize.c src/analysis/ns_normalize.h \
-	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
 	src/analysis/ns_topn.c src/analysis/ns_topn.h \
-	src/analysis/ns_rng.c src/analysis/ns_rng.h
+	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
+	src/analysis/ns_rng.c src/analysis/ns_rng.h \
+	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
+	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_internal.h \
+	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c \
+	src/analysis/ns_stats.c src/analysis/ns_stats.h \
+	src/analysis/ns_ks.c src/analysis/ns_ks.h \
+	src/analysis/ns_reduce.c src/analysis/ns_reduce.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 
 check_PROGRAMS += tests/test_normalize
@@ -21,8 +26,6 @@ tests_test_analysis_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_analysis
 
 # KS test, n_crit and reductions (METRICS.md sections 5 and 9).
-src_analysis_libns_analysis_a_SOURCES += src/analysis/ns_ks.c src/analysis/ns_ks.h \
-	src/analysis/ns_reduce.c src/analysis/ns_reduce.h
 
 check_PROGRAMS += tests/test_ks tests/test_reduce
 tests_test_ks_SOURCES = tests/test_ks.c

@@ -498,11 +498,14 @@ int ns_ks_2samp(const double *a, size_t na, const double *b, size_t nb, double *
 
 int64_t ns_n_crit(const double *p, const size_t *N, size_t nN, double alpha)
 {
-    int64_t best = -1;
-    if (isnan(alpha))
-        return -1;
-    for (size_t i = 0; i < nN; i++)
-        if (p[i] > alpha && (best < 0 || (int64_t)N[i] < best))
+    int64_t best = NS_NCRIT_NONE;
+    int computable = 0;
+    for (size_t i = 0; i < nN; i++) {
+        if (isnan(p[i]))
+            continue;
+        computable = 1;
+        if (p[i] > alpha && (best == NS_NCRIT_NONE || (int64_t)N[i] < best))
             best = (int64_t)N[i];
-    return best;
+    }
+    return computable && !isnan(alpha) ? best : NS_NCRIT_NOT_COMPUTABLE;
 }

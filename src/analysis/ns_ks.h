@@ -68,8 +68,13 @@ int ns_kstwo_sf(double x, uint64_t n, ns_ks_ws *ws, double *sf, ns_err *err);
  * Birnbaum-Tingey sum in extended precision for n <= 1e6, Miller's approximation above. */
 double ns_smirnov_sf(uint64_t n, double x);
 
-/* Smallest N[i] with p[i] > alpha (strictly), or -1 when none does (NaN p never exceeds).
+/* The critical N of METRICS.md section 5, three outcomes kept apart:
+ *   the smallest N[i] (>= 1) with p[i] > alpha (strictly) -- found;
+ *   NS_NCRIT_NONE (0) when some p[i] are computable (not NaN) but none exceeds alpha;
+ *   NS_NCRIT_NOT_COMPUTABLE (-1) when every p[i] is NaN (every N skipped) or alpha is NaN.
  * N need not be sorted; for the ascending N grid this is the first such grid point. */
+#define NS_NCRIT_NONE 0
+#define NS_NCRIT_NOT_COMPUTABLE (-1)
 int64_t ns_n_crit(const double *p, const size_t *N, size_t nN, double alpha);
 
 #endif

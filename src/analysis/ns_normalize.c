@@ -119,6 +119,25 @@ static void ns_entmax15(double *alpha, const double *y, size_t L, double *sorted
     }
 }
 
+void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha, size_t L,
+                    double T, double *lalpha)
+{
+    if (f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX) {
+        double c = ns_normalizer_inv_temp(f, L, T), mx = -INFINITY, sum = 0.0;
+        for (size_t i = 0; i < L; i++)
+            if (c * z[i] > mx)
+                mx = c * z[i];
+        for (size_t i = 0; i < L; i++)
+            sum += exp(c * z[i] - mx); /* the same terms, in the same order, as ns_softmax_scaled */
+        double lse = log(sum);
+        for (size_t i = 0; i < L; i++)
+            lalpha[i] = (c * z[i] - mx) - lse;
+        return;
+    }
+    for (size_t i = 0; i < L; i++)
+        lalpha[i] = alpha[i] > 0.0 ? log(alpha[i]) : -INFINITY;
+}
+
 int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
                  double *work, ns_err *err)
 {

@@ -28,6 +28,12 @@ int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
 int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
                  double *work, ns_err *err);
 
+/* lalpha[0..L) = log alpha_i for alpha = F(z / T) (as ns_normalize computed it): for softmax and
+ * ssmax the exact log-weight c z_i - log sum_j exp(c z_j), finite even where alpha_i underflows
+ * to 0 at small T; for sparsemax and entmax15 log alpha_i, -inf outside the support. */
+void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha, size_t L,
+                    double T, double *lalpha);
+
 /* The factor c with alpha = softmax(c * z) for the softmax family: 1/T for softmax,
  * s * log(L) / T for ssmax (its "effective inverse temperature"); 1/T for the others. */
 double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T);

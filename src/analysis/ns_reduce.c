@@ -1,210 +1,316 @@
-/* ns_reduce: count/mean/std/min/max/quantile reductions and a mergeable moment accumulator. */
+/* ns_reduce: statistics, KS tests, n_crit and counts over one slice of cells (see ns_reduce.h). */
 #include "analysis/ns_reduce.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-static int cmp_double(const void *x, const void *y)
+#include "analysis/ns_ks.h"
+#include "analysis/ns_stats.h"
+
+static const ns_stat_info ns_stat_table[NS_ST_COUNT_ALL] = {
+    {"count", "number of non-missing rows",
+     "sample: point (comment: number of non-missing rows)"},
+    {"mean", "mean over rows", "sample: mean"},
+    {"std", "population standard deviation over rows",
+     "sample: standard_deviation (comment: population, ddof = 0)"},
+    {"min", "minimum over rows", "sample: minimum"},
+    {"max", "maximum over rows", "sample: maximum"},
+    {"q05", "0.05 quantile over rows",
+     "sample: point (comment: 0.05 quantile, linear interpolation)"},
+    {"q50", "median over rows", "sample: median (comment: linear interpolation)"},
+    {"q95", "0.95 quantile over rows",
+     "sample: point (comment: 0.95 quantile, linear interpolation)"},
+};
+
+const ns_stat_info *ns_stat_info_of(ns_stat_id id)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
+    return (unsigned)id < NS_ST_COUNT_ALL ? &ns_stat_table[id] : NULL;
 }
 
-/* Pairwise (cascade) sum: error grows with log(n), not n; deterministic for a given order. */
-static double pairwise_sum(const double *x, size_t n)
+static const ns_count_info ns_count_table[NS_C_COUNT] = {
+    [NS_C_SKIPPED_ROWS] = {"skipped_rows", 0, "rows the cell skipped",
+        "rows whose N is not below their number of keys (N >= m + 1): no Theorem 1/2 values",
+        NS_C_SKIPPED_ROWS},
+    [NS_C_THM1_VIOL] = {"thm1_violations", 0, "rows where d exceeds Theorem 1's bound",
+        "d > d_bound + 1e-9 |d_bound| (expected 0)", NS_C_THM1_CHECKED},
+    [NS_C_THM1_CHECKED] = {"thm1_checked", 0, "rows where Theorem 1's bound was checked",
+        "rows with both d and d_bound defined", NS_C_THM1_CHECKED},
+    [NS_C_NS_UPPER_VIOL] = {"ns_upper_violations", 0,
+        "rows where N_s/N exceeds Theorem 2's upper bound",
+        "ns_frac > ns_upper (every N = 1 row is one)", NS_C_NS_UPPER_CHECKED},
+    [NS_C_NS_UPPER_CHECKED] = {"ns_upper_checked", 0,
+        "rows where Theorem 2's upper bound was checked",
+        "rows with both ns_frac and ns_upper defined", NS_C_NS_UPPER_CHECKED},
+    [NS_C_NS_LOWER_VIOL] = {"ns_lower_violations", 0,
+        "rows where N_s/N is below Theorem 2's lower bound", "ns_frac < ns_lower",
+        NS_C_NS_LOWER_CHECKED},
+    [NS_C_NS_LOWER_CHECKED] = {"ns_lower_checked", 0,
+        "rows where Theorem 2's lower bound was checked",
+        "rows with both ns_frac and ns_lower defined (ns_lower is missing when r = 0)",
+        NS_C_NS_LOWER_CHECKED},
+    [NS_C_NS_LOWER_VACUOUS] = {"ns_lower_vacuous", 0,
+        "rows where Theorem 2's lower bound is vacuous", "ns_lower <= 0 (out of ns_lower_checked)",
+        NS_C_NS_LOWER_CHECKED},
+    [NS_C_NS_UPPER_VACUOUS] = {"ns_upper_vacuous", 0,
+        "rows where Theorem 2's upper bound is vacuous",
+        "ns_upper >= 1 - 1e-12 (out of ns_upper_checked)", NS_C_NS_UPPER_CHECKED},
+    [NS_C_NS_LOWER_UNDEFINED] = {"ns_lower_undefined", 0,
+        "rows where ns_lower is undefined because r = 0",
+        "ns_frac defined and ns_lower missing (r = 0)", NS_C_NS_UPPER_CHECKED},
+    [NS_C_JAC_EXACT_VIOL] = {"jac_exact_violations", 0,
+        "rows where the exact Jacobian norm exceeds min(1/(4T), sqrt 2)",
+        "jac_exact > jac_bound + 1e-6 jac_bound, over the rows analysed at this N (softmax "
+        "reaches 1/(2T): violations of the paper's 1/(4T) are expected)",
+        NS_C_JAC_EXACT_CHECKED},
+    [NS_C_JAC_EXACT_CHECKED] = {"jac_exact_checked", 0,
+        "rows where jac_exact was checked against min(1/(4T), sqrt 2)",
+        "rows analysed at this N with jac_exact defined", NS_C_JAC_EXACT_CHECKED},
+    [NS_C_LEMMA2_VIOL] = {"lemma2_violations", 0,
+        "rows where the exact Jacobian norm exceeds Lemma 2's general bound",
+        "jac_exact > jac_lemma2 + 1e-6 jac_lemma2 (expected 0)", NS_C_LEMMA2_CHECKED},
+    [NS_C_LEMMA2_CHECKED] = {"lemma2_checked", 0,
+        "rows where Lemma 2's general bound was checked",
+        "rows analysed at this N with jac_exact and jac_lemma2 defined (softmax, ssmax)",
+        NS_C_LEMMA2_CHECKED},
+    [NS_C_JAC_FD_VIOL] = {"jac_fd_violations", 1,
+        "rows where the finite-difference sensitivity exceeds min(1/(4T), sqrt 2)",
+        "jac_fd(eps) > jac_bound + 1e-6 jac_bound, over the rows analysed at this N",
+        NS_C_JAC_FD_CHECKED},
+    [NS_C_JAC_FD_CHECKED] = {"jac_fd_checked", 1,
+        "rows where jac_fd was checked against min(1/(4T), sqrt 2)",
+        "rows analysed at this N with jac_fd defined", NS_C_JAC_FD_CHECKED},
+};
+
+const ns_count_info *ns_count_info_of(ns_count_id id)
 {
-    if (n <= 16) {
-        double s = 0.0;
-        for (size_t i = 0; i < n; i++)
-            s += x[i];
-        return s;
+    return (unsigned)id < NS_C_COUNT ? &ns_count_table[id] : NULL;
+}
+
+static size_t cells_of(const ns_slice_shape *sh, ns_metric_dims dims)
+{
+    switch (dims) {
+    case NS_DIMS_TN: return sh->nT * sh->nN;
+    case NS_DIMS_T: return sh->nT;
+    case NS_DIMS_TE: return sh->nT * sh->neps;
+    case NS_DIMS_ROW: break;
     }
-    size_t h = n / 2;
-    return pairwise_sum(x, h) + pairwise_sum(x + h, n - h);
+    return 1;
 }
 
-static double pairwise_sqdev(const double *x, size_t n, double mean)
+void ns_slice_layout_init(ns_slice_layout *sl, const ns_slice_shape *sh)
 {
-    if (n <= 16) {
-        double s = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            double d = x[i] - mean;
-            s += d * d;
-        }
-        return s;
+    size_t off = 0, tn = sh->nT * sh->nN;
+    for (int m = 0; m < NS_M_COUNT; m++) {
+        sl->cells[m] = cells_of(sh, ns_metric_info_of((ns_metric_id)m)->dims);
+        sl->stats[m] = off;
+        off += sl->cells[m] * NS_ST_COUNT_ALL;
     }
-    size_t h = n / 2;
-    return pairwise_sqdev(x, h, mean) + pairwise_sqdev(x + h, n - h, mean);
-}
-
-/* Interpolate a + t (b - a) as numpy's _lerp does (from the nearer end), with the cases that
- * numpy turns into NaN made explicit: equal ends (also +inf, +inf) and an infinite end. */
-static double lerp(double a, double b, double t)
-{
-    if (t == 0.0 || a == b)
-        return a;
-    if (isinf(a) || isinf(b)) {
-        if (isinf(a) && isinf(b))
-            return NAN; /* -inf .. +inf */
-        return isinf(a) ? a : b;
+    for (int k = 0; k < NS_KS_TESTS; k++) {
+        sl->ks_stat[k] = off, off += tn;
+        sl->ks_p[k] = off, off += tn;
+        sl->n_crit[k] = off, off += sh->nT;
     }
-    double diff = b - a;
-    return t < 0.5 ? a + diff * t : b - diff * (1.0 - t);
-}
-
-double ns_quantile_sorted(const double *sorted, size_t n, double q)
-{
-    if (n == 0 || !(q >= 0.0 && q <= 1.0))
-        return NAN;
-    double pos = q * (double)(n - 1);
-    double fl = floor(pos);
-    size_t lo = (size_t)fl;
-    if (lo >= n - 1)
-        return sorted[n - 1];
-    return lerp(sorted[lo], sorted[lo + 1], pos - fl);
-}
-
-static void summary_nan(ns_summary *out)
-{
-    out->count = 0;
-    out->mean = out->std = out->min = out->max = NAN;
-    out->q05 = out->q50 = out->q95 = NAN;
-}
-
-void ns_summary_compute(ns_summary *out, const double *x, size_t n, double *scratch)
-{
-    size_t k = 0, npos = 0, nneg = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(x[i]))
-            continue;
-        scratch[k++] = x[i];
-        if (isinf(x[i])) {
-            if (x[i] > 0)
-                npos++;
-            else
-                nneg++;
-        }
+    for (int c = 0; c < NS_C_COUNT; c++) {
+        sl->count[c] = off;
+        off += ns_count_table[c].per_eps ? tn * sh->neps : tn;
     }
-    summary_nan(out);
-    if (k == 0)
-        return;
-    out->count = k;
-    if (npos || nneg) {
-        out->mean = (npos && nneg) ? NAN : (npos ? INFINITY : -INFINITY);
-        out->std = (npos == k || nneg == k) ? NAN : INFINITY;
-    } else {
-        /* moments in the given (shard, row) order, before sorting */
-        double mean = pairwise_sum(scratch, k) / (double)k;
-        out->mean = mean;
-        out->std = sqrt(pairwise_sqdev(scratch, k, mean) / (double)k);
-    }
-    qsort(scratch, k, sizeof(double), cmp_double);
-    out->min = scratch[0];
-    out->max = scratch[k - 1];
-    out->q05 = ns_quantile_sorted(scratch, k, NS_SUMMARY_Q05);
-    out->q50 = ns_quantile_sorted(scratch, k, NS_SUMMARY_Q50);
-    out->q95 = ns_quantile_sorted(scratch, k, NS_SUMMARY_Q95);
+    sl->total = off;
 }
 
-int ns_summary_of(ns_summary *out, const double *x, size_t n, ns_err *err)
+void ns_slice_gather(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
+                     ns_metric_id id, size_t t, size_t n, size_t e, double *out)
 {
-    summary_nan(out);
-    if (n == 0)
-        return NS_OK;
-    double *scratch = malloc(n * sizeof(double));
-    if (!scratch)
-        return ns_fail(err, NS_ERR_NOMEM, "summary of %zu values: out of memory", n);
-    ns_summary_compute(out, x, n, scratch);
-    free(scratch);
+    for (size_t k = 0; k < S; k++)
+        out[k] = ns_row_value(sh->lay, recs + k * stride, sh->L, id, t, n, e);
+}
+
+struct ns_reduce_ws {
+    size_t S;
+    double *a, *b, *c, *scratch; /* (S) each */
+    ns_ks_ws *ks;
+};
+
+int ns_reduce_ws_new(size_t S, ns_reduce_ws **out, ns_err *err)
+{
+    *out = NULL;
+    ns_reduce_ws *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return ns_fail(err, NS_ERR_NOMEM, "reduction workspace: out of memory");
+    ws->S = S;
+    size_t n = S ? S : 1;
+    ws->a = malloc(4 * n * sizeof(double));
+    if (!ws->a) {
+        free(ws);
+        return ns_fail(err, NS_ERR_NOMEM, "reduction workspace: out of memory (%zu samples)", S);
+    }
+    ws->b = ws->a + n, ws->c = ws->b + n, ws->scratch = ws->c + n;
+    int rc = ns_ks_ws_new(&ws->ks, err);
+    if (rc != NS_OK) {
+        ns_reduce_ws_free(ws);
+        return rc;
+    }
+    *out = ws;
     return NS_OK;
 }
 
-void ns_accum_init(ns_accum *acc)
+void ns_reduce_ws_free(ns_reduce_ws *ws)
 {
-    acc->n_finite = 0;
-    acc->mean = 0.0;
-    acc->m2 = 0.0;
-    acc->min = NAN;
-    acc->max = NAN;
-    acc->n_posinf = 0;
-    acc->n_neginf = 0;
-}
-
-static void minmax_update(ns_accum *acc, double lo, double hi)
-{
-    if (isnan(acc->min) || lo < acc->min)
-        acc->min = lo;
-    if (isnan(acc->max) || hi > acc->max)
-        acc->max = hi;
-}
-
-void ns_accum_add(ns_accum *acc, double x)
-{
-    if (isnan(x))
+    if (!ws)
         return;
-    minmax_update(acc, x, x);
-    if (isinf(x)) {
-        if (x > 0)
-            acc->n_posinf++;
-        else
-            acc->n_neginf++;
-        return;
-    }
-    acc->n_finite++;
-    double d = x - acc->mean;
-    acc->mean += d / (double)acc->n_finite;
-    acc->m2 += d * (x - acc->mean);
+    ns_ks_ws_free(ws->ks);
+    free(ws->a);
+    free(ws);
 }
 
-void ns_accum_add_array(ns_accum *acc, const double *x, size_t n)
+/* Statistics of every cell of every metric. */
+static void reduce_stats(const ns_slice_shape *sh, const ns_slice_layout *sl, const double *recs,
+                         size_t S, size_t stride, ns_reduce_ws *ws, double *out)
 {
-    for (size_t i = 0; i < n; i++)
-        ns_accum_add(acc, x[i]);
-}
-
-void ns_accum_merge(ns_accum *acc, const ns_accum *other)
-{
-    if (!isnan(other->min))
-        minmax_update(acc, other->min, other->max);
-    acc->n_posinf += other->n_posinf;
-    acc->n_neginf += other->n_neginf;
-    if (other->n_finite == 0)
-        return;
-    if (acc->n_finite == 0) {
-        acc->n_finite = other->n_finite;
-        acc->mean = other->mean;
-        acc->m2 = other->m2;
-        return;
-    }
-    double na = (double)acc->n_finite, nb = (double)other->n_finite, n = na + nb;
-    double delta = other->mean - acc->mean;
-    acc->mean += delta * (nb / n);
-    acc->m2 += other->m2 + delta * delta * (na * nb / n);
-    acc->n_finite += other->n_finite;
-}
-
-void ns_accum_result(const ns_accum *acc, uint64_t *count, double *mean, double *std, double *min,
-                     double *max)
-{
-    uint64_t k = acc->n_finite + acc->n_posinf + acc->n_neginf;
-    double mu = NAN, sd = NAN;
-    if (k > 0) {
-        if (acc->n_posinf || acc->n_neginf) {
-            mu = (acc->n_posinf && acc->n_neginf) ? NAN : (acc->n_posinf ? INFINITY : -INFINITY);
-            sd = (acc->n_posinf == k || acc->n_neginf == k) ? NAN : INFINITY;
-        } else {
-            mu = acc->mean;
-            sd = sqrt(acc->m2 > 0.0 ? acc->m2 / (double)k : 0.0);
+    for (int m = 0; m < NS_M_COUNT; m++) {
+        ns_metric_dims dims = ns_metric_info_of((ns_metric_id)m)->dims;
+        for (size_t cell = 0; cell < sl->cells[m]; cell++) {
+            size_t t = 0, n = 0, e = 0;
+            if (dims == NS_DIMS_TN)
+                t = cell / sh->nN, n = cell % sh->nN;
+            else if (dims == NS_DIMS_T)
+                t = cell;
+            else if (dims == NS_DIMS_TE)
+                t = cell / sh->neps, e = cell % sh->neps;
+            ns_slice_gather(sh, recs, S, stride, (ns_metric_id)m, t, n, e, ws->a);
+            ns_summary sm;
+            ns_summary_compute(&sm, ws->a, S, ws->scratch);
+            double *o = out + sl->stats[m] + cell * NS_ST_COUNT_ALL;
+            o[NS_ST_COUNT] = (double)sm.count;
+            o[NS_ST_MEAN] = sm.mean;
+            o[NS_ST_STD] = sm.std;
+            o[NS_ST_MIN] = sm.min;
+            o[NS_ST_MAX] = sm.max;
+            o[NS_ST_Q05] = sm.q05;
+            o[NS_ST_Q50] = sm.q50;
+            o[NS_ST_Q95] = sm.q95;
         }
     }
-    if (count)
-        *count = k;
-    if (mean)
-        *mean = mu;
-    if (std)
-        *std = sd;
-    if (min)
-        *min = k ? acc->min : NAN;
-    if (max)
-        *max = k ? acc->max : NAN;
+}
+
+/* Both KS tests at every (T, N) and their n_crit per T. */
+static int reduce_ks(const ns_slice_shape *sh, const ns_slice_layout *sl, const double *recs,
+                     size_t S, size_t stride, ns_reduce_ws *ws, double *out, ns_err *err)
+{
+    static const ns_metric_id ref[NS_KS_TESTS] = {NS_M_DISTANCE_EXPECTED, NS_M_DISTANCE_RANDOM};
+    for (size_t t = 0; t < sh->nT; t++)
+        for (size_t n = 0; n < sh->nN; n++) {
+            size_t cell = t * sh->nN + n;
+            ns_slice_gather(sh, recs, S, stride, NS_M_DISTANCE, t, n, 0, ws->a);
+            for (int k = 0; k < NS_KS_TESTS; k++) {
+                ns_slice_gather(sh, recs, S, stride, ref[k], t, n, 0, ws->b);
+                NS_TRY(ns_ks_2samp_ws(ws->a, S, ws->b, S, ws->ks, &out[sl->ks_stat[k] + cell],
+                                      &out[sl->ks_p[k] + cell], NULL, err));
+            }
+        }
+    for (int k = 0; k < NS_KS_TESTS; k++)
+        for (size_t t = 0; t < sh->nT; t++)
+            out[sl->n_crit[k] + t] = (double)ns_n_crit(out + sl->ks_p[k] + t * sh->nN, sh->N,
+                                                       sh->nN, sh->ks_alpha);
+    return NS_OK;
+}
+
+/* Theorem 1 and 2 counts of one (t, n) cell over the S rows. */
+static void count_theorems(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
+                           size_t t, size_t n, double *c /* [NS_C_COUNT] */)
+{
+    const ns_row_layout *lay = sh->lay;
+    for (size_t k = 0; k < S; k++) {
+        const double *row = recs + k * stride;
+        double d = ns_row_value(lay, row, sh->L, NS_M_DISTANCE, t, n, 0);
+        if (isnan(d)) {
+            c[NS_C_SKIPPED_ROWS]++;
+            continue;
+        }
+        double db = ns_row_value(lay, row, sh->L, NS_M_DISTANCE_BOUND, t, n, 0);
+        double f = ns_row_value(lay, row, sh->L, NS_M_NS_FRAC, t, n, 0);
+        double lo = ns_row_value(lay, row, sh->L, NS_M_NS_LOWER, t, n, 0);
+        double up = ns_row_value(lay, row, sh->L, NS_M_NS_UPPER, t, n, 0);
+        if (!isnan(db)) {
+            c[NS_C_THM1_CHECKED]++;
+            c[NS_C_THM1_VIOL] += ns_exceeds(d, db, NS_THM1_SLACK);
+        }
+        if (!isnan(f) && !isnan(up)) {
+            c[NS_C_NS_UPPER_CHECKED]++;
+            c[NS_C_NS_UPPER_VIOL] += f > up;
+            c[NS_C_NS_UPPER_VACUOUS] += up >= 1.0 - NS_UPPER_VACUOUS;
+        }
+        if (!isnan(f) && isnan(lo))
+            c[NS_C_NS_LOWER_UNDEFINED]++;
+        if (!isnan(f) && !isnan(lo)) {
+            c[NS_C_NS_LOWER_CHECKED]++;
+            c[NS_C_NS_LOWER_VIOL] += f < lo;
+            c[NS_C_NS_LOWER_VACUOUS] += lo <= 0.0;
+        }
+    }
+}
+
+/* Jacobian counts of one (t, n) cell: over the rows analysed at N (d defined). */
+static void count_jacobians(const ns_slice_shape *sh, const ns_slice_layout *sl,
+                            const double *recs, size_t S, size_t stride, size_t t, size_t n,
+                            double *c, double *out)
+{
+    const ns_row_layout *lay = sh->lay;
+    double bound = ns_jac_bound(sh->T[t]);
+    size_t tn = t * sh->nN + n;
+    for (size_t k = 0; k < S; k++) {
+        const double *row = recs + k * stride;
+        if (isnan(ns_row_value(lay, row, sh->L, NS_M_DISTANCE, t, n, 0)))
+            continue;
+        double je = ns_row_value(lay, row, sh->L, NS_M_JAC_EXACT, t, 0, 0);
+        double jl = ns_row_value(lay, row, sh->L, NS_M_JAC_LEMMA2, t, 0, 0);
+        if (!isnan(je)) {
+            c[NS_C_JAC_EXACT_CHECKED]++;
+            c[NS_C_JAC_EXACT_VIOL] += ns_exceeds(je, bound, NS_JAC_SLACK);
+        }
+        if (!isnan(je) && !isnan(jl)) {
+            c[NS_C_LEMMA2_CHECKED]++;
+            c[NS_C_LEMMA2_VIOL] += ns_exceeds(je, jl, NS_JAC_SLACK);
+        }
+        for (size_t e = 0; e < sh->neps; e++) {
+            double jf = ns_row_value(lay, row, sh->L, NS_M_JAC_FD, t, 0, e);
+            if (isnan(jf))
+                continue;
+            out[sl->count[NS_C_JAC_FD_CHECKED] + tn * sh->neps + e]++;
+            out[sl->count[NS_C_JAC_FD_VIOL] + tn * sh->neps + e] += ns_exceeds(jf, bound,
+                                                                             NS_JAC_SLACK);
+        }
+    }
+}
+
+static void reduce_counts(const ns_slice_shape *sh, const ns_slice_layout *sl, const double *recs,
+                          size_t S, size_t stride, double *out)
+{
+    for (int k = 0; k < NS_C_COUNT; k++) {
+        size_t len = sh->nT * sh->nN * (ns_count_table[k].per_eps ? sh->neps : 1);
+        memset(out + sl->count[k], 0, len * sizeof *out);
+    }
+    for (size_t t = 0; t < sh->nT; t++)
+        for (size_t n = 0; n < sh->nN; n++) {
+            double c[NS_C_COUNT] = {0};
+            count_theorems(sh, recs, S, stride, t, n, c);
+            count_jacobians(sh, sl, recs, S, stride, t, n, c, out);
+            for (int k = 0; k < NS_C_COUNT; k++)
+                if (!ns_count_table[k].per_eps)
+                    out[sl->count[k] + t * sh->nN + n] = c[k];
+        }
+}
+
+int ns_reduce_slice(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
+                    ns_reduce_ws *ws, double *out, ns_err *err)
+{
+    if (S > ws->S)
+        return ns_fail(err, NS_ERR_INVALID, "reduction: %zu samples exceed the workspace's %zu",
+                       S, ws->S);
+    ns_slice_layout sl;
+    ns_slice_layout_init(&sl, sh);
+    reduce_stats(sh, &sl, recs, S, stride, ws, out);
+    NS_TRY(reduce_ks(sh, &sl, recs, S, stride, ws, out, err));
+    reduce_counts(sh, &sl, recs, S, stride, out);
+    return NS_OK;
 }

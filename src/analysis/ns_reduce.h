@@ -1,72 +1,98 @@
-/* ns_reduce: per-cell reductions of METRICS.md section 8 (count, mean, std, min, max, exact
- * quantiles) and a mergeable accumulator for partial results. Pure computation: no I/O, no MPI.
+/* ns_reduce: the reduction of METRICS.md sections 5-9 over one slice of cells -- one (layer,
+ * head, normalizer, L) across every shard and row -- from the slice's row records: per-cell
+ * statistics of every metric, both KS tests and their n_crit, and every count (bound violations
+ * with the rows they were counted over, vacuous bounds, undefined ns_lower, skipped rows). Pure
+ * computation: no I/O, no MPI; the sweep runs it on slices spread over its ranks, `verify` on all
+ * of them in one process, and the result is the same either way.
  *
- * Conventions (docs/STATISTICS.md):
- * - NaN means "missing" and is skipped; count is the number of non-NaN values.
- * - count 0: every statistic is NaN.
- * - std is the population standard deviation (ddof = 0).
- * - Quantiles are numpy's default method='linear': position q (n-1) in the sorted sample,
- *   linear interpolation between the two neighbouring order statistics.
- * - +-inf are real values: min/max/quantiles are order statistics (an interpolation next to
- *   +inf is +inf, between -inf and +inf NaN); mean is +inf (-inf) if any +inf (-inf) is
- *   present and NaN if both are; std is +inf if any infinite value is present, except NaN when
- *   every value is the same infinity.
- *   (numpy returns NaN for std and for quantiles next to an infinity; we do not.)
- * - Determinism: results depend only on the values and their order. The accumulator is merged
- *   in a fixed order (shard index, then row); exact quantiles need the gathered sample. */
+ * A slice's result is one flat array of doubles (counts are exact in a double), laid out by
+ * ns_slice_layout, so it can be moved between processes without knowing its meaning. */
 #ifndef NS_REDUCE_H
 #define NS_REDUCE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_metrics.h"
 #include "common/ns_error.h"
 
-/* The reduced statistics of one cell (OUTPUT.md: <stem>_count, _mean, _std, _min, _max,
- * _q05, _q50, _q95). */
-typedef struct ns_summary {
-    uint64_t count;
-    double mean, std, min, max;
-    double q05, q50, q95;
-} ns_summary;
+/* The statistics of every metric cell, in output order. */
+typedef enum ns_stat_id {
+    NS_ST_COUNT = 0, NS_ST_MEAN, NS_ST_STD, NS_ST_MIN, NS_ST_MAX, NS_ST_Q05, NS_ST_Q50, NS_ST_Q95,
+    NS_ST_COUNT_ALL
+} ns_stat_id;
 
-/* Quantile probabilities of ns_summary, in order. */
-#define NS_SUMMARY_Q05 0.05
-#define NS_SUMMARY_Q50 0.5
-#define NS_SUMMARY_Q95 0.95
+typedef struct ns_stat_info {
+    const char *suffix;       /* variable name suffix: "count", "mean", ... */
+    const char *long_name;    /* "mean over rows", ... */
+    const char *cell_methods; /* CF cell_methods over the `sample` dimension */
+} ns_stat_info;
+const ns_stat_info *ns_stat_info_of(ns_stat_id id);
 
-/* Summary of x[0..n) (any order; NaN skipped). scratch must hold n doubles (it receives the
- * sorted non-NaN values). Mean by pairwise summation, std by two passes about the mean. */
-void ns_summary_compute(ns_summary *out, const double *x, size_t n, double *scratch);
+/* Per-cell counts, each at (T, N) -- or (T, N, eps) for jac_fd's. A violation count comes with
+ * the number of rows it was checked over (its `_checked` twin). */
+typedef enum ns_count_id {
+    NS_C_SKIPPED_ROWS = 0, /* rows the cell skipped (N >= the row's keys) */
+    NS_C_THM1_VIOL, NS_C_THM1_CHECKED,       /* d > d_bound (relative 1e-9) */
+    NS_C_NS_UPPER_VIOL, NS_C_NS_UPPER_CHECKED, /* ns_frac > ns_upper */
+    NS_C_NS_LOWER_VIOL, NS_C_NS_LOWER_CHECKED, /* ns_frac < ns_lower */
+    NS_C_NS_LOWER_VACUOUS,   /* ns_lower <= 0 */
+    NS_C_NS_UPPER_VACUOUS,   /* ns_upper >= 1 - 1e-12 */
+    NS_C_NS_LOWER_UNDEFINED, /* r = 0: ns_lower missing */
+    NS_C_JAC_EXACT_VIOL, NS_C_JAC_EXACT_CHECKED, /* jac_exact > jac_bound (relative 1e-6) */
+    NS_C_LEMMA2_VIOL, NS_C_LEMMA2_CHECKED,       /* jac_exact > jac_lemma2 (relative 1e-6) */
+    NS_C_JAC_FD_VIOL, NS_C_JAC_FD_CHECKED,       /* jac_fd(eps) > jac_bound (relative 1e-6) */
+    NS_C_COUNT
+} ns_count_id;
 
-/* Same, allocating its scratch; NS_ERR_NOMEM on failure (out then all-NaN, count 0). */
-int ns_summary_of(ns_summary *out, const double *x, size_t n, ns_err *err);
+typedef struct ns_count_info {
+    const char *name;      /* NetCDF variable name */
+    int per_eps;           /* 1: (T, N, eps), 0: (T, N) */
+    const char *long_name;
+    const char *rule;      /* the exact rule, for the variable's `comment` */
+    ns_count_id checked;   /* the denominator's count (itself for non-violations) */
+} ns_count_info;
+const ns_count_info *ns_count_info_of(ns_count_id id);
 
-/* numpy-'linear' quantile of an ascending, NaN-free sample; q in [0, 1]. NaN if n == 0 or q is
- * outside [0, 1]. */
-double ns_quantile_sorted(const double *sorted, size_t n, double q);
+/* Two KS tests (METRICS.md section 5): d against d_expected (the paper's), d against d_random. */
+typedef enum ns_ks_test { NS_KS_EXPECTED = 0, NS_KS_RANDOM = 1, NS_KS_TESTS = 2 } ns_ks_test;
 
-/* Mergeable moments (Welford updates; Chan et al. parallel merge). Finite values feed
- * count/mean/m2; infinities are counted apart so merging never forms inf - inf. */
-typedef struct ns_accum {
-    uint64_t n_finite;  /* finite values */
-    double mean;        /* mean of the finite values */
-    double m2;          /* sum of squared deviations of the finite values from their mean */
-    double min, max;    /* over all non-NaN values (NaN while empty) */
-    uint64_t n_posinf, n_neginf;
-} ns_accum;
+/* What a slice is: its records' layout and the grid. */
+typedef struct ns_slice_shape {
+    const ns_row_layout *lay; /* the slice's row records (lay->nN of the grid's N are below L) */
+    size_t L;                 /* the slice's context length */
+    const size_t *N;          /* the grid's N, ascending (cells with N >= L are skipped) */
+    size_t nN;
+    const double *T;
+    size_t nT;
+    size_t neps;
+    double ks_alpha;
+} ns_slice_shape;
 
-void ns_accum_init(ns_accum *acc);
-/* Add one value (NaN is skipped). */
-void ns_accum_add(ns_accum *acc, double x);
-/* Add x[0..n) in order. */
-void ns_accum_add_array(ns_accum *acc, const double *x, size_t n);
-/* acc <- acc followed by other (other is not changed). The result depends on the order of
- * merges: merge partials in a fixed order (shard index), never in arrival order. */
-void ns_accum_merge(ns_accum *acc, const ns_accum *other);
-/* Non-NaN count, mean, std (ddof = 0), min, max with the infinity rules above
- * (any pointer may be NULL). */
-void ns_accum_result(const ns_accum *acc, uint64_t *count, double *mean, double *std, double *min,
-                     double *max);
+/* Offsets inside a slice's result array. */
+typedef struct ns_slice_layout {
+    size_t cells[NS_M_COUNT];  /* cells of metric m in the slice: nT nN, nT, nT neps or 1 */
+    size_t stats[NS_M_COUNT];  /* metric m's statistics: [cell][NS_ST_COUNT_ALL] */
+    size_t ks_stat[NS_KS_TESTS], ks_p[NS_KS_TESTS]; /* [nT][nN] each */
+    size_t n_crit[NS_KS_TESTS];                     /* [nT]: N, NS_NCRIT_NONE or _NOT_COMPUTABLE */
+    size_t count[NS_C_COUNT];                       /* [nT][nN] or [nT][nN][neps] */
+    size_t total;
+} ns_slice_layout;
+
+void ns_slice_layout_init(ns_slice_layout *sl, const ns_slice_shape *sh);
+
+/* One metric's sample over the slice's S records (record k at recs + k * stride, in shard then
+ * row order) at grid indices (t, n, e): out[0..S). n indexes the grid's N (NaN when N >= L). */
+void ns_slice_gather(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
+                     ns_metric_id id, size_t t, size_t n, size_t e, double *out);
+
+typedef struct ns_reduce_ws ns_reduce_ws;
+int ns_reduce_ws_new(size_t S, ns_reduce_ws **out, ns_err *err);
+void ns_reduce_ws_free(ns_reduce_ws *ws);
+
+/* Reduce the slice's S records into out[0..sl.total) (sl from ns_slice_layout_init(sh)).
+ * Fails only on allocation (NS_ERR_NOMEM). */
+int ns_reduce_slice(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
+                    ns_reduce_ws *ws, double *out, ns_err *err);
 
 #endif

@@ -14,17 +14,6 @@ static int ns_rank_cmp(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-void ns_topn_rank(size_t *order, ns_rank_item *scratch, const double *key, size_t L)
-{
-    for (size_t i = 0; i < L; i++) {
-        scratch[i].key = key[i];
-        scratch[i].idx = i;
-    }
-    qsort(scratch, L, sizeof *scratch, ns_rank_cmp);
-    for (size_t i = 0; i < L; i++)
-        order[i] = scratch[i].idx;
-}
-
 int ns_topn_rank_is_T_free(const ns_normalizer *f)
 {
     return f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX;

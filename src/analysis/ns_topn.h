@@ -11,10 +11,6 @@ typedef struct ns_rank_item {
     size_t idx;
 } ns_rank_item;
 
-/* order[0..L) = indices sorted by key descending, ties by the smaller index (a total order, so
- * the result is unique). scratch holds L items. */
-void ns_topn_rank(size_t *order, ns_rank_item *scratch, const double *key, size_t L);
-
 /* The ranking rule of METRICS.md section 3 for a normalizer: order[0..L) lists the indices of
  * alpha = F(z / T) from the largest weight down, ties by the smaller index.
  *   softmax, ssmax: ranked by the exact log-weight c * z_i (c = 1/T or s log(L) / T), i.e. by z

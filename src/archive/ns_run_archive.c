@@ -21,6 +21,8 @@
 #include "io/ns_nc_read.h"
 #include "sweep/ns_journal.h"
 
+#define NS_ASSET_LINE 4096
+
 static const char *or_unknown(const char *s)
 {
     return s ? s : "unknown";
@@ -431,9 +433,12 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         goto done;
     }
     if (o->log)
-        for (size_t i = 0; i < src.n; i++)
-            fprintf(o->log, "normsweep archive: adding %s/%s%s%s\n", top, src.items[i].name,
-                    src.items[i].path ? " <- " : "", src.items[i].path ? src.items[i].path : "");
+        for (size_t i = 0; i < src.n; i++) {
+            char line[2 * NS_ASSET_LINE];
+            snprintf(line, sizeof line, "adding %s/%s%s%s", top, src.items[i].name,
+                     src.items[i].path ? " <- " : "", src.items[i].path ? src.items[i].path : "");
+            o->log(o->log_user, line);
+        }
     rc = ns_archive_write(o->out, top, src.items, src.n, NULL, err);
 done:
     free(nc);

@@ -20,7 +20,8 @@ typedef struct ns_run_archive_options {
     const char *nc;              /* the sweep's NetCDF file (NULL: the one *.nc in run_dir) */
     const char *checkpoint_dir;  /* NULL: run_dir/checkpoint, else NC.ckpt */
     const char *out;             /* the .tar.gz to write */
-    FILE *log;                   /* one line per member added; NULL: silent */
+    void (*log)(void *user, const char *line); /* one line per member added; NULL: silent */
+    void *log_user;
 } ns_run_archive_options;
 
 /* Pack a finished run into o->out (atomically). Errors the user can cause (missing run

@@ -19,15 +19,19 @@
 #include <unistd.h>
 
 #include "analysis/ns_rng.h"
+#include "archive/ns_archive.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "archive/ns_archive.h"
-#include "io/ns_nc_read.h"
-#include "model/ns_gpt2.h"
 #include "corpus/ns_corpus.h"
+#include "io/ns_nc_read.h"
+#include "io/ns_nc_results.h"
+#include "model/ns_gpt2.h"
+#include "rows/ns_plan.h"
+#include "rows/ns_rows.h"
 #include "sweep/ns_journal.h"
+#include "sweep/ns_results.h"
+#include "sweep/ns_sweep_inputs.h"
 #include "sweep/ns_sweep_yaml.h"
-#include "sweep/ns_task.h"
 
 static const char *or_unknown(const char *s)
 {
@@ -64,18 +68,18 @@ size_t ns_verify_compare(const double *a, const double *b, size_t n, int exact, 
 typedef struct vctx {
     const ns_verify_options *o;
     ns_verify_summary *s;
-    FILE *out;
 } vctx;
 
 static void line(vctx *v, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void line(vctx *v, const char *tag, const char *fmt, ...)
 {
+    char text[2048];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(v->out, "%-4s ", tag);
-    vfprintf(v->out, fmt, ap);
-    fputc('\n', v->out);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (v->o->report)
+        v->o->report(v->o->report_user, tag, text);
     if (strcmp(tag, "PASS") == 0)
         v->s->passed++;
     else if (strcmp(tag, "FAIL") == 0)
@@ -172,61 +176,62 @@ static int same_build(const ns_nc_info *info, char *why, size_t size)
     return why[0] == 0;
 }
 
-/* Describe payload index i: (layer, head, normalizer, L, row, metric[j]). */
-static void describe_index(const ns_task_plan *p, const ns_sweep_config *cfg, size_t i, char *buf,
-                           size_t size)
+/* Describe payload index i: (layer, head, normalizer, L, row, metric at (T, N, eps)). */
+static void describe_index(const ns_plan *p, size_t i, char *buf, size_t size)
 {
-    size_t k = i % p->layout.total, rest = i / p->layout.total;
-    size_t r = rest % p->rows;
-    rest /= p->rows;
-    size_t Li = rest % p->nL;
-    rest /= p->nL;
-    size_t ni = rest % p->nnorm;
-    rest /= p->nnorm;
-    size_t hi = rest % p->nheads, li = rest / p->nheads;
-    const char *metric = "?";
-    char at[96] = "";
-    for (int id = 0; id < NS_M_COUNT; id++) {
-        if (k < p->layout.offset[id] || k >= p->layout.offset[id] + p->layout.size[id])
+    const ns_plan_grid *g = &p->g;
+    size_t nsl = ns_plan_nslices(p);
+    snprintf(buf, size, "value %zu", i);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(p, k, 0.0, &li, &hi, &ni, &Li, &sh);
+        size_t off = ns_plan_offset(p, li, hi, ni, Li, 0), rec = sh.lay->total;
+        if (i < off || i >= off + g->rows * rec)
             continue;
-        size_t j = k - p->layout.offset[id];
-        metric = ns_metric_name((ns_metric_id)id);
-        switch (ns_metric_shape_of((ns_metric_id)id)) {
-        case NS_SHAPE_TN:
-            snprintf(at, sizeof at, " T=%g N=%zu", cfg->T[j / cfg->nN], cfg->N[j % cfg->nN]);
-            break;
-        case NS_SHAPE_T:
-            snprintf(at, sizeof at, " T=%g", cfg->T[j]);
-            break;
-        case NS_SHAPE_TE:
-            snprintf(at, sizeof at, " T=%g eps=%g", cfg->T[j / cfg->neps], cfg->eps[j % cfg->neps]);
-            break;
-        default:
+        size_t r = (i - off) / rec, j = (i - off) % rec;
+        const char *metric = "?";
+        char at[96] = "";
+        for (int id = NS_M_COUNT - 1; id >= 0; id--) {
+            size_t o = sh.lay->offset[id];
+            if (o == SIZE_MAX || j < o)
+                continue;
+            const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)id);
+            size_t q = j - o, nN = sh.lay->nN;
+            metric = mi->name;
+            if (mi->dims == NS_DIMS_TN && id == NS_M_DISTANCE_D1 && sh.lay->t_free_rank)
+                snprintf(at, sizeof at, " N=%zu", g->N[q]);
+            else if (mi->dims == NS_DIMS_TN)
+                snprintf(at, sizeof at, " T=%g N=%zu", g->T[q / nN], g->N[q % nN]);
+            else if (mi->dims == NS_DIMS_T)
+                snprintf(at, sizeof at, " T=%g", g->T[q]);
+            else if (mi->dims == NS_DIMS_TE)
+                snprintf(at, sizeof at, " T=%g eps=%g", g->T[q / g->neps], g->eps[q % g->neps]);
             break;
         }
+        snprintf(buf, size, "layer %zu head %zu %s L=%zu row %zu (m=%zu): %s%s", g->layers[li],
+                 g->heads[hi], ns_normalizer_name(g->normalizers[ni].kind), g->L[Li], r,
+                 g->L[Li] - 1 - r, metric, at);
+        return;
     }
-    snprintf(buf, size, "layer %zu head %zu %s L=%zu row %zu (m=%zu): %s%s", p->layers[li],
-             p->heads[hi], ns_normalizer_name(cfg->normalizers[ni].kind), p->L[Li], r,
-             p->L[Li] - 1 - r, metric, at);
 }
 
 typedef struct jrec {
-    int64_t *offset;   /* per shard: payload offset in the journal, or -1 */
-    size_t n_shards, n_records, n_foreign;
+    ns_results res;    /* where each shard's payload lies */
+    size_t n_foreign;  /* records of tasks the sweep does not have */
 } jrec;
 
 static int on_record(void *user, uint64_t task, const void *payload, size_t len,
                      uint64_t payload_offset, ns_err *err)
 {
-    (void)payload, (void)len, (void)err;
+    (void)payload, (void)len;
     jrec *j = user;
-    j->n_records++;
-    if (task >= j->n_shards) {
+    if (task >= j->res.n_shards) {
         j->n_foreign++;
         return NS_OK;
     }
-    if (j->offset[task] < 0)
-        j->offset[task] = (int64_t)payload_offset;
+    if (!ns_results_has(&j->res, task))
+        NS_TRY(ns_results_set(&j->res, task, payload_offset, err));
     return NS_OK;
 }
 
@@ -262,30 +267,30 @@ typedef struct vstate {
     int have_cfg;
     ns_sweep_inputs in;
     ns_sweep_diags diags;
-    ns_task_plan plan;
+    ns_plan plan;
     int have_plan;
     ns_journal *journal;
     jrec jr;
     ns_gpt2_model *model;
-    ns_task_runner *runner;
+    ns_rows *rows;
     double *mine, *theirs;
     size_t *chosen;
 } vstate;
 
 static void vstate_free(vstate *st)
 {
-    ns_task_runner_free(st->runner);
+    ns_rows_free(st->rows);
     ns_gpt2_free(st->model);
     ns_journal_close(st->journal);
     if (st->have_plan)
-        ns_task_plan_free(&st->plan);
+        ns_plan_free(&st->plan);
     ns_sweep_inputs_free(&st->in);
     ns_sweep_diags_free(&st->diags);
     if (st->have_cfg)
         ns_sweep_config_free(&st->cfg);
     ns_nc_info_free(&st->info);
     ns_archive_list_free(&st->members);
-    free(st->jr.offset);
+    ns_results_free(&st->jr.res);
     free(st->mine);
     free(st->theirs);
     free(st->chosen);
@@ -328,7 +333,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
     if (!getenv("OPENBLAS_NUM_THREADS"))
         openblas_set_num_threads(1); /* as the sweep runs it */
     NS_TRY(ns_gpt2_load(st->in.model_ref.path, &st->model, err));
-    NS_TRY(ns_task_runner_new(&st->plan, st->model, &st->runner, err));
+    NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, &st->rows, err));
     size_t P = st->plan.payload;
     st->mine = malloc(P * sizeof *st->mine);
     st->theirs = malloc(P * sizeof *st->theirs);
@@ -339,8 +344,8 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
         const int32_t *ids;
         NS_TRY(ns_corpus_shard(&st->in.corpus, cfg->L_max, cfg->shard_first, cfg->shard_stride,
                                k, &ids, err));
-        NS_TRY(ns_task_run(st->runner, k, ids, NULL, NULL, st->mine, err));
-        NS_TRY(ns_journal_read(st->journal, (uint64_t)st->jr.offset[k], 0, P * sizeof(double),
+        NS_TRY(ns_rows_run(st->rows, k, ids, NULL, st->mine, err));
+        NS_TRY(ns_journal_read(st->journal, st->jr.res.offset[k], 0, P * sizeof(double),
                                st->theirs, err));
         size_t first;
         size_t bad = ns_verify_compare(st->theirs, st->mine, P, exact, o->tolerance, &first);
@@ -349,13 +354,71 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
                  exact ? "byte-identical" : "within the tolerance");
         } else {
             char where[256];
-            describe_index(&st->plan, cfg, first, where, sizeof where);
+            describe_index(&st->plan, first, where, sizeof where);
             line(v, "FAIL", "task %zu (shard %zu): %zu of %zu values differ; first at %s: "
                  "archived %.17g, recomputed %.17g", k, k, bad, P, where, st->theirs[first],
                  st->mine[first]);
         }
     }
     return NS_OK;
+}
+
+/* A variable of the file that differs from the reduction of the journal. */
+typedef struct diff_ctx {
+    vctx *v;
+    int exact;
+} diff_ctx;
+
+static void on_diff(void *user, const char *var, size_t n_diff, size_t first, double file_value,
+                    double expected)
+{
+    diff_ctx *d = user;
+    line(d->v, "FAIL", "numbers: %s: %zu value%s differ%s from the reduction of the journal; "
+         "first at index %zu: file %.17g, journal %.17g", var, n_diff, n_diff == 1 ? "" : "s",
+         n_diff == 1 ? "s" : "", first, file_value, expected);
+}
+
+/* Recompute the whole reduction from the archived journal and compare it with every data
+ * variable of the archived NetCDF file. */
+static int check_reduction(vctx *v, vstate *st, const char *ncname, int exact, ns_err *err)
+{
+    const ns_plan *p = &st->plan;
+    const ns_sweep_config *cfg = &st->cfg;
+    size_t S = cfg->shard_count * p->g.rows, nsl = ns_plan_nslices(p);
+    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    double *all = malloc((nsl * total > 0 ? nsl * total : 1) * sizeof *all);
+    double *smp = cfg->keep_samples ? malloc((nsl * stotal > 0 ? nsl * stotal : 1) * sizeof *smp)
+                                    : NULL;
+    char *path = ns_path_join(st->dir, ncname);
+    int rc = all && path && (!cfg->keep_samples || smp)
+                 ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory (the reduction)");
+    if (rc == NS_OK)
+        rc = ns_results_reduce(&st->jr.res, p, st->journal, cfg->ks_alpha, 0, nsl, all, smp, err);
+    if (rc == NS_OK) {
+        ns_results_data d = {
+            .plan = p, .ks_alpha = cfg->ks_alpha, .n_shards = cfg->shard_count,
+            .L_max = cfg->L_max, .shard_first = cfg->shard_first,
+            .shard_stride = cfg->shard_stride, .slices = all, .samples = smp,
+            .forward_count = NULL,
+        };
+        size_t n_bad = 0;
+        diff_ctx dc = {v, exact};
+        ns_err ce;
+        ns_err_clear(&ce);
+        rc = ns_nc_results_compare(path, &d, exact, v->o->tolerance, on_diff, &dc, &n_bad, &ce);
+        if (rc == NS_OK && n_bad == 0)
+            line(v, "PASS", "numbers: every variable of %s %s the reduction of the journal "
+                 "(%zu slices recomputed)", ncname, exact ? "is byte-identical to" : "agrees with",
+                 nsl);
+        else if (rc != NS_OK) {
+            line(v, "FAIL", "numbers: %s cannot be compared: %s", ncname, ce.msg);
+            rc = NS_OK;
+        }
+    }
+    free(all);
+    free(smp);
+    free(path);
+    return rc;
 }
 
 static int make_workdir(const ns_verify_options *o, char **dir, ns_err *err)
@@ -377,7 +440,7 @@ static int make_workdir(const ns_verify_options *o, char **dir, ns_err *err)
 
 int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
 {
-    vctx v = {o, s, o->report ? o->report : stdout};
+    vctx v = {o, s};
     vstate st;
     memset(&st, 0, sizeof st);
     memset(s, 0, sizeof *s);
@@ -496,21 +559,17 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     }
 
     /* 4. The journal: every task recorded, for this sweep. */
-    if ((rc = ns_task_plan_init(&st.plan, &st.cfg, &st.in.model_cfg, err)) != NS_OK)
+    ns_plan_grid grid;
+    ns_sweep_config_grid(&st.cfg, &grid);
+    if ((rc = ns_plan_init(&st.plan, &grid, &st.in.model_cfg, err)) != NS_OK)
         goto done;
     st.have_plan = 1;
     char hash[65];
     if ((rc = ns_journal_sweep_hash(yaml, st.in.model_ref.sha256, st.in.tokenizer_ref.sha256,
                                     st.in.corpus_ref.sha256, st.plan.payload, hash, err)) != NS_OK)
         goto done;
-    st.jr.n_shards = st.cfg.shard_count;
-    st.jr.offset = malloc((st.cfg.shard_count + 1) * sizeof *st.jr.offset);
-    if (!st.jr.offset) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if ((rc = ns_results_init(&st.jr.res, st.cfg.shard_count, err)) != NS_OK)
         goto done;
-    }
-    for (size_t i = 0; i < st.cfg.shard_count; i++)
-        st.jr.offset[i] = -1;
     free(path);
     if (!(path = ns_path_join(st.dir, NS_ARCHIVE_CKPT_DIR))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -527,20 +586,22 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     }
     ns_err je;
     ns_err_clear(&je);
-    size_t torn = 0;
+    ns_journal_scan scan;
     if (ns_journal_open(path, hash, st.plan.payload * sizeof(double), 1, on_record, &st.jr,
-                        &st.journal, &torn, &je) != NS_OK) {
+                        &st.journal, &scan, &je) != NS_OK) {
         line(&v, "FAIL", "journal: %s", je.msg);
         line(&v, "SKIP", "recomputation: the journal cannot be read for this sweep");
         goto done;
     }
     size_t missing = 0, first_missing = 0;
     for (size_t i = 0; i < st.cfg.shard_count; i++)
-        if (st.jr.offset[i] < 0 && missing++ == 0)
+        if (!ns_results_has(&st.jr.res, i) && missing++ == 0)
             first_missing = i;
-    if (missing || torn || st.jr.n_foreign)
-        line(&v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s", missing,
-             st.cfg.shard_count, first_missing, torn ? "; a corrupt record was found" : "",
+    if (missing || scan.n_damaged || scan.torn_bytes || st.jr.n_foreign)
+        line(&v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s%s", missing,
+             st.cfg.shard_count, first_missing,
+             scan.n_damaged ? "; damaged records were found" : "",
+             scan.torn_bytes ? "; an incomplete last record was found" : "",
              st.jr.n_foreign ? "; records of unknown tasks" : "");
     else
         line(&v, "PASS", "journal: all %zu tasks recorded (%zu values each)", st.cfg.shard_count,
@@ -550,12 +611,11 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
         goto done;
     }
 
-    /* 5. Recompute the sample. */
+    /* 5. Every number of the file from the journal, then the sample recomputed from the model. */
+    if ((rc = check_reduction(&v, &st, ncname, exact, err)) != NS_OK)
+        goto done;
     rc = recompute(&v, &st, exact, err);
 done:
-    if (rc == NS_OK)
-        fprintf(v.out, "verify: %s (%zu passed, %zu failed, %zu skipped)\n",
-                s->failed ? "FAIL" : "PASS", s->passed, s->failed, s->skipped);
     free(ncname);
     free(path);
     free(yaml_member);

@@ -25,14 +25,19 @@ typedef struct ns_verify_options {
     int force_tolerance;         /* compare within the tolerance even when the build matches */
     int allow_fetch;             /* let asset names be fetched (mirror / download) */
     const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
-    FILE *report;                /* the report: one line per check */
+    /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
+    void (*report)(void *user, const char *status, const char *text);
+    void *report_user;
 } ns_verify_options;
 
 typedef struct ns_verify_summary {
     size_t passed, failed, skipped;
 } ns_verify_summary;
 
-/* Verify o->archive, printing one "PASS|FAIL|SKIP|INFO ..." line per check on o->report.
+/* Verify o->archive, reporting one "PASS|FAIL|SKIP|INFO" line per check through o->report:
+ * the manifest, the sweep text, the inputs' SHA-256, the journal, every data variable of the
+ * NetCDF file against the reduction recomputed from the journal, and sampled tasks recomputed
+ * from the model.
  * Returns NS_OK when the verification ran (s->failed counts the differences found), or an error
  * when the archive is unusable (unreadable, not a tar.gz, unsafe member names, no NetCDF, a sweep
  * text that does not parse: NS_ERR_IO / NS_ERR_FORMAT / NS_ERR_INVALID) or on a runtime failure

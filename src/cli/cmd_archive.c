@@ -30,6 +30,12 @@ static void usage(FILE *out)
             "Exit codes: 0 written, 1 I/O failure, 2 bad options or an unusable run directory.\n");
 }
 
+static void log_line(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "normsweep archive: %s\n", line);
+}
+
 int ns_cmd_archive(int argc, char **argv)
 {
     enum { O_OUT = 256, O_NC, O_CKPT };
@@ -71,7 +77,7 @@ int ns_cmd_archive(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.run_dir = argv[optind];
-    o.log = quiet ? NULL : stderr;
+    o.log = quiet ? NULL : log_line;
     ns_err err;
     ns_err_clear(&err);
     if (ns_run_archive(&o, &err) != NS_OK)

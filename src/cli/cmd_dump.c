@@ -1,5 +1,7 @@
-/* cmd_dump: `normsweep dump`: tokenize a text, run one forward pass over a window of its tokens and
- * write that window's attention weights and value vectors to NetCDF (tokenizer -> model -> io). */
+/* cmd_dump: `normsweep dump`: one window of a text through the same stages as a sweep -- the
+ * corpus stage (read, check, strip the Gutenberg header as the sweep does, tokenize), the rows
+ * stage (one forward pass, every layer's and head's last row analysed with the sweep's defaults
+ * and checks) -- written to NetCDF with the window's attention weights and value vectors. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,147 +12,62 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_analysis.h"
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
 #include "model/ns_gpt2.h"
+#include "rows/ns_rows.h"
+#include "sweep/ns_sweep_config.h"
 #include "tokenizer/ns_tokenizer.h"
 
 static void dump_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep dump --text FILE --offset TOK --length L --out OUT.nc\n"
+            "usage: normsweep dump --text FILE --offset TOK --length L --out OUT.nc\n"
             "                      [--model DIR|NAME] [--tokenizer DIR|NAME] [--logits]\n"
+            "                      [--strip-gutenberg true|false]\n"
             "                      [--N n1,n2,.. [--T t1,..] [--eps e1,..] [--normalizer NAME]\n"
             "                       [--s S] [--sphere true|false] [--seed S] [--probes P]]\n"
             "\n"
-            "Tokenizes the whole of FILE (GPT-2 BPE), takes tokens [TOK, TOK+L), runs one causal\n"
-            "forward pass and writes OUT.nc (NetCDF-4): token_id(position),\n"
-            "attention_weight(layer, head, query, key) (softmax weights, 0 above the diagonal) and\n"
-            "value(layer, head, position, dim), with the model, text and window as attributes.\n"
+            "One window through the sweep's own stages: FILE is read and tokenized as a sweep's\n"
+            "corpus (the Project Gutenberg header and licence stripped unless\n"
+            "--strip-gutenberg false), tokens [TOK, TOK+L) go through one causal forward pass, and\n"
+            "OUT.nc (NetCDF-4) receives token_id(position), attention_weight(layer, head, query,\n"
+            "key) (0 above the diagonal) and value(layer, head, position, dim), with provenance.\n"
             "The file is written under a temporary name and renamed when complete.\n"
             "\n"
-            "  --text FILE        text to tokenize (all of it: TOK counts tokens of the whole file)\n"
+            "  --text FILE        text to tokenize (TOK counts tokens of the text the sweep would\n"
+            "                     use: after stripping when --strip-gutenberg is true)\n"
             "  --offset TOK       first token of the window (0-based)\n"
             "  --length L         tokens in the window (1 .. the model's n_ctx)\n"
             "  --out OUT.nc       output file (replaced if it exists)\n"
             "  --model DIR|NAME   model directory (config.json + model.safetensors) or asset name\n"
             "                     (default: gpt2, which falls back to gpt2-standin offline)\n"
-            "  --tokenizer DIR|NAME  tokenizer directory (encoder.json + vocab.bpe or vocab.json +\n"
-            "                     merges.txt) or asset name (default: tokenizer)\n"
+            "  --tokenizer DIR|NAME  tokenizer directory or asset name (default: tokenizer)\n"
+            "  --strip-gutenberg true|false  as the sweep setting (default true)\n"
             "  --logits           also write logit(layer, head, query, key): the float32 pre-softmax\n"
             "                     scores the metrics start from (NaN above the diagonal)\n"
             "\n"
-            "Metrics (METRICS.md) of the last row (query L-1, L keys) of every (layer, head), written\n"
-            "when --N is given: distance, distance_d1, distance_bound, distance_expected,\n"
-            "distance_random, ns_frac, ns_lower, ns_upper (T, N, layer, head); delta (layer, head);\n"
-            "jac_exact, jac_lemma2 (T, layer, head); jac_bound (T); jac_fd (T, eps, layer, head).\n"
-            "Doubles, NaN = missing (e.g. N >= L). Lists are comma-separated, sorted on output.\n"
+            "Metrics of docs/METRICS.md for the window's last row (query L-1, L keys) of every\n"
+            "(layer, head), written when --N is given, by the sweep's own code with the sweep's\n"
+            "defaults: every metric of the table (distance ... jac_fd, entropy, n_eff) over\n"
+            "(T, N, layer, head), (T, layer, head), (T, eps, layer, head) or (layer, head); doubles,\n"
+            "NaN = missing. Lists are comma-separated, sorted on output.\n"
             "  --N LIST           top-N sizes, each >= 1\n"
-            "  --T LIST           temperatures, each > 0 (default 1)\n"
-            "  --eps LIST         finite-difference steps for jac_fd, each > 0 (default 1e-3)\n"
+            "  --T LIST           temperatures in [1e-100, 1e100] (default 1)\n"
+            "  --eps LIST         finite-difference steps for jac_fd in [1e-100, 1e100] (default\n"
+            "                     1e-3)\n"
             "  --normalizer NAME  softmax (default), ssmax, sparsemax or entmax15\n"
             "  --s S              ssmax parameter (> 0; required by ssmax, only for ssmax)\n"
             "  --sphere true|false  scale every value vector to norm 1 (default true)\n"
-            "  --seed S           key of the counter-based generator for distance_random and the\n"
-            "                     jac_fd probes (default 0)\n"
+            "  --seed S           key of the counter-based generator (default 0)\n"
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
             "  -h, --help         this help\n"
             "\n"
             "Exit codes: 0 written, 1 runtime failure, 2 bad options or input (nothing written).\n");
-}
-
-/* ---- layer callbacks: the forward pass feeds every sink in order ---- */
-
-/* One consumer of the per-layer attention views (the NetCDF writer; later e.g. metrics). */
-typedef struct dump_sink {
-    ns_attn_layer_fn fn;
-    void *user;
-} dump_sink;
-
-#define DUMP_MAX_SINKS 4
-
-typedef struct dump_dispatch {
-    dump_sink sinks[DUMP_MAX_SINKS];
-    size_t n;
-} dump_dispatch;
-
-static void dump_dispatch_add(dump_dispatch *d, ns_attn_layer_fn fn, void *user)
-{
-    if (d->n < DUMP_MAX_SINKS)
-        d->sinks[d->n++] = (dump_sink){fn, user};
-}
-
-static int dump_dispatch_layer(void *user, const ns_attn_layer_view *view, ns_err *err)
-{
-    const dump_dispatch *d = user;
-    for (size_t i = 0; i < d->n; i++)
-        NS_TRY(d->sinks[i].fn(d->sinks[i].user, view, err));
-    return NS_OK;
-}
-
-/* Sink: write the layer to the dump file. */
-static int dump_write_layer(void *user, const ns_attn_layer_view *view, ns_err *err)
-{
-    return ns_nc_dump_write_layer(user, view->layer, view->weights, view->values, err);
-}
-
-/* Sink: write the layer's logits (--logits). */
-static int dump_write_logits(void *user, const ns_attn_layer_view *view, ns_err *err)
-{
-    return ns_nc_dump_write_logits(user, view->layer, view->logits, err);
-}
-
-/* Sink: METRICS.md metrics of the last row of every head of the layer (--N). */
-typedef struct dump_metrics {
-    const ns_analysis_params *p;
-    ns_row_layout lay;
-    ns_analysis_ws *ws;
-    double *rows;      /* (H, lay.total): one result row per head */
-    double *slab;      /* (nT * max(nN, neps) * H): one variable's slab for the layer */
-    ns_nc_dump *dump;
-} dump_metrics;
-
-static int dump_metrics_layer(void *user, const ns_attn_layer_view *view, ns_err *err)
-{
-    dump_metrics *dm = user;
-    const ns_analysis_params *p = dm->p;
-    const ns_row_layout *lay = &dm->lay;
-    size_t H = view->n_head, D = view->d_head, L = view->L, C = H * D, m = L - 1;
-    for (size_t h = 0; h < H; h++) {
-        ns_head_input in = {
-            .logits = view->logits + h * L * L, .logits_ld = L,   /* (L, L) of head h */
-            .values = view->values + h * D, .values_ld = C,       /* (L, C), head h at h*D */
-            .L_max = L, .d = D,
-        };
-        ns_head_key key = {.shard = 0, .layer = (uint32_t)view->layer, .head = (uint32_t)h};
-        NS_TRY(ns_analyze_head(p, &key, &in, &m, 1, dm->ws, dm->rows + h * lay->total, err));
-    }
-    size_t nvars;
-    const ns_nc_dump_metric_var *vars = ns_nc_dump_metric_vars(&nvars);
-    for (size_t k = 0; k < nvars; k++) {
-        int id = 0;
-        while (id < NS_M_COUNT && strcmp(ns_metric_name((ns_metric_id)id), vars[k].name) != 0)
-            id++;
-        static const ns_nc_dump_shape io_shape[] = {
-            [NS_SHAPE_TN] = NS_NC_DUMP_TN, [NS_SHAPE_SCALAR] = NS_NC_DUMP_LH,
-            [NS_SHAPE_T] = NS_NC_DUMP_T, [NS_SHAPE_TE] = NS_NC_DUMP_TE,
-        };
-        if (id == NS_M_COUNT || io_shape[ns_metric_shape_of((ns_metric_id)id)] != vars[k].shape)
-            return ns_fail(err, NS_ERR_INVALID,
-                           "dump metrics: the analysis has no metric '%s' of the dump's shape",
-                           vars[k].name);
-        /* analysis row layout (per head) -> the variable's (..., head) slab */
-        size_t inner = lay->size[id], off = lay->offset[id];
-        for (size_t j = 0; j < inner; j++)
-            for (size_t h = 0; h < H; h++)
-                dm->slab[j * H + h] = dm->rows[h * lay->total + off + j];
-        NS_TRY(ns_nc_dump_write_metric(dm->dump, vars[k].name, view->layer, dm->slab, err));
-    }
-    return NS_OK;
 }
 
 /* ---- options ---- */
@@ -158,30 +75,11 @@ static int dump_metrics_layer(void *user, const ns_attn_layer_view *view, ns_err
 typedef struct dump_opts {
     const char *model, *tokenizer, *text, *out;
     size_t offset, length;
-    int have_offset, have_length;
+    int have_offset, have_length, have_N, have_s;
     int logits;                  /* --logits */
-    /* metrics (--N and friends); lists are owned (free with dump_opts_free) */
-    size_t *N;   size_t nN;
-    double *T;   size_t nT;
-    double *eps; size_t neps;
     const char *metric_opt;      /* first metric option seen, for "needs --N" */
-    ns_normalizer normalizer;
-    int have_s;
-    int sphere;
-    unsigned long long seed;
-    size_t probes;
+    ns_sweep_config cfg;         /* the analysis settings: the sweep's defaults, overridden */
 } dump_opts;
-
-#define DUMP_MAX_PROBES 4096
-
-static void dump_opts_free(dump_opts *o)
-{
-    free(o->N);
-    free(o->T);
-    free(o->eps);
-    o->N = NULL;
-    o->T = o->eps = NULL;
-}
 
 static int parse_size(const char *opt, const char *s, size_t *out, ns_err *err)
 {
@@ -208,7 +106,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Split a comma-separated list: count the items; an empty list or an empty item is an error. */
+/* Count the items of a comma-separated list; an empty list or an empty item is an error. */
 static int list_count(const char *opt, const char *s, size_t *n, ns_err *err)
 {
     if (!*s)
@@ -224,7 +122,7 @@ static int list_count(const char *opt, const char *s, size_t *n, ns_err *err)
     return NS_OK;
 }
 
-/* --N: positive integers, sorted ascending, no repeats. */
+/* --N: integers accepted by the plan, sorted ascending, no repeats. */
 static int parse_size_list(const char *opt, const char *s, size_t **out, size_t *nout, ns_err *err)
 {
     size_t n;
@@ -233,41 +131,39 @@ static int parse_size_list(const char *opt, const char *s, size_t **out, size_t 
     if (!v)
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
     const char *c = s;
-    for (size_t k = 0; k < n; k++) {
+    int rc = NS_OK;
+    for (size_t k = 0; k < n && rc == NS_OK; k++) {
         char *end = NULL;
         unsigned long long x = 0;
+        size_t len = strcspn(c, ",");
         int ok = *c >= '0' && *c <= '9';
         if (ok) {
             x = strtoull(c, &end, 10);
             ok = (*end == ',' || *end == '\0') && x <= SIZE_MAX / 2;
         }
-        if (!ok) {
-            size_t len = strcspn(c, ",");
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: expected integers >= 1 separated by commas, "
-                           "got '%.*s' in '%s'", opt, (int)len, c, s);
-        }
-        if (x < 1) {
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: every N must be >= 1, got %llu", opt, x);
-        }
+        if (!ok)
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected integers >= 1 separated by commas, "
+                         "got '%.*s' in '%s'", opt, (int)len, c, s);
+        else if (ns_plan_N_problem(x))
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: %s, got %llu", opt, ns_plan_N_problem(x), x);
         v[k] = (size_t)x;
-        c = *end ? end + 1 : end;
+        c = c + len + (c[len] ? 1 : 0);
     }
     qsort(v, n, sizeof *v, cmp_size);
-    for (size_t k = 1; k < n; k++)
-        if (v[k] == v[k - 1]) {
-            size_t dup = v[k];
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, dup);
-        }
+    for (size_t k = 1; k < n && rc == NS_OK; k++)
+        if (v[k] == v[k - 1])
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, v[k]);
+    if (rc != NS_OK) {
+        free(v);
+        return rc;
+    }
     free(*out);
     *out = v;
     *nout = n;
     return NS_OK;
 }
 
-/* --T, --eps: finite numbers > 0, sorted ascending, no repeats. */
+/* --T, --eps: numbers in the plan's range, sorted ascending, no repeats. */
 static int parse_double_list(const char *opt, const char *name, const char *s, double **out,
                              size_t *nout, ns_err *err)
 {
@@ -277,77 +173,112 @@ static int parse_double_list(const char *opt, const char *name, const char *s, d
     if (!v)
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
     const char *c = s;
-    for (size_t k = 0; k < n; k++) {
+    int rc = NS_OK;
+    for (size_t k = 0; k < n && rc == NS_OK; k++) {
         char *end = NULL;
         size_t len = strcspn(c, ",");
         double x = strtod(c, &end);
-        if (end == c || (*end != ',' && *end != '\0') || (size_t)(end - c) != len) {
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: expected numbers separated by commas, got "
-                           "'%.*s' in '%s'", opt, (int)len, c, s);
-        }
-        if (!(x > 0.0) || !isfinite(x)) {
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: every %s must be finite and > 0, got '%.*s'",
-                           opt, name, (int)len, c);
-        }
+        if (end == c || (*end != ',' && *end != '\0') || (size_t)(end - c) != len)
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected numbers separated by commas, got "
+                         "'%.*s' in '%s'", opt, (int)len, c, s);
+        else if (ns_plan_scale_problem(x))
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: every %s %s, got '%.*s'", opt, name,
+                         ns_plan_scale_problem(x), (int)len, c);
         v[k] = x;
-        c = *end ? end + 1 : end;
+        c = c + len + (c[len] ? 1 : 0);
     }
     qsort(v, n, sizeof *v, cmp_double);
-    for (size_t k = 1; k < n; k++)
-        if (v[k] == v[k - 1]) {
-            double dup = v[k];
-            free(v);
-            return ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, dup);
-        }
+    for (size_t k = 1; k < n && rc == NS_OK; k++)
+        if (v[k] == v[k - 1])
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, v[k]);
+    if (rc != NS_OK) {
+        free(v);
+        return rc;
+    }
     free(*out);
     *out = v;
     *nout = n;
     return NS_OK;
 }
 
-static int parse_positive_double(const char *opt, const char *s, double *out, ns_err *err)
+static int parse_bool(const char *opt, const char *s, int *out, ns_err *err)
 {
-    char *end = NULL;
-    double x = strtod(s, &end);
-    if (end == s || *end != '\0' || !(x > 0.0) || !isfinite(x))
-        return ns_fail(err, NS_ERR_INVALID, "%s: expected a finite number > 0, got '%s'", opt, s);
-    *out = x;
-    return NS_OK;
-}
-
-/* Defaults of the metric options that the user did not give, and their consistency. */
-static int dump_metric_defaults(dump_opts *o, ns_err *err)
-{
-    if (!o->N) {
-        if (o->metric_opt)
-            return ns_fail(err, NS_ERR_INVALID,
-                           "%s needs --N (metrics are computed only when --N is given)",
-                           o->metric_opt);
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
+        *out = s[0] == 't';
         return NS_OK;
     }
-    if (o->normalizer.kind == NS_NORM_SSMAX && !o->have_s)
+    return ns_fail(err, NS_ERR_INVALID, "%s: expected true or false, got '%s'", opt, s);
+}
+
+/* One metric option (those that need --N). */
+static int parse_metric_opt(dump_opts *o, int c, const char *arg, ns_err *err)
+{
+    ns_sweep_config *cfg = &o->cfg;
+    static const char *const names[] = {"--T", "--eps", "--normalizer", "--s", "--sphere",
+                                        "--seed", "--probes"};
+    if (!o->metric_opt)
+        o->metric_opt = names[c - 258];
+    switch (c) {
+    case 258: return parse_double_list("--T", "T", arg, &cfg->T, &cfg->nT, err);
+    case 259: return parse_double_list("--eps", "eps", arg, &cfg->eps, &cfg->neps, err);
+    case 260:
+        if (ns_normalizer_parse(arg, &cfg->normalizers[0].kind, NULL) != NS_OK)
+            return ns_fail(err, NS_ERR_INVALID, "--normalizer: unknown normalizer '%s' (expected "
+                           "softmax, ssmax, sparsemax or entmax15)", arg);
+        return NS_OK;
+    case 261: {
+        char *end = NULL;
+        double x = strtod(arg, &end);
+        if (end == arg || *end || ns_plan_s_problem(x))
+            return ns_fail(err, NS_ERR_INVALID, "--s: expected a finite number > 0, got '%s'", arg);
+        cfg->normalizers[0].s = x;
+        o->have_s = 1;
+        return NS_OK;
+    }
+    case 262: return parse_bool("--sphere", arg, &cfg->sphere, err);
+    case 263: {
+        char *end = NULL;
+        errno = 0;
+        cfg->seed = strtoull(arg, &end, 10);
+        if (*arg < '0' || *arg > '9' || *end || errno == ERANGE)
+            return ns_fail(err, NS_ERR_INVALID, "--seed: expected an integer in [0, 2^64), got "
+                           "'%s'", arg);
+        return NS_OK;
+    }
+    default: {
+        size_t p;
+        NS_TRY(parse_size("--probes", arg, &p, err));
+        if (ns_plan_probes_problem(p))
+            return ns_fail(err, NS_ERR_INVALID, "--probes: %s, got %zu", ns_plan_probes_problem(p),
+                           p);
+        cfg->probes = (unsigned)p;
+        return NS_OK;
+    }
+    }
+}
+
+/* After parsing: what is missing or inconsistent. */
+static int dump_check(dump_opts *o, ns_err *err)
+{
+    const char *missing = !o->text ? "--text" : !o->have_offset ? "--offset"
+                        : !o->have_length ? "--length" : !o->out ? "--out" : NULL;
+    if (missing)
+        return ns_fail(err, NS_ERR_INVALID, "missing %s (see normsweep dump --help)", missing);
+    if (o->length == 0)
+        return ns_fail(err, NS_ERR_INVALID, "--length must be at least 1");
+    if (!o->have_N && o->metric_opt)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "%s needs --N (metrics are computed only when --N is given)", o->metric_opt);
+    ns_normalizer_kind k = o->cfg.normalizers[0].kind;
+    if (k == NS_NORM_SSMAX && !o->have_s)
         return ns_fail(err, NS_ERR_INVALID, "--normalizer ssmax needs its parameter --s S");
-    if (o->normalizer.kind != NS_NORM_SSMAX && o->have_s)
+    if (k != NS_NORM_SSMAX && o->have_s)
         return ns_fail(err, NS_ERR_INVALID, "--s applies only to --normalizer ssmax, not to %s",
-                       ns_normalizer_name(o->normalizer.kind));
-    if (!o->T && !(o->T = malloc(sizeof *o->T)))
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (o->nT == 0) {
-        o->T[0] = 1.0;
-        o->nT = 1;
-    }
-    if (!o->eps && !(o->eps = malloc(sizeof *o->eps)))
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (o->neps == 0) {
-        o->eps[0] = 1e-3;
-        o->neps = 1;
-    }
+                       ns_normalizer_name(k));
     return NS_OK;
 }
 
-/* Returns NS_OK, NS_ERR_INVALID (message in err) or -1 for --help. */
+/* Returns NS_OK, NS_ERR_INVALID / NS_ERR_NOMEM (message in err) or -1 for --help. */
 static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
 {
     static const struct option longopts[] = {
@@ -359,12 +290,9 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         {"eps", required_argument, NULL, 259},    {"normalizer", required_argument, NULL, 260},
         {"s", required_argument, NULL, 261},      {"sphere", required_argument, NULL, 262},
         {"seed", required_argument, NULL, 263},   {"probes", required_argument, NULL, 264},
+        {"strip-gutenberg", required_argument, NULL, 265},
         {NULL, 0, NULL, 0},
     };
-    memset(o, 0, sizeof *o);
-    o->normalizer.kind = NS_NORM_SOFTMAX;
-    o->sphere = 1;
-    o->probes = 8;
     optind = 1;
     opterr = 0;
     int c;
@@ -384,55 +312,14 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
             break;
         case 'h': return -1;
         case 256: o->logits = 1; break;
-        case 257: NS_TRY(parse_size_list("--N", optarg, &o->N, &o->nN, err)); break;
-        case 258:
-            NS_TRY(parse_double_list("--T", "T", optarg, &o->T, &o->nT, err));
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--T";
+        case 257:
+            NS_TRY(parse_size_list("--N", optarg, &o->cfg.N, &o->cfg.nN, err));
+            o->have_N = 1;
             break;
-        case 259:
-            NS_TRY(parse_double_list("--eps", "eps", optarg, &o->eps, &o->neps, err));
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--eps";
+        case 258: case 259: case 260: case 261: case 262: case 263: case 264:
+            NS_TRY(parse_metric_opt(o, c, optarg, err));
             break;
-        case 260: {
-            ns_err e2;
-            if (ns_normalizer_parse(optarg, &o->normalizer.kind, &e2) != NS_OK)
-                return ns_fail(err, NS_ERR_INVALID, "--normalizer: unknown normalizer '%s' "
-                               "(expected softmax, ssmax, sparsemax or entmax15)", optarg);
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--normalizer";
-            break;
-        }
-        case 261:
-            NS_TRY(parse_positive_double("--s", optarg, &o->normalizer.s, err));
-            o->have_s = 1;
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--s";
-            break;
-        case 262:
-            if (strcmp(optarg, "true") == 0)
-                o->sphere = 1;
-            else if (strcmp(optarg, "false") == 0)
-                o->sphere = 0;
-            else
-                return ns_fail(err, NS_ERR_INVALID, "--sphere: expected true or false, got '%s'",
-                               optarg);
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--sphere";
-            break;
-        case 263: {
-            char *end = NULL;
-            errno = 0;
-            o->seed = strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno == ERANGE)
-                return ns_fail(err, NS_ERR_INVALID,
-                               "--seed: expected an integer in [0, 2^64), got '%s'", optarg);
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--seed";
-            break;
-        }
-        case 264:
-            NS_TRY(parse_size("--probes", optarg, &o->probes, err));
-            if (o->probes > DUMP_MAX_PROBES)
-                return ns_fail(err, NS_ERR_INVALID, "--probes: at most %d, got %zu",
-                               DUMP_MAX_PROBES, o->probes);
-            o->metric_opt = o->metric_opt ? o->metric_opt : "--probes";
-            break;
+        case 265: NS_TRY(parse_bool("--strip-gutenberg", optarg, &o->cfg.strip_gutenberg, err)); break;
         case ':':
             return ns_fail(err, NS_ERR_INVALID, "option %s needs a value", argv[optind - 1]);
         default:
@@ -443,14 +330,10 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
     if (optind < argc)
         return ns_fail(err, NS_ERR_INVALID, "unexpected argument '%s' (see normsweep dump --help)",
                        argv[optind]);
-    const char *missing = !o->text ? "--text" : !o->have_offset ? "--offset"
-                        : !o->have_length ? "--length" : !o->out ? "--out" : NULL;
-    if (missing)
-        return ns_fail(err, NS_ERR_INVALID, "missing %s (see normsweep dump --help)", missing);
-    if (o->length == 0)
-        return ns_fail(err, NS_ERR_INVALID, "--length must be at least 1");
-    return dump_metric_defaults(o, err);
+    return dump_check(o, err);
 }
+
+/* ---- running ---- */
 
 /* A directory given on the command line is used as is; anything else is an asset name. */
 static int dump_resolve(const char *arg, const char *dflt, const char *kind, ns_asset_ref *ref,
@@ -470,175 +353,222 @@ static int dump_resolve(const char *arg, const char *dflt, const char *kind, ns_
     return rc;
 }
 
-static char *join_argv(int argc, char **argv)
+/* The plan's problems with the window, named by dump's options. */
+static int plan_problem(void *user, ns_plan_where where, size_t index, const char *text)
 {
-    size_t n = sizeof "normsweep";
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
-    char *s = malloc(n);
-    if (!s)
-        return NULL;
-    strcpy(s, "normsweep");
-    for (int i = 0; i < argc; i++) {
-        strcat(s, " ");
-        strcat(s, argv[i]);
+    ns_err *first = user;
+    (void)index;
+    if (!first->code)
+        ns_fail(first, NS_ERR_INVALID, "%s: %s",
+                where == NS_PLAN_AT_L_MAX || where == NS_PLAN_AT_L ? "--length" : "--N", text);
+    return NS_OK;
+}
+
+typedef struct dump_run_state {
+    ns_asset_ref mref, tref, text_ref;
+    ns_gpt2_config mc;
+    ns_tokenizer *tok;
+    ns_corpus corpus;
+    char *text;
+    size_t text_len;
+    ns_gpt2_model *model;
+    ns_plan plan;
+    int have_plan;
+    ns_rows *rows;
+    double *payload, *slab, *jac_bound;
+    ns_nc_dump *dump;
+    int logits;
+} dump_run_state;
+
+static void state_free(dump_run_state *s)
+{
+    ns_nc_dump_abort(s->dump);
+    ns_rows_free(s->rows);
+    if (s->have_plan)
+        ns_plan_free(&s->plan);
+    ns_gpt2_free(s->model);
+    ns_corpus_free(&s->corpus);
+    ns_tokenizer_free(s->tok);
+    free(s->text);
+    free(s->payload);
+    free(s->slab);
+    free(s->jac_bound);
+}
+
+/* The layer hook: the raw attention into the file. */
+static int write_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
+{
+    dump_run_state *s = user;
+    NS_TRY(ns_nc_dump_write_layer(s->dump, v->layer, v->weights, v->values, err));
+    if (s->logits)
+        NS_TRY(ns_nc_dump_write_logits(s->dump, v->layer, v->logits, err));
+    return NS_OK;
+}
+
+/* Every metric of every layer from the payload (one row per head) into the file. */
+static int write_metrics(dump_run_state *s, ns_err *err)
+{
+    const ns_plan_grid *g = &s->plan.g;
+    const ns_row_layout *lay = ns_plan_layout(&s->plan, 0, 0);
+    size_t H = g->nheads, L = g->L[0];
+    for (size_t li = 0; li < g->nlayers; li++)
+        for (int id = 0; id < NS_M_COUNT; id++) {
+            ns_metric_dims dims = ns_metric_info_of((ns_metric_id)id)->dims;
+            size_t A = dims == NS_DIMS_ROW ? 1 : g->nT;
+            size_t B = dims == NS_DIMS_TN ? g->nN : dims == NS_DIMS_TE ? g->neps : 1;
+            for (size_t a = 0; a < A; a++)
+                for (size_t b = 0; b < B; b++)
+                    for (size_t hi = 0; hi < H; hi++) {
+                        const double *rec = s->payload + ns_plan_offset(&s->plan, li, hi, 0, 0, 0);
+                        s->slab[(a * B + b) * H + hi] = ns_row_value(
+                            lay, rec, L, (ns_metric_id)id, a, b, dims == NS_DIMS_TE ? b : 0);
+                    }
+            NS_TRY(ns_nc_dump_write_metric(s->dump, (ns_metric_id)id, g->layers[li], s->slab, err));
+        }
+    return NS_OK;
+}
+
+/* Read, check, strip and tokenize the text as a sweep's corpus; the window must fit. */
+static int load_window(const dump_opts *o, dump_run_state *s, ns_err *err)
+{
+    NS_TRY(ns_file_read_all(o->text, 0, &s->text, &s->text_len, err));
+    NS_TRY(dump_resolve(o->tokenizer, NS_SWEEP_DEFAULT_TOKENIZER, "tokenizer", &s->tref, err));
+    NS_TRY(ns_tokenizer_load(s->tref.path, &s->tok, err));
+    NS_TRY(ns_corpus_from_text(s->text, s->text_len, o->text, o->cfg.strip_gutenberg, s->tok,
+                               &s->corpus, err));
+    size_t n = s->corpus.tokens.n;
+    if (o->offset > n || o->length > n - o->offset)
+        return ns_fail(err, NS_ERR_INVALID, "--offset %zu --length %zu: the window ends at token "
+                       "%zu but %s has only %zu tokens%s", o->offset, o->length,
+                       o->offset + o->length, o->text, n,
+                       o->cfg.strip_gutenberg ? " without its Gutenberg header and licence" : "");
+    snprintf(s->text_ref.name, sizeof s->text_ref.name, "path");
+    snprintf(s->text_ref.path, sizeof s->text_ref.path, "%s", o->text);
+    return ns_sha256_buffer(s->text, s->text_len, s->text_ref.sha256, err);
+}
+
+/* The plan of the window: L = length, the last row, every layer and head. */
+static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
+{
+    ns_sweep_config *cfg = &o->cfg;
+    cfg->L_max = o->length;
+    cfg->rows = 1;
+    free(cfg->L);
+    if (!(cfg->L = malloc(sizeof *cfg->L)))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    cfg->L[0] = o->length;
+    cfg->nL = 1;
+    NS_TRY(ns_sweep_expand_all(cfg, s->mc.n_layer, s->mc.n_head, err));
+    ns_plan_grid g;
+    ns_sweep_config_grid(cfg, &g);
+    ns_err first;
+    ns_err_clear(&first);
+    NS_TRY(ns_plan_check(&g, plan_problem, &first, err));
+    NS_TRY(ns_plan_check_model(&g, &s->mc, s->mref.path, plan_problem, &first, err));
+    if (first.code) {
+        *err = first;
+        return first.code;
     }
-    return s;
+    NS_TRY(ns_plan_init(&s->plan, &g, &s->mc, err));
+    s->have_plan = 1;
+    return NS_OK;
+}
+
+static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **argv, ns_err *err)
+{
+    const ns_plan_grid *g = &s->plan.g;
+    char cmd[4096] = "normsweep";
+    for (int i = 0; i < argc; i++)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
+    char model_sha[NS_SHA256_HEX_LEN + 1], when[32];
+    char *model_file = ns_path_join(s->mref.path, "model.safetensors");
+    if (!model_file)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    int rc = ns_sha256_file(model_file, model_sha, err);
+    free(model_file);
+    NS_TRY(rc);
+    snprintf(s->mref.sha256, sizeof s->mref.sha256, "%s", model_sha);
+    ns_cli_iso_now(when, sizeof when);
+    ns_provenance prov = {
+        .kind = "dump", .command_line = cmd, .start_time = when, .model = &s->mref,
+        .tokenizer = &s->tref, .corpus = &s->text_ref,
+        .model_requested = o->model ? o->model : NS_SWEEP_DEFAULT_MODEL, .mpi_size = 1,
+        .strip_gutenberg = o->cfg.strip_gutenberg,
+        .all_softmax_family = g->normalizers[0].kind == NS_NORM_SOFTMAX ||
+                              g->normalizers[0].kind == NS_NORM_SSMAX,
+    };
+    ns_nc_dump_meta meta = {
+        .prov = &prov, .text_file = o->text, .text_sha256 = s->text_ref.sha256,
+        .offset = o->offset, .text_tokens = s->corpus.tokens.n, .ln_eps = s->mc.ln_eps,
+    };
+    ns_nc_dump_metrics m = {
+        .N = g->N, .nN = g->nN, .T = g->T, .nT = g->nT, .eps = g->eps, .neps = g->neps,
+        .jac_bound = s->jac_bound, .row = o->length - 1,
+        .normalizer = ns_normalizer_name(g->normalizers[0].kind),
+        .normalizer_s = g->normalizers[0].kind == NS_NORM_SSMAX ? g->normalizers[0].s : NAN,
+        .sphere = g->sphere, .seed = g->seed, .probes = g->probes,
+    };
+    ns_nc_dump_extras extras = {.logits = o->logits, .metrics = o->have_N ? &m : NULL};
+    return ns_nc_dump_create_ext(o->out, &meta, s->mc.n_layer, s->mc.n_head, o->length,
+                                 s->mc.n_embd / s->mc.n_head,
+                                 s->corpus.tokens.ids + o->offset, &extras, &s->dump, err);
 }
 
 /* The whole command after option parsing; returns an ns_status with err filled. */
-static int dump_run(const dump_opts *o, int argc, char **argv, ns_err *err)
+static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
 {
-    int rc = NS_OK;
-    ns_asset_ref mref, tref;
-    ns_gpt2_config cfg;
-    ns_tokenizer *tok = NULL;
-    ns_tokens tokens = {0};
-    char *text = NULL, *model_file = NULL, *cmdline = NULL;
-    size_t text_len = 0;
-    ns_gpt2_model *model = NULL;
-    ns_gpt2_workspace *ws = NULL;
-    ns_nc_dump *dump = NULL;
-    char model_sha[NS_SHA256_HEX_LEN + 1], text_sha[NS_SHA256_HEX_LEN + 1];
-    /* metrics (--N) */
-    ns_analysis_params ap = {0};
-    dump_metrics dm = {0};
-    double *jac_bound = NULL;
-
-    /* cheap checks first: model shape, text, tokenizer */
-    if ((rc = dump_resolve(o->model, "gpt2", "model", &mref, err)))
+    dump_run_state s;
+    memset(&s, 0, sizeof s);
+    s.logits = o->logits;
+    int rc;
+    /* cheap checks first: the model's shape, the text, the window, the grid */
+    if ((rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
+        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = load_window(o, &s, err)) ||
+        (rc = make_plan(o, &s, err)))
         goto done;
-    if ((rc = ns_gpt2_config_read(mref.path, &cfg, err)))
-        goto done;
-    if (o->length > cfg.n_ctx) {
-        rc = ns_fail(err, NS_ERR_INVALID, "--length %zu exceeds the model's n_ctx=%zu (%s)",
-                     o->length, cfg.n_ctx, mref.path);
-        goto done;
-    }
-    if ((rc = ns_file_read_all(o->text, 0, &text, &text_len, err)))
-        goto done;
-    if ((rc = dump_resolve(o->tokenizer, "tokenizer", "tokenizer", &tref, err)))
-        goto done;
-    if ((rc = ns_tokenizer_load(tref.path, &tok, err)))
-        goto done;
-    if ((rc = ns_tokenizer_encode(tok, text, text_len, &tokens, err)))
-        goto done;
-    if (o->offset > tokens.n || o->length > tokens.n - o->offset) {
-        rc = ns_fail(err, NS_ERR_INVALID,
-                     "--offset %zu --length %zu: the window ends at token %zu but %s has only %zu "
-                     "tokens", o->offset, o->length, o->offset + o->length, o->text, tokens.n);
-        goto done;
-    }
-
-    /* provenance */
-    model_file = ns_path_join(mref.path, "model.safetensors");
-    cmdline = join_argv(argc, argv);
-    if (!model_file || !cmdline) {
+    const ns_plan_grid *g = &s.plan.g;
+    size_t H = g->nheads, B = g->nN > g->neps ? g->nN : g->neps;
+    s.payload = malloc(s.plan.payload * sizeof *s.payload);
+    s.slab = malloc((g->nT * (B ? B : 1) * H + H) * sizeof *s.slab);
+    s.jac_bound = malloc(g->nT * sizeof *s.jac_bound);
+    if (!s.payload || !s.slab || !s.jac_bound) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if ((rc = ns_sha256_file(model_file, model_sha, err)))
+    for (size_t t = 0; t < g->nT; t++)
+        s.jac_bound[t] = ns_jac_bound(g->T[t]);
+    if ((rc = ns_gpt2_load(s.mref.path, &s.model, err)) ||
+        (rc = ns_rows_new(&s.plan, s.model, NS_KERNEL_FAST, &s.rows, err)) ||
+        (rc = create_file(o, &s, argc, argv, err)))
         goto done;
-    if ((rc = ns_sha256_buffer(text, text_len, text_sha, err)))
+    ns_rows_hooks hooks = {.layer = write_layer, .layer_user = &s};
+    if ((rc = ns_rows_run(s.rows, 0, s.corpus.tokens.ids + o->offset, &hooks, s.payload, err)))
         goto done;
-
-    /* the forward pass, feeding the dump file layer by layer */
-    if ((rc = ns_gpt2_load(mref.path, &model, err)))
+    if (o->have_N && (rc = write_metrics(&s, err)))
         goto done;
-    if ((rc = ns_gpt2_workspace_new(model, o->length, &ws, err)))
-        goto done;
-    size_t H = cfg.n_head, D = cfg.n_embd / cfg.n_head;
-    ns_nc_dump_metrics mdesc;
-    if (o->N) {
-        ap = (ns_analysis_params){
-            .N = o->N, .nN = o->nN, .T = o->T, .nT = o->nT, .eps = o->eps, .neps = o->neps,
-            .normalizer = o->normalizer, .sphere = o->sphere, .probes = (unsigned)o->probes,
-            .seed = o->seed,
-        };
-        dm.p = &ap;
-        ns_row_layout_init(&dm.lay, o->nT, o->nN, o->neps);
-        size_t slab = o->nT * (o->nN > o->neps ? o->nN : o->neps) * H;
-        dm.rows = malloc(H * dm.lay.total * sizeof *dm.rows);
-        dm.slab = malloc(slab * sizeof *dm.slab);
-        jac_bound = malloc(o->nT * sizeof *jac_bound);
-        if (!dm.rows || !dm.slab || !jac_bound) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t t = 0; t < o->nT; t++)
-            jac_bound[t] = ns_jac_bound(o->T[t]);
-        if ((rc = ns_analysis_ws_new(&ap, o->length, D, &dm.ws, err)))
-            goto done;
-        int softmax_family =
-            o->normalizer.kind == NS_NORM_SOFTMAX || o->normalizer.kind == NS_NORM_SSMAX;
-        mdesc = (ns_nc_dump_metrics){
-            .N = o->N, .nN = o->nN, .T = o->T, .nT = o->nT, .eps = o->eps, .neps = o->neps,
-            .jac_bound = jac_bound, .row = o->length - 1,
-            .normalizer = ns_normalizer_name(o->normalizer.kind),
-            .normalizer_s = o->normalizer.kind == NS_NORM_SSMAX ? o->normalizer.s : NAN,
-            .sphere = o->sphere, .seed = o->seed, .probes = (unsigned)o->probes,
-            .ranking_rule = softmax_family
-                ? "I_N = indices of the N largest alpha_i = F(z/T), ranked by the exact "
-                  "log-weight c z_i (c = 1/T, or s log(L)/T for ssmax): the order of alpha "
-                  "wherever alpha is representable, unaffected by underflow at small T"
-                : "I_N = indices of the N largest alpha_i = F(z/T), ranked by alpha itself "
-                  "(weights outside the support are 0 and tie, so they follow by index)",
-        };
-    }
-    ns_nc_dump_extras extras = {.logits = o->logits, .metrics = o->N ? &mdesc : NULL};
-    const int32_t *window = tokens.ids + o->offset;
-    ns_nc_dump_meta meta = {
-        .model_dir = mref.path, .model_requested = o->model ? o->model : "gpt2",
-        .model_used = mref.name[0] ? mref.name : NULL, .model_sha256 = model_sha, .tokenizer_dir = tref.path,
-        .text_file = o->text, .text_sha256 = text_sha,
-        .software = PACKAGE_VERSION " (git " NS_GIT_COMMIT ")", .command_line = cmdline,
-        .offset = o->offset, .text_tokens = tokens.n, .ln_eps = cfg.ln_eps,
-    };
-    if ((rc = ns_nc_dump_create_ext(o->out, &meta, cfg.n_layer, H, o->length, D, window,
-                                    &extras, &dump, err)))
-        goto done;
-    dump_dispatch dispatch = {.n = 0};
-    dump_dispatch_add(&dispatch, dump_write_layer, dump);
-    if (o->logits)
-        dump_dispatch_add(&dispatch, dump_write_logits, dump);
-    if (o->N) {
-        dm.dump = dump;
-        dump_dispatch_add(&dispatch, dump_metrics_layer, &dm);
-    }
-    if ((rc = ns_gpt2_forward(model, ws, window, o->length, dump_dispatch_layer, &dispatch, err)))
-        goto done;
-    rc = ns_nc_dump_close(dump, err);
-    dump = NULL;
-
+    rc = ns_nc_dump_close(s.dump, err);
+    s.dump = NULL;
 done:
-    ns_nc_dump_abort(dump);
-    ns_analysis_ws_free(dm.ws);
-    free(dm.rows);
-    free(dm.slab);
-    free(jac_bound);
-    ns_gpt2_workspace_free(ws);
-    ns_gpt2_free(model);
-    ns_tokens_free(&tokens);
-    ns_tokenizer_free(tok);
-    free(text);
-    free(model_file);
-    free(cmdline);
+    state_free(&s);
     return rc;
 }
 
 int ns_cmd_dump(int argc, char **argv)
 {
     dump_opts o;
+    memset(&o, 0, sizeof o);
     ns_err err;
     ns_err_clear(&err);
-    int rc = dump_parse(argc, argv, &o, &err);
     int status = NS_EXIT_OK;
+    int rc = ns_sweep_config_init(&o.cfg, &err);
+    if (rc == NS_OK)
+        rc = dump_parse(argc, argv, &o, &err);
     if (rc == -1)
         dump_usage(stdout);
     else if (rc != NS_OK)
         status = ns_cli_report("dump", &err);
     else if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK)
         status = ns_cli_report("dump", &err);
-    dump_opts_free(&o);
+    ns_sweep_config_free(&o.cfg);
     return status;
 }

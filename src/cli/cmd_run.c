@@ -1,132 +1,268 @@
-/* cmd_run: the `normsweep run` subcommand (also `normsweep SWEEP.yaml`): parses the options and
- * runs the MPI sweep (src/sweep/ns_sweep_run). */
+/* cmd_run: the `normsweep run` subcommand (also `normsweep SWEEP.yaml`): parses the options,
+ * initialises MPI, installs the signal handlers that ask the sweep to checkpoint and stop, shows
+ * the sweep's messages and progress, runs the sweep (src/sweep/ns_sweep) and turns its status
+ * into the exit code. */
+#include <mpi.h>
+#include <cblas.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/ns_cli.h"
-#include "sweep/ns_sweep_run.h"
+#include "sweep/ns_sweep.h"
 
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume] [SWEEP.yaml]\n"
+            "usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
+            "                       [--stall-timeout SECONDS] [SWEEP.yaml]\n"
             "       mpirun -np 64 normsweep SWEEP.yaml\n"
             "\n"
-            "Run a sweep: one forward pass per shard, every requested metric, reduced into one\n"
-            "NetCDF-4 file. Without SWEEP.yaml the built-in default sweep runs.\n"
+            "Run a sweep: one forward pass per shard, every metric of docs/METRICS.md, reduced by\n"
+            "every rank into one NetCDF-4 file. Without SWEEP.yaml the built-in default sweep\n"
+            "(sweeps/quick.yaml) runs.\n"
             "\n"
             "Options (override the sweep file):\n"
             "  --output PATH          NetCDF file to write (written under a temporary name, renamed\n"
-            "                         when complete)\n"
-            "  --checkpoint-dir DIR   directory of the journal of completed tasks\n"
-            "                         (default: OUTPUT.ckpt)\n"
+            "                         when complete; default: the file's `output`, else\n"
+            "                         runs/<stem>/<stem>.nc)\n"
+            "  --checkpoint-dir DIR   directory of the journal of completed tasks (default: the\n"
+            "                         file's `checkpoint_dir`, else runs/<stem>/checkpoint); one run\n"
+            "                         at a time may use it\n"
             "  --resume               continue from the journal, recomputing nothing already done\n"
+            "  --stall-timeout S      stop (checkpointed, exit 3) when a busy rank has sent nothing\n"
+            "                         for S seconds (default 600)\n"
             "  -h, --help             this text\n"
             "\n"
-            "Progress goes to stderr. Exit codes: 0 done, 1 runtime failure, 2 invalid input\n"
-            "(nothing written), 3 interrupted by SIGTERM/SIGINT with the journal saved.\n"
-            "See docs/RUNNING.md.\n");
+            "SIGTERM, SIGINT or SIGUSR1 (or a file CHECKPOINT_DIR/STOP) make the sweep save every\n"
+            "result and exit 3; --resume continues. Progress goes to stderr. Environment:\n"
+            "NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
+            "Exit codes: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
+            "3 interrupted with the journal saved. See docs/RUNNING.md.\n");
 }
 
-/* "normsweep run a b c" with shell-unsafe arguments quoted. Caller frees. */
-static char *join_command_line(int argc, char **argv)
+/* The one piece of process state a signal handler can reach: the stop request. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
 {
-    size_t n = 16;
+    stop_signal = sig;
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); /* mpirun forwards SIGUSR1 to every rank; Slurm scripts use it */
+}
+
+/* ---- what the sweep shows ---- */
+
+typedef struct show {
+    int live_open; /* a live progress line is on the terminal */
+} show;
+
+static void show_line(void *user, const char *text)
+{
+    show *s = user;
+    if (s->live_open) {
+        fputc('\n', stderr);
+        s->live_open = 0;
+    }
+    fprintf(stderr, "%s\n", text);
+}
+
+static void show_progress(void *user, const char *line, int live)
+{
+    show *s = user;
+    if (live) {
+        fprintf(stderr, "\rnormsweep: %s\033[K", line);
+        s->live_open = 1;
+    } else {
+        fprintf(stderr, "normsweep: %s\n", line);
+    }
+    fflush(stderr);
+}
+
+/* ---- the recorded command ---- */
+
+/* Append one shell-quoted word to s (capacity cap). */
+static void quote_word(char *s, size_t cap, const char *a)
+{
+    size_t n = strlen(s);
+    int plain = *a != 0 && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789-_./=:,+@%") == strlen(a);
+    if (plain) {
+        snprintf(s + n, cap - n, " %s", a);
+        return;
+    }
+    n += (size_t)snprintf(s + n, cap - n, " '");
+    for (; *a && n + 5 < cap; a++)
+        n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
+                                 : snprintf(s + n, cap - n, "%c", *a));
+    snprintf(s + n, cap - n, "'");
+}
+
+/* "LAUNCHER -np P normsweep run ARGS..." as a shell command (the launcher as far as it can be
+ * known: mpirun sets OMPI_COMM_WORLD_SIZE, Slurm SLURM_JOB_ID, MPICH PMI_SIZE). */
+static char *command_line(int argc, char **argv, int size)
+{
+    size_t cap = 256;
     for (int i = 0; i < argc; i++)
-        n += 3 + 2 * strlen(argv[i]);
-    char *s = malloc(n), *p = s;
+        cap += 3 + 4 * strlen(argv[i]);
+    char *s = malloc(cap);
     if (!s)
         return NULL;
-    p += sprintf(p, "normsweep");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int plain = *a != 0 && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789-_./=:,+@%") == strlen(a);
-        *p++ = ' ';
-        if (plain) {
-            p += sprintf(p, "%s", a);
+    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
+        snprintf(s, cap, "srun -n %d normsweep", size);
+    else if (size > 1 || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
+        snprintf(s, cap, "mpirun -np %d normsweep", size);
+    else
+        snprintf(s, cap, "normsweep");
+    for (int i = 0; i < argc; i++)
+        quote_word(s, cap, argv[i]);
+    return s;
+}
+
+/* Slurm's facts about this run segment, for the history (NULL outside Slurm). */
+static char *segment_info(void)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job)
+        return NULL;
+    const char *nodes = getenv("SLURM_JOB_NODELIST"), *restart = getenv("SLURM_RESTART_COUNT");
+    char *s = malloc(512);
+    if (s)
+        snprintf(s, 512, "slurm job %s, nodes %s, restart %s", job, nodes ? nodes : "?",
+                 restart ? restart : "0");
+    return s;
+}
+
+/* ---- options ---- */
+
+/* Returns -1 for --help, else NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
+static int parse(int argc, char **argv, ns_sweep_options *opt)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *name = NULL, **dst = NULL, *val = NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            return -1;
+        if (strcmp(a, "--resume") == 0) {
+            opt->resume = 1;
             continue;
         }
-        *p++ = '\'';
-        for (; *a; a++) {
-            if (*a == '\'') {
-                memcpy(p, "'\\''", 4);
-                p += 4;
-            } else {
-                *p++ = *a;
-            }
+        static const char *const valued[] = {"--output", "--checkpoint-dir", "--stall-timeout"};
+        for (size_t k = 0; k < 3 && !name; k++) {
+            size_t n = strlen(valued[k]);
+            if (strncmp(a, valued[k], n) == 0 && (a[n] == 0 || a[n] == '='))
+                name = valued[k], val = a[n] ? a + n + 1 : NULL;
         }
-        *p++ = '\'';
-        *p = 0;
+        if (!name && a[0] == '-' && a[1] != 0) {
+            fprintf(stderr, "normsweep run: unknown option '%s' (see normsweep run --help)\n", a);
+            return NS_EXIT_USAGE;
+        }
+        if (!name) {
+            if (opt->sweep_path) {
+                fprintf(stderr, "normsweep run: more than one sweep file ('%s' and '%s')\n",
+                        opt->sweep_path, a);
+                return NS_EXIT_USAGE;
+            }
+            opt->sweep_path = a;
+            continue;
+        }
+        if (!val && i + 1 < argc)
+            val = argv[++i];
+        if (!val || !*val) {
+            fprintf(stderr, "normsweep run: %s needs a%s value\n", name, val ? " non-empty" : "");
+            return NS_EXIT_USAGE;
+        }
+        if (strcmp(name, "--stall-timeout") == 0) {
+            char *end;
+            opt->stall_timeout = strtod(val, &end);
+            if (*end || !(opt->stall_timeout >= 1.0) || !isfinite(opt->stall_timeout)) {
+                fprintf(stderr, "normsweep run: --stall-timeout: expected seconds >= 1, got '%s'\n",
+                        val);
+                return NS_EXIT_USAGE;
+            }
+            continue;
+        }
+        dst = strcmp(name, "--output") == 0 ? &opt->output : &opt->checkpoint_dir;
+        *dst = val;
     }
-    return s;
+    return NS_EXIT_OK;
+}
+
+static int exit_code(int rc, const ns_sweep_outcome *out, const ns_err *err)
+{
+    if (rc == NS_OK)
+        return NS_EXIT_OK;
+    if (out->rank == 0)
+        return ns_cli_report("run", err);
+    if (err->msg[0]) /* this rank's own failure (rank 0 reports the sweep's) */
+        fprintf(stderr, "normsweep run: rank %d: %s\n", out->rank, err->msg);
+    return rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
+           : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
 }
 
 int ns_cmd_run(int argc, char **argv)
 {
     ns_sweep_options opt = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **dst = NULL;
-        const char *name = NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            run_usage(stdout);
-            return NS_EXIT_OK;
-        } else if (strcmp(a, "--resume") == 0) {
-            opt.resume = 1;
-            continue;
-        } else if (strncmp(a, "--output", 8) == 0 && (a[8] == 0 || a[8] == '=')) {
-            dst = &opt.output, name = "--output";
-        } else if (strncmp(a, "--checkpoint-dir", 16) == 0 && (a[16] == 0 || a[16] == '=')) {
-            dst = &opt.checkpoint_dir, name = "--checkpoint-dir";
-        } else if (a[0] == '-' && a[1] != 0) {
-            fprintf(stderr, "normsweep run: unknown option '%s' (see normsweep run --help)\n", a);
-            return NS_EXIT_USAGE;
-        } else {
-            if (opt.sweep_path) {
-                fprintf(stderr, "normsweep run: more than one sweep file ('%s' and '%s')\n",
-                        opt.sweep_path, a);
-                return NS_EXIT_USAGE;
-            }
-            opt.sweep_path = a;
-            continue;
-        }
-        const char *eq = strchr(a, '=');
-        if (eq) {
-            *dst = eq + 1;
-        } else if (i + 1 < argc) {
-            *dst = argv[++i];
-        } else {
-            fprintf(stderr, "normsweep run: %s needs a value\n", name);
-            return NS_EXIT_USAGE;
-        }
-        if (!**dst) {
-            fprintf(stderr, "normsweep run: %s needs a non-empty value\n", name);
-            return NS_EXIT_USAGE;
-        }
+    int p = parse(argc, argv, &opt);
+    if (p == -1) {
+        run_usage(stdout);
+        return NS_EXIT_OK;
     }
-    char *cmdline = join_command_line(argc, argv);
-    opt.command_line = cmdline;
-    ns_sweep_outcome outcome = {0};
+    if (p != NS_EXIT_OK)
+        return p;
+    /* The handlers come first: a signal during MPI_Init (a fraction of a second) must also stop
+     * the run cleanly (exit 3, nothing written) rather than kill it. */
+    install_handlers();
+    int provided = 0, rank = 0, size = 1;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "normsweep run: %s\n", stop_signal ? "interrupted before the sweep "
+                "started; nothing was written" : "MPI_Init failed");
+        return stop_signal ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
+     * unless the user chose otherwise. */
+    if (!getenv("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads(1);
+    char *cmd = command_line(argc, argv, size), *seg = segment_info();
+    opt.command_line = cmd;
+    opt.segment_info = seg;
+    opt.institution = getenv("NORMSWEEP_INSTITUTION");
+    show sh = {0};
+    ns_sweep_hooks hooks = {
+        .line = show_line, .progress = show_progress, .progress_live = isatty(STDERR_FILENO),
+        .user = &sh, .stop = &stop_signal,
+    };
+    ns_sweep_outcome out;
     ns_err err;
-    ns_err_clear(&err);
-    int rc = ns_sweep_main(&opt, &outcome, &err);
-    free(cmdline);
-    int code;
-    if (rc == NS_OK)
-        code = NS_EXIT_OK;
-    else if (outcome.rank == 0)
-        code = ns_cli_report("run", &err);
-    else
-        code = rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
-               : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-    if (!outcome.finalized || code == NS_EXIT_FAILURE) {
-        /* MPI could not be shut down (unresponsive worker), or a runtime failure: leave at once,
-         * without the libraries' exit handlers (HDF5's crashes on a file whose close failed,
-         * e.g. the NetCDF output on a full disk; the temporary file is already removed). */
+    int rc = ns_sweep_run(MPI_COMM_WORLD, &opt, &hooks, &out, &err);
+    if (sh.live_open)
+        fputc('\n', stderr);
+    if (rc == NS_OK && rank == 0 && out.summary[0])
+        fprintf(stderr, "%s", out.summary);
+    int code = exit_code(rc, &out, &err);
+    free(cmd);
+    free(seg);
+    if (out.unresponsive || code == NS_EXIT_FAILURE) {
+        /* MPI cannot be shut down (a silent rank), or a runtime failure: leave at once, without
+         * the libraries' exit handlers (HDF5's crash on a file whose close failed, e.g. the
+         * output on a full disk; the temporary file is already removed). */
         fflush(NULL);
         _Exit(code);
     }
+    MPI_Finalize();
     return code;
 }

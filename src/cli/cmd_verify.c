@@ -48,6 +48,13 @@ static int parse_u64(const char *s, unsigned long long *v)
     return errno || *end ? -1 : 0;
 }
 
+/* One report line on stdout: "STATUS text". */
+static void report_line(void *user, const char *status, const char *text)
+{
+    (void)user;
+    printf("%-4s %s\n", status, text);
+}
+
 int ns_cmd_verify(int argc, char **argv)
 {
     enum { O_SAMPLE = 256, O_SEED, O_TOL, O_TOLERANT, O_OFFLINE };
@@ -65,7 +72,7 @@ int ns_cmd_verify(int argc, char **argv)
     o.seed = NS_VERIFY_DEFAULT_SEED;
     o.tolerance = NS_VERIFY_DEFAULT_TOLERANCE;
     o.allow_fetch = 1;
-    o.report = stdout;
+    o.report = report_line;
     int c;
     unsigned long long u;
     opterr = 0;
@@ -122,6 +129,9 @@ int ns_cmd_verify(int argc, char **argv)
     ns_err err;
     ns_err_clear(&err);
     int rc = ns_verify(&o, &s, &err);
+    if (rc == NS_OK)
+        printf("verify: %s (%zu passed, %zu failed, %zu skipped)\n", s.failed ? "FAIL" : "PASS",
+               s.passed, s.failed, s.skipped);
     fflush(stdout);
     if (rc != NS_OK) {
         fprintf(stderr, "normsweep verify: %s\n", err.msg[0] ? err.msg : ns_status_name(rc));

@@ -2,6 +2,7 @@
 #include "cli/ns_cli.h"
 
 #include <stdio.h>
+#include <time.h>
 
 int ns_cli_report(const char *cmd, const ns_err *err)
 {
@@ -14,4 +15,12 @@ int ns_cli_report(const char *cmd, const ns_err *err)
     case NS_ERR_INTERRUPTED: return NS_EXIT_INTERRUPTED;
     default: return NS_EXIT_FAILURE;
     }
+}
+
+void ns_cli_iso_now(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

@@ -3,6 +3,8 @@
 #ifndef NS_CLI_H
 #define NS_CLI_H
 
+#include <stddef.h>
+
 #include "common/ns_error.h"
 
 /* Exit codes of the normsweep program (documented in README and the man page). */
@@ -17,6 +19,9 @@ enum ns_exit_code {
 /* Print "normsweep <cmd>: <message>" on stderr and return the exit code matching err->code
  * (NS_EXIT_USAGE for invalid/format input found before work, NS_EXIT_FAILURE otherwise). */
 int ns_cli_report(const char *cmd, const ns_err *err);
+
+/* The current time as ISO 8601 UTC ("2026-11-23T12:00:00Z"). */
+void ns_cli_iso_now(char *buf, size_t size);
 
 /* Subcommands: each parses its own options (argv[0] is the subcommand name) and returns an exit code. */
 int ns_cmd_run(int argc, char **argv);

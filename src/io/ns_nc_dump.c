@@ -23,43 +23,9 @@ struct ns_nc_dump {
     unsigned char *lg_done;  /* n_layer flags: logits written */
     int metrics;             /* 1 when metric variables are defined */
     size_t nT, nN, neps;
-    int m_var[16];           /* per entry of the metric table */
+    int m_var[NS_M_COUNT];   /* per metric of the metric table */
     unsigned char *m_done;   /* (n_layer, n metric vars) flags */
 };
-
-/* Long names: METRICS.md sections 4, 6 and 7. */
-static const ns_nc_dump_metric_var ns_dump_metric_table[] = {
-    {"distance", NS_NC_DUMP_TN,
-     "Theorem 1 true distance d = sum over i not in I_N of ||alpha_i x_i - s||"},
-    {"distance_d1", NS_NC_DUMP_TN, "d1 = max over i not in I_N, j in I_N of ||x_i - x_j||"},
-    {"distance_bound", NS_NC_DUMP_TN,
-     "Theorem 1 bound (1 - abar_N) d1 + max_{j in I_N} ||x_j||^2 (abar_N (L - N) - (1 - abar_N))"},
-    {"distance_expected", NS_NC_DUMP_TN,
-     "expected term (L - N)/L sum_i ||(alpha_i + N/(L-1)) x_i - xbar||^2 (epsilon term 0)"},
-    {"distance_random", NS_NC_DUMP_TN,
-     "distance d with I_N replaced by a uniformly random N-subset (counter-based generator)"},
-    {"ns_frac", NS_NC_DUMP_TN,
-     "Theorem 2 N_s / N, N_s = #{i in I_N : ||alpha_i x_i - s|| <= r}"},
-    {"ns_lower", NS_NC_DUMP_TN,
-     "Theorem 2 lower bound 1 - (1/(r N)) sum_{i in I_N} xi_i (missing when r = 0)"},
-    {"ns_upper", NS_NC_DUMP_TN,
-     "Theorem 2 upper bound (1/N) sum_{i in I_N} exp(-(r - xi_i)^2 / (16 M^2))"},
-    {"delta", NS_NC_DUMP_LH, "delta = min over i != j of ||x_i - x_j|| over the row's L vectors"},
-    {"jac_exact", NS_NC_DUMP_T, "exact spectral norm of the normalizer Jacobian d alpha / d z"},
-    {"jac_lemma2", NS_NC_DUMP_T,
-     "Lemma 2 general bound for F(z) = exp(c z) (softmax family only; +inf on overflow)"},
-    {"jac_fd", NS_NC_DUMP_TE,
-     "finite-difference sensitivity max_u ||F((z + eps u)/T) - F(z/T)|| / eps over the probes"},
-};
-#define NS_DUMP_NMETRIC (sizeof ns_dump_metric_table / sizeof ns_dump_metric_table[0])
-_Static_assert(NS_DUMP_NMETRIC <= sizeof ((ns_nc_dump *)0)->m_var / sizeof(int),
-               "m_var must hold every metric variable");
-
-const ns_nc_dump_metric_var *ns_nc_dump_metric_vars(size_t *n)
-{
-    *n = NS_DUMP_NMETRIC;
-    return ns_dump_metric_table;
-}
 
 /* Fail with the NetCDF message when rc is an error: "PATH: WHAT: nc_strerror". */
 #define NC_TRY(d_tmp, what, call)                                                             \
@@ -116,7 +82,7 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
     NC_TRY(tmp, "define dimension N", nc_def_dim(ncid, "N", m->nN, &dN));
     NC_TRY(tmp, "define dimension eps", nc_def_dim(ncid, "eps", m->neps, &dE));
     NC_TRY(tmp, "define N", nc_def_var(ncid, "N", NC_INT, 1, &dN, &cvars[0]));
-    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[0], "top-N size", "1", err));
+    NS_TRY(ns_put_var_atts(tmp, ncid, cvars[0], "top-N size", NULL, err));
     NC_TRY(tmp, "define T", nc_def_var(ncid, "T", NC_DOUBLE, 1, &dT, &cvars[1]));
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[1], "normalization temperature", "1", err));
     NC_TRY(tmp, "define eps", nc_def_var(ncid, "eps", NC_DOUBLE, 1, &dE, &cvars[2]));
@@ -124,22 +90,23 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
     NC_TRY(tmp, "define jac_bound", nc_def_var(ncid, "jac_bound", NC_DOUBLE, 1, &dT, &cvars[3]));
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[3], "corollary bound min(1/(4T), sqrt(2))", "1", err));
     double fill = NAN;
-    for (size_t k = 0; k < NS_DUMP_NMETRIC; k++) {
-        const ns_nc_dump_metric_var *mv = &ns_dump_metric_table[k];
+    for (int k = 0; k < NS_M_COUNT; k++) {
+        const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)k);
         int dims[4], nd = 0;
-        switch (mv->shape) {
-        case NS_NC_DUMP_TN: dims[nd++] = dT; dims[nd++] = dN; break;
-        case NS_NC_DUMP_T: dims[nd++] = dT; break;
-        case NS_NC_DUMP_TE: dims[nd++] = dT; dims[nd++] = dE; break;
-        case NS_NC_DUMP_LH: break;
+        switch (mi->dims) {
+        case NS_DIMS_TN: dims[nd++] = dT; dims[nd++] = dN; break;
+        case NS_DIMS_T: dims[nd++] = dT; break;
+        case NS_DIMS_TE: dims[nd++] = dT; dims[nd++] = dE; break;
+        case NS_DIMS_ROW: break;
         }
         dims[nd++] = dl;
         dims[nd++] = dh;
         char what[96];
-        snprintf(what, sizeof what, "define %s", mv->name);
-        NC_TRY(tmp, what, nc_def_var(ncid, mv->name, NC_DOUBLE, nd, dims, &d->m_var[k]));
+        snprintf(what, sizeof what, "define %s", mi->name);
+        NC_TRY(tmp, what, nc_def_var(ncid, mi->name, NC_DOUBLE, nd, dims, &d->m_var[k]));
         NC_TRY(tmp, what, nc_def_var_fill(ncid, d->m_var[k], 0, &fill));
-        NS_TRY(ns_put_var_atts(tmp, ncid, d->m_var[k], mv->long_name, "1", err));
+        NS_TRY(ns_put_var_atts(tmp, ncid, d->m_var[k], mi->long_name, mi->units, err));
+        NS_TRY(ns_put_text_att(tmp, ncid, d->m_var[k], "comment", mi->meaning, err));
     }
     long long row = (long long)m->row, keys = (long long)m->row + 1;
     unsigned long long seed = m->seed;
@@ -154,31 +121,6 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
     NC_TRY(tmp, "metrics_row", nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_row", NC_INT64, 1, &row));
     NC_TRY(tmp, "metrics_keys",
            nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_keys", NC_INT64, 1, &keys));
-    static const char *const rules[][2] = {
-        {"metrics_definitions", "METRICS.md (normsweep): per-(layer, head) metrics of query row "
-                                "metrics_row, which has metrics_keys = L keys"},
-        {"tie_rule", "top-N ties broken by the smaller key index"},
-        {"vectors", "x_i = the head's value vectors v_i; sphere: true scales each to norm M = 1, "
-                    "false uses them raw with M = max_i ||x_i||"},
-        {"precision", "logits and values float32 from the model; weights and metrics in double"},
-        {"skipped_rule", "N >= L is skipped: its (T, N) values are NaN (the _FillValue)"},
-        {"missing_rule", "NaN = missing (N >= L; ns_lower when r = 0; delta when L = 1; jac_lemma2 "
-                         "for sparsemax/entmax15); +inf is a value (Lemma 2 at tiny T)"},
-        {"random_selection", "distance_random uses a uniform N-subset from a counter-based "
-                             "generator keyed by (seed, shard = 0, row, layer, head, N, T)"},
-        {"fd_probes", "jac_fd maximizes over u = (e_a - e_b)/sqrt(2) (a, b the two largest "
-                      "logits) and `probes` random unit directions keyed by (seed, shard = 0, "
-                      "row, layer, head, T), the same for every eps"},
-        {"expected_term_rule", "distance_expected with the paper's epsilon term taken as 0"},
-        {"xi_rule", "xi_i^2 = M^2 sum_{j in I_N, j != i} alpha_j^2 + (M^2 - delta^2/2) "
-                    "sum_{j != k in I_N, j, k != i} alpha_j alpha_k, clamped at 0"},
-    };
-    for (size_t k = 0; k < sizeof rules / sizeof rules[0]; k++)
-        NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, rules[k][0], rules[k][1], err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "ranking_rule",
-                           m->ranking_rule ? m->ranking_rule
-                                           : "I_N = indices of the N largest alpha_i = F(z/T)",
-                           err));
     return NS_OK;
 }
 
@@ -237,15 +179,15 @@ static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const i
     const char *desc = "attention weights and value vectors of one causal GPT-2 forward pass over "
                        "tokens [offset, offset + length) of the tokenized text";
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "description", desc, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "model_dir", meta->model_dir, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "model_requested", meta->model_requested, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "model_used", meta->model_used, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "model_sha256", meta->model_sha256, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "tokenizer_dir", meta->tokenizer_dir, err));
+    if (meta->prov) {
+        ns_nc_attr attrs[NS_PROVENANCE_MAX_ATTRS];
+        char buf[4096];
+        size_t na = ns_provenance_attrs(meta->prov, attrs, NS_PROVENANCE_MAX_ATTRS, buf, sizeof buf);
+        for (size_t a = 0; a < na; a++)
+            NC_TRY(tmp, attrs[a].name, ns_nc_put_attr(ncid, NC_GLOBAL, &attrs[a]));
+    }
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "text_file", meta->text_file, err));
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "text_sha256", meta->text_sha256, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "normsweep_version", meta->software, err));
-    NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "command_line", meta->command_line, err));
     long long off = (long long)meta->offset, len = (long long)d->L;
     long long ntok = (long long)meta->text_tokens;
     NC_TRY(tmp, "offset", nc_put_att_longlong(ncid, NC_GLOBAL, "offset", NC_INT64, 1, &off));
@@ -291,12 +233,6 @@ void ns_nc_dump_abort(ns_nc_dump *d)
     ns_nc_dump_release(d);
 }
 
-int ns_nc_dump_create(const char *path, const ns_nc_dump_meta *meta, size_t n_layer, size_t n_head,
-                      size_t L, size_t d_head, const int32_t *tokens, ns_nc_dump **out, ns_err *err)
-{
-    return ns_nc_dump_create_ext(path, meta, n_layer, n_head, L, d_head, tokens, NULL, out, err);
-}
-
 int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t n_layer,
                           size_t n_head, size_t L, size_t d_head, const int32_t *tokens,
                           const ns_nc_dump_extras *extras, ns_nc_dump **out, ns_err *err)
@@ -306,10 +242,9 @@ int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t 
         return ns_fail(err, NS_ERR_INVALID, "%s: empty dump (layers=%zu heads=%zu length=%zu dim=%zu)",
                        path, n_layer, n_head, L, d_head);
     const ns_nc_dump_metrics *m = extras ? extras->metrics : NULL;
-    if (m && (m->nN == 0 || m->nT == 0 || m->neps == 0 || !m->N || !m->T || !m->eps ||
-              !m->jac_bound))
-        return ns_fail(err, NS_ERR_INVALID, "%s: metric grids must be non-empty (N %zu, T %zu, "
-                       "eps %zu values)", path, m->nN, m->nT, m->neps);
+    if (m && (m->nT == 0 || m->neps == 0 || !m->T || !m->eps || !m->jac_bound))
+        return ns_fail(err, NS_ERR_INVALID, "%s: metric grids must be non-empty (T %zu, eps %zu "
+                       "values)", path, m->nT, m->neps);
     ns_nc_dump *d = calloc(1, sizeof *d);
     if (!d)
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", path);
@@ -328,7 +263,7 @@ int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t 
     d->regroup = malloc(scratch * sizeof(float));
     d->done = calloc(n_layer, 1);
     d->lg_done = calloc(n_layer, 1);
-    d->m_done = calloc(n_layer * NS_DUMP_NMETRIC, 1);
+    d->m_done = calloc(n_layer * NS_M_COUNT, 1);
     if (m) {
         d->nT = m->nT;
         d->nN = m->nN;
@@ -406,7 +341,7 @@ int ns_nc_dump_write_logits(ns_nc_dump *d, size_t layer, const float *logits, ns
     return NS_OK;
 }
 
-int ns_nc_dump_write_metric(ns_nc_dump *d, const char *name, size_t layer, const double *data,
+int ns_nc_dump_write_metric(ns_nc_dump *d, ns_metric_id id, size_t layer, const double *data,
                             ns_err *err)
 {
     if (!d->metrics)
@@ -414,26 +349,28 @@ int ns_nc_dump_write_metric(ns_nc_dump *d, const char *name, size_t layer, const
     if (layer >= d->n_layer)
         return ns_fail(err, NS_ERR_INVALID, "%s: layer %zu out of range (%zu layers)", d->tmp, layer,
                        d->n_layer);
-    size_t k = 0;
-    while (k < NS_DUMP_NMETRIC && strcmp(ns_dump_metric_table[k].name, name) != 0)
-        k++;
-    if (k == NS_DUMP_NMETRIC)
-        return ns_fail(err, NS_ERR_INVALID, "%s: unknown metric variable '%s'", d->tmp, name);
+    const ns_metric_info *mi = ns_metric_info_of(id);
+    if (!mi)
+        return ns_fail(err, NS_ERR_INVALID, "%s: unknown metric %d", d->tmp, (int)id);
+    size_t k = (size_t)id;
+    const char *name = mi->name;
     size_t start[4] = {0, 0, 0, 0}, count[4];
     int nd = 0;
-    switch (ns_dump_metric_table[k].shape) {
-    case NS_NC_DUMP_TN: count[nd++] = d->nT; count[nd++] = d->nN; break;
-    case NS_NC_DUMP_T: count[nd++] = d->nT; break;
-    case NS_NC_DUMP_TE: count[nd++] = d->nT; count[nd++] = d->neps; break;
-    case NS_NC_DUMP_LH: break;
+    switch (mi->dims) {
+    case NS_DIMS_TN: count[nd++] = d->nT; count[nd++] = d->nN; break;
+    case NS_DIMS_T: count[nd++] = d->nT; break;
+    case NS_DIMS_TE: count[nd++] = d->nT; count[nd++] = d->neps; break;
+    case NS_DIMS_ROW: break;
     }
     start[nd] = layer;
     count[nd++] = 1;
     count[nd++] = d->H;
     char what[96];
     snprintf(what, sizeof what, "write %s of layer %zu", name, layer);
+    if (count[0] == 0)
+        return d->m_done[layer * NS_M_COUNT + k] = 1, NS_OK; /* an empty N grid: nothing to write */
     NC_TRY(d->tmp, what, nc_put_vara_double(d->ncid, d->m_var[k], start, count, data));
-    d->m_done[layer * NS_DUMP_NMETRIC + k] = 1;
+    d->m_done[layer * NS_M_COUNT + k] = 1;
     return NS_OK;
 }
 
@@ -450,10 +387,10 @@ int ns_nc_dump_close(ns_nc_dump *d, ns_err *err)
                          d->path, l);
             goto fail;
         }
-        for (size_t k = 0; d->metrics && k < NS_DUMP_NMETRIC; k++)
-            if (!d->m_done[l * NS_DUMP_NMETRIC + k]) {
+        for (size_t k = 0; d->metrics && k < NS_M_COUNT; k++)
+            if (!d->m_done[l * NS_M_COUNT + k]) {
                 rc = ns_fail(err, NS_ERR_INVALID, "%s: metric %s of layer %zu was never written",
-                             d->path, ns_dump_metric_table[k].name, l);
+                             d->path, ns_metric_info_of((ns_metric_id)k)->name, l);
                 goto fail;
             }
     }

@@ -5,62 +5,34 @@
  * Variables: token_id(position) int; attention_weight(layer, head, query, key) float (exactly 0
  * above the diagonal); value(layer, head, position, dim) float. Optional (ns_nc_dump_extras):
  * logit(layer, head, query, key) float (NaN above the diagonal) and the per-(layer, head)
- * metrics of METRICS.md for one query row, double with NaN as _FillValue, over coordinate
- * variables N, T, eps (see ns_nc_dump_metric_vars). Takes plain arrays, so io depends on
- * neither the model nor the analysis module. */
+ * metrics of METRICS.md for one query row (every metric of the metric table,
+ * analysis/ns_metrics.h), double with NaN as _FillValue, over coordinate variables N, T, eps.
+ * Global attributes: the provenance of io/ns_provenance.h plus the window's. */
 #ifndef NS_NC_DUMP_H
 #define NS_NC_DUMP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_metrics.h"
 #include "common/ns_error.h"
+#include "io/ns_provenance.h"
 
-/* Provenance written as global attributes. NULL strings are left out. */
+/* What the file records besides its data. NULL strings are left out. */
 typedef struct ns_nc_dump_meta {
-    const char *model_dir;      /* "model_dir" */
-    const char *model_requested; /* "model_requested": what the user asked for (name or path) */
-    const char *model_used;     /* "model_used": the asset actually used ("path" for a directory) */
-    const char *model_sha256;   /* "model_sha256": SHA-256 of model.safetensors */
-    const char *tokenizer_dir;  /* "tokenizer_dir" */
+    const ns_provenance *prov;  /* the common global attributes (model, build, rules, ...) */
     const char *text_file;      /* "text_file" */
     const char *text_sha256;    /* "text_sha256" */
-    const char *software;       /* "normsweep_version" (e.g. "0.1.0 (git abc123)") */
-    const char *command_line;   /* "command_line" */
-    size_t offset;              /* "offset": first token of the window in the whole text */
-    size_t text_tokens;         /* "text_tokens": tokens in the whole text */
+    size_t offset;              /* "offset": first token of the window in the (stripped) text */
+    size_t text_tokens;         /* "text_tokens": tokens in the (stripped) text */
     double ln_eps;              /* "layer_norm_epsilon" of the model */
 } ns_nc_dump_meta;
 
 typedef struct ns_nc_dump ns_nc_dump;
 
-/* Create path's temporary sibling, define the dimensions, variables and attributes, and write
- * tokens[0..L). *out is owned by the caller: finish with ns_nc_dump_close (success) or
- * ns_nc_dump_abort. On failure nothing is left on disk. */
-int ns_nc_dump_create(const char *path, const ns_nc_dump_meta *meta, size_t n_layer, size_t n_head,
-                      size_t L, size_t d_head, const int32_t *tokens, ns_nc_dump **out, ns_err *err);
-
-/* The per-row metric variables the dump can hold. Shapes (each with `layer` and `head` last):
- *   NS_NC_DUMP_TN (T, N, layer, head), NS_NC_DUMP_T (T, layer, head),
- *   NS_NC_DUMP_TE (T, eps, layer, head), NS_NC_DUMP_LH (layer, head). */
-typedef enum ns_nc_dump_shape {
-    NS_NC_DUMP_TN = 0,
-    NS_NC_DUMP_T,
-    NS_NC_DUMP_TE,
-    NS_NC_DUMP_LH
-} ns_nc_dump_shape;
-
-typedef struct ns_nc_dump_metric_var {
-    const char *name;      /* METRICS.md stem, e.g. "distance" */
-    ns_nc_dump_shape shape;
-    const char *long_name;
-} ns_nc_dump_metric_var;
-
-/* The table of metric variables (distance ... jac_fd, in METRICS.md order); *n gets its length. */
-const ns_nc_dump_metric_var *ns_nc_dump_metric_vars(size_t *n);
-
-/* What the metrics were computed with: grids (coordinate variables N, T, eps), jac_bound(T), and
- * the choices written as global attributes. Arrays are copied as needed during create. */
+/* What the metrics were computed with: grids (coordinate variables N, T, eps; N may be empty:
+ * then the (T, N) metrics have no values), jac_bound(T), and the settings written as global
+ * attributes. Arrays are copied as needed during create. */
 typedef struct ns_nc_dump_metrics {
     const size_t *N;  size_t nN;     /* each >= 1 */
     const double *T;  size_t nT;     /* each > 0 */
@@ -72,7 +44,6 @@ typedef struct ns_nc_dump_metrics {
     int sphere;                      /* "sphere": "true" / "false" */
     unsigned long long seed;         /* "seed" (NC_UINT64) */
     unsigned probes;                 /* "probes" */
-    const char *ranking_rule;        /* "ranking_rule" */
 } ns_nc_dump_metrics;
 
 /* Optional parts of a dump. */
@@ -81,8 +52,10 @@ typedef struct ns_nc_dump_extras {
     const ns_nc_dump_metrics *metrics; /* NULL: no metric variables */
 } ns_nc_dump_extras;
 
-/* ns_nc_dump_create with optional parts (extras may be NULL: same as ns_nc_dump_create).
- * Every variable defined must be written for every layer before ns_nc_dump_close succeeds. */
+/* Create path's temporary sibling, define the dimensions, variables and attributes, and write
+ * tokens[0..L); extras (may be NULL) adds logits and metrics. *out is owned by the caller: finish
+ * with ns_nc_dump_close (success) or ns_nc_dump_abort; on failure nothing is left on disk. Every
+ * variable defined must be written for every layer before ns_nc_dump_close succeeds. */
 int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t n_layer,
                           size_t n_head, size_t L, size_t d_head, const int32_t *tokens,
                           const ns_nc_dump_extras *extras, ns_nc_dump **out, ns_err *err);
@@ -91,11 +64,10 @@ int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t 
  * when the dump was created without logits. */
 int ns_nc_dump_write_logits(ns_nc_dump *d, size_t layer, const float *logits, ns_err *err);
 
-/* Write metric `name` (a name of ns_nc_dump_metric_vars) of layer `layer`. data holds the
- * variable's slab for that layer in C order without the layer axis: (nT, nN, H), (nT, H),
- * (nT, neps, H) or (H). NaN marks missing values. NS_ERR_INVALID for an unknown name or when
- * the dump has no metrics. */
-int ns_nc_dump_write_metric(ns_nc_dump *d, const char *name, size_t layer, const double *data,
+/* Write metric id of layer `layer`. data holds the variable's slab for that layer in C order
+ * without the layer axis: (nT, nN, H), (nT, H), (nT, neps, H) or (H) by the metric's dimensions.
+ * NaN marks missing values. NS_ERR_INVALID when the dump has no metrics. */
+int ns_nc_dump_write_metric(ns_nc_dump *d, ns_metric_id id, size_t layer, const double *data,
                             ns_err *err);
 
 /* Write layer `layer`: weights (H, L, L) as is and values (L, C) regrouped to (H, L, D). */

@@ -52,9 +52,10 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
                           ns_err *err);
 void ns_gpt2_workspace_free(ns_gpt2_workspace *ws);
 
-/* Causal forward over tokens[0..L). Token ids must be < vocab_size and L <= min(L_max, n_ctx).
- * The LM head is not computed. fn may be NULL. */
+/* Causal forward over tokens[0..L) through layers 0..n_layers-1 (1 <= n_layers <= n_layer: a
+ * caller that observes only the first layers stops there). Token ids must be < vocab_size and
+ * L <= min(L_max, n_ctx). The LM head is not computed. fn may be NULL. */
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
-                    size_t L, ns_attn_layer_fn fn, void *user, ns_err *err);
+                    size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err);
 
 #endif

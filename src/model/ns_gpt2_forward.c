@@ -211,7 +211,7 @@ static void ns_mm(float *c, size_t ldc, const float *a, size_t lda, const float 
 }
 
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
-                    size_t L, ns_attn_layer_fn fn, void *user, ns_err *err)
+                    size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err)
 {
     const ns_gpt2_config *cfg = &model->config;
     const size_t C = cfg->n_embd, H = cfg->n_head, F = cfg->n_inner, V = cfg->vocab_size;
@@ -227,6 +227,9 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
     if (L > ws->L_max)
         return ns_fail(err, NS_ERR_INVALID, "forward: %zu tokens exceed the workspace's L_max=%zu",
                        L, ws->L_max);
+    if (n_layers == 0 || n_layers > cfg->n_layer)
+        return ns_fail(err, NS_ERR_INVALID, "forward: %zu layers requested, the model has %zu",
+                       n_layers, cfg->n_layer);
     if (C > INT_MAX / 3 || F > INT_MAX)
         return ns_fail(err, NS_ERR_INVALID, "forward: model too large for 32-bit BLAS dimensions");
     for (size_t t = 0; t < L; t++)
@@ -241,7 +244,7 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
     float *fc = ws->fc, *logits = ws->logits, *weights = ws->weights;
 
     ns_embed(x, tokens, model->wte, model->wpe, L, C);                  /* (L, C) */
-    for (size_t l = 0; l < cfg->n_layer; l++) {
+    for (size_t l = 0; l < n_layers; l++) {
         const ns_gpt2_layer_weights *w = &model->layers[l];
 
         /* attention */
@@ -265,8 +268,8 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
             if (rc != NS_OK)
                 return rc;
         }
-        if (l + 1 == cfg->n_layer)
-            break; /* what follows the last attention is unobservable (no LM head) */
+        if (l + 1 == n_layers)
+            break; /* what follows the last attention asked for is unobservable (no LM head) */
 
         /* x += att Wproj + bproj */
         ns_mm(x, C, att, C, w->attn_proj_w, C, L, C, C, 1.0f, 1.0f);

@@ -1,11 +1,17 @@
 # sweep: the sweep file (YAML schema, defaults, validation, grid), the built-in default sweep, and
-# the MPI sweep runner: tasks, journal, progress, results/reductions.
+# the MPI sweep: setup and broadcast, the master/worker task loop, journal, progress, and the
+# end-of-run reduction shared by every rank.
 noinst_LIBRARIES += src/sweep/libns_sweep.a
 src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep_config.h \
-	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h src/sweep/ns_grid.c src/sweep/ns_grid.h \
-	src/sweep/ns_sweep_run.c src/sweep/ns_sweep_run.h src/sweep/ns_task.c src/sweep/ns_task.h \
+	src/sweep/ns_sweep_diag.c src/sweep/ns_sweep_diag.h \
+	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h \
+	src/sweep/ns_sweep_check.c src/sweep/ns_sweep_check.h \
+	src/sweep/ns_sweep_inputs.c src/sweep/ns_sweep_inputs.h \
 	src/sweep/ns_journal.c src/sweep/ns_journal.h src/sweep/ns_progress.c src/sweep/ns_progress.h \
-	src/sweep/ns_results.c src/sweep/ns_results.h
+	src/sweep/ns_results.c src/sweep/ns_results.h \
+	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
+	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
+	src/sweep/ns_sweep_reduce.c
 src_sweep_libns_sweep_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 nodist_src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_default.c
 BUILT_SOURCES += src/sweep/ns_sweep_default.c

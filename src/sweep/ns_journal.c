@@ -13,15 +13,19 @@
 #include "common/ns_sha256.h"
 
 /* File layout (native byte order):
- *   header (128 bytes): "NSJOURN1" | u32 version | u32 header size | u64 payload_len |
+ *   header (128 bytes): "NSJOURN2" | u32 version | u32 header size | u64 payload_len |
  *                       double 1.0 (format probe) | char sweep_hash[64] | pad | u64 FNV-1a of
  *                       bytes [0, 120)
- *   record:             u32 "NSRC" | u32 0 | u64 payload_len | char sha256[64] of (task, payload)
- *                       | u64 task | payload */
-#define J_MAGIC "NSJOURN1"
-#define J_VERSION 1u
+ *   record:             u32 "NSR2" | u32 0 | u64 payload_len | char sha256[64] of (task, payload)
+ *                       | u64 task | payload
+ * Every record has the same size, so record k starts at 128 + k * size whatever the others hold:
+ * a damaged record is skipped without losing the ones after it. Format 1 ("NSJOURN1", normsweep
+ * 0.1, METRICS version 1) held other values and is refused. */
+#define J_MAGIC "NSJOURN2"
+#define J_MAGIC_V1 "NSJOURN1"
+#define J_VERSION 2u
 #define J_HEADER_SIZE 128u
-#define J_REC_MAGIC 0x4352534eu /* "NSRC" */
+#define J_REC_MAGIC 0x3252534eu /* "NSR2" */
 #define J_REC_HEAD 80u          /* magic, pad, len, sha: the bytes before the task id */
 
 struct ns_journal {
@@ -108,51 +112,81 @@ static int read_full(int fd, void *data, size_t len, size_t *got)
     return 0;
 }
 
-/* Read the records of an open journal positioned after its header; returns the offset just
- * past the last valid record in *good_end. */
+/* Read the records of an open journal from start: fixed-size slots; a complete slot whose magic,
+ * length or checksum is wrong is damaged and skipped (counted in scan); an incomplete last slot
+ * is a torn tail. *good_end receives the end of the last complete slot. */
 static int scan_records(ns_journal *j, off_t start, ns_journal_record_fn fn, void *user,
-                        off_t *good_end, size_t *n_torn, ns_err *err)
+                        off_t *good_end, ns_journal_scan *scan, ns_err *err)
 {
     size_t rec_size = J_REC_HEAD + 8 + j->payload_len;
     off_t pos = start;
-    *n_torn = 0;
+    if (lseek(j->fd, start, SEEK_SET) < 0)
+        return ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
     for (;;) {
         size_t got = 0;
         if (read_full(j->fd, j->buf, rec_size, &got) != 0)
             return ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
-        if (got == 0)
+        if (got < rec_size) {
+            scan->torn_bytes = got; /* an append that never completed */
             break;
+        }
         uint32_t magic;
         uint64_t len;
         memcpy(&magic, j->buf, 4);
         memcpy(&len, j->buf + 8, 8);
-        int ok = got == rec_size && magic == J_REC_MAGIC && len == j->payload_len;
+        int ok = magic == J_REC_MAGIC && len == j->payload_len;
         if (ok) {
             char hex[NS_SHA256_HEX_LEN + 1];
             NS_TRY(ns_sha256_buffer(j->buf + J_REC_HEAD, 8 + j->payload_len, hex, err));
             ok = memcmp(hex, j->buf + 16, 64) == 0;
         }
         if (!ok) {
-            *n_torn = 1; /* a torn or corrupt tail: everything from here on is discarded */
-            break;
+            if (scan->n_damaged++ == 0)
+                scan->first_damaged = (uint64_t)pos;
+        } else {
+            uint64_t task;
+            memcpy(&task, j->buf + J_REC_HEAD, 8);
+            scan->n_records++;
+            if (fn)
+                NS_TRY(fn(user, task, j->buf + J_REC_HEAD + 8, j->payload_len,
+                          (uint64_t)pos + J_REC_HEAD + 8, err));
         }
-        uint64_t task;
-        memcpy(&task, j->buf + J_REC_HEAD, 8);
-        if (fn)
-            NS_TRY(fn(user, task, j->buf + J_REC_HEAD + 8, j->payload_len,
-                      (uint64_t)pos + J_REC_HEAD + 8, err));
         pos += (off_t)rec_size;
     }
     *good_end = pos;
     return NS_OK;
 }
 
+/* The header of an existing journal against the one wanted; NS_OK or NS_ERR_INVALID saying why. */
+static int check_header(const ns_journal *j, const unsigned char *have, const unsigned char *want,
+                        const char *sweep_hash, ns_err *err)
+{
+    if (memcmp(have, J_MAGIC_V1, 8) == 0)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "%s was written by normsweep 0.1 (journal format 1, METRICS version 1): "
+                       "its values are not those of METRICS version 2 and cannot be resumed; "
+                       "remove it (or choose another --checkpoint-dir) to start afresh", j->path);
+    uint64_t have_check;
+    memcpy(&have_check, have + 120, 8);
+    if (memcmp(have, J_MAGIC, 8) != 0 || fnv1a(have, 120) != have_check)
+        return ns_fail(err, NS_ERR_INVALID, "%s is not a normsweep journal (bad header); remove "
+                       "it to start afresh", j->path);
+    if (memcmp(have + 8, want + 8, 24) != 0 || memcmp(have + 32, sweep_hash, 64) != 0)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "%s belongs to a different sweep (sweep text, model or record size "
+                       "changed); refusing to resume from it", j->path);
+    return NS_OK;
+}
+
 int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len, int resume,
-                    ns_journal_record_fn fn, void *user, ns_journal **out, size_t *n_torn,
+                    ns_journal_record_fn fn, void *user, ns_journal **out, ns_journal_scan *scan,
                     ns_err *err)
 {
     int rc = NS_OK;
-    size_t torn = 0;
+    ns_journal_scan local;
+    if (!scan)
+        scan = &local;
+    memset(scan, 0, sizeof *scan);
     *out = NULL;
     if (strlen(sweep_hash) != 64)
         return ns_fail(err, NS_ERR_INVALID, "journal: sweep hash must be 64 hex characters");
@@ -210,24 +244,11 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
             rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
             goto fail;
         }
-        uint64_t have_check;
-        memcpy(&have_check, have + 120, 8);
-        if (memcmp(have, J_MAGIC, 8) != 0 || memcmp(have + 8, want + 8, 24) != 0 ||
-            fnv1a(have, 120) != have_check) {
-            rc = ns_fail(err, NS_ERR_INVALID,
-                         "%s is not a normsweep journal of this version/record size (remove it "
-                         "to start afresh)", j->path);
+        if ((rc = check_header(j, have, want, sweep_hash, err)) != NS_OK)
             goto fail;
-        }
-        if (memcmp(have + 32, sweep_hash, 64) != 0) {
-            rc = ns_fail(err, NS_ERR_INVALID,
-                         "%s belongs to a different sweep (sweep text or model changed); refusing "
-                         "to resume from it", j->path);
+        if ((rc = scan_records(j, J_HEADER_SIZE, fn, user, &end, scan, err)) != NS_OK)
             goto fail;
-        }
-        if ((rc = scan_records(j, J_HEADER_SIZE, fn, user, &end, &torn, err)) != NS_OK)
-            goto fail;
-        if (torn) {
+        if (scan->torn_bytes) {
             if (ftruncate(j->fd, end) != 0 || fsync(j->fd) != 0) {
                 rc = ns_fail(err, NS_ERR_IO, "truncate %s: %s", j->path, strerror(errno));
                 goto fail;
@@ -238,8 +259,6 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
         rc = ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
         goto fail;
     }
-    if (n_torn)
-        *n_torn = torn;
     *out = j;
     return NS_OK;
 fail:
@@ -289,6 +308,38 @@ int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_of
         at += r;
         len -= (size_t)r;
     }
+    return NS_OK;
+}
+
+int ns_journal_attach(const char *dir, size_t payload_len, ns_journal **out, ns_err *err)
+{
+    *out = NULL;
+    ns_journal *j = calloc(1, sizeof *j);
+    if (!j)
+        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    j->payload_len = payload_len;
+    j->path = ns_path_join(dir, NS_JOURNAL_FILE);
+    if (!j->path) {
+        ns_journal_close(j);
+        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    }
+    j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+    unsigned char have[J_HEADER_SIZE];
+    size_t got = 0;
+    uint64_t len = 0;
+    if (j->fd < 0 || read_full(j->fd, have, sizeof have, &got) != 0 || got != sizeof have) {
+        int rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path,
+                         j->fd < 0 || got == 0 ? strerror(errno) : "truncated header");
+        ns_journal_close(j);
+        return rc;
+    }
+    memcpy(&len, have + 16, 8);
+    if (memcmp(have, J_MAGIC, 8) != 0 || len != payload_len) {
+        int rc = ns_fail(err, NS_ERR_INVALID, "%s: not this sweep's journal", j->path);
+        ns_journal_close(j);
+        return rc;
+    }
+    *out = j;
     return NS_OK;
 }
 

@@ -1,7 +1,9 @@
 /* ns_journal: the durable, append-only record of completed sweep tasks (one shard's per-row
- * results each), used by --resume. Records carry their length and a SHA-256; a torn tail is
- * ignored (and cut off before the next append); the header pins the sweep so a different sweep
- * cannot resume from it. The file is machine-local (native byte order and double format). */
+ * results each), used by --resume and by the end-of-run reduction. Records all have one size and
+ * carry a SHA-256: a damaged record is skipped (its task is recomputed) without losing the ones
+ * after it, and a torn tail is cut off before the next append; the header pins the sweep and the
+ * format (format 1 of normsweep 0.1 is refused). The file is machine-local (native byte order
+ * and double format). One writer at a time: the caller holds the directory's ns_lock. */
 #ifndef NS_JOURNAL_H
 #define NS_JOURNAL_H
 
@@ -27,18 +29,31 @@ int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
 typedef int (*ns_journal_record_fn)(void *user, uint64_t task, const void *payload,
                                     size_t payload_len, uint64_t payload_offset, ns_err *err);
 
+/* What opening an existing journal found. */
+typedef struct ns_journal_scan {
+    size_t n_records;       /* valid records passed to the callback */
+    size_t n_damaged;       /* complete records whose magic, length or checksum was wrong */
+    uint64_t first_damaged; /* byte offset of the first damaged record */
+    size_t torn_bytes;      /* bytes of an incomplete last record, cut off */
+} ns_journal_scan;
+
 /* Open (creating if needed) dir/journal.nsj for a sweep identified by sweep_hash (64 lowercase
  * hex chars, e.g. the SHA-256 of the sweep text plus the model checksum) whose records hold
  * payload_len bytes each.
  * - resume == 0: an existing journal is an error (NS_ERR_INVALID naming it: pass --resume or
  *   remove it); a fresh journal is created.
- * - resume == 1: an existing journal must carry the same hash and payload length, else
- *   NS_ERR_INVALID ("journal ... belongs to a different sweep"); its valid records are passed to
- *   fn; a torn or corrupt tail is truncated away. A missing journal is created.
- * *n_torn counts the discarded tail bytes' records (0 or 1). Caller frees with ns_journal_close. */
+ * - resume == 1: an existing journal must be of this format and carry the same hash and payload
+ *   length, else NS_ERR_INVALID saying which; its valid records are passed to fn in file order;
+ *   damaged records are skipped and a torn tail is truncated away (both reported in *scan, which
+ *   may be NULL). A missing journal is created.
+ * Caller frees with ns_journal_close. */
 int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len, int resume,
-                    ns_journal_record_fn fn, void *user, ns_journal **out, size_t *n_torn,
+                    ns_journal_record_fn fn, void *user, ns_journal **out, ns_journal_scan *scan,
                     ns_err *err);
+
+/* Open dir's journal read-only for ns_journal_read at offsets another process found (the ranks
+ * of the end-of-run reduction): only the header is checked (format and record size). */
+int ns_journal_attach(const char *dir, size_t payload_len, ns_journal **out, ns_err *err);
 
 /* Append one record (task id + payload_len bytes) and fsync it before returning.
  * *payload_offset (may be NULL) receives the payload's offset in the file. */

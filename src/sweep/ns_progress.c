@@ -2,8 +2,8 @@
 #include "sweep/ns_progress.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 double ns_progress_now(void)
 {
@@ -27,10 +27,12 @@ void ns_progress_fmt_duration(char *buf, size_t size, double s)
         snprintf(buf, size, "%lus", t);
 }
 
-void ns_progress_init(ns_progress *p, FILE *out, size_t total, size_t done_before)
+void ns_progress_init(ns_progress *p, ns_progress_emit_fn emit, void *user, int live, size_t total,
+                      size_t done_before)
 {
-    p->out = out;
-    p->live = out && isatty(fileno(out));
+    p->emit = emit;
+    p->user = user;
+    p->live = live;
     p->total = total;
     p->done_before = done_before;
     p->done = done_before;
@@ -49,17 +51,17 @@ static void print_line(ns_progress *p, double now)
     ns_progress_fmt_duration(eta_s, sizeof eta_s, eta);
     ns_progress_fmt_duration(el_s, sizeof el_s, el);
     double pct = p->total ? 100.0 * (double)p->done / (double)p->total : 100.0;
-    fprintf(p->out, "%snormsweep: %zu/%zu tasks (%.1f%%), %.3g shards/s, elapsed %s, ETA %s%s",
-            p->live ? "\r" : "", p->done, p->total, pct, rate, el_s, eta_s,
-            p->live ? "\033[K" : "\n");
-    fflush(p->out);
+    char line[256];
+    snprintf(line, sizeof line, "%zu/%zu tasks (%.1f%%), %.3g shards/s, elapsed %s, ETA %s",
+             p->done, p->total, pct, rate, el_s, eta_s);
+    p->emit(p->user, line, p->live);
     p->t_last = now;
     p->done_last = p->done;
 }
 
 void ns_progress_update(ns_progress *p, size_t done)
 {
-    if (!p->out)
+    if (!p->emit)
         return;
     p->done = done;
     double now = ns_progress_now();
@@ -73,15 +75,8 @@ void ns_progress_update(ns_progress *p, size_t done)
         print_line(p, now);
 }
 
-void ns_progress_finish(ns_progress *p, const char *what)
+void ns_progress_finish(ns_progress *p)
 {
-    if (!p->out)
-        return;
-    if (p->done_last != p->done || p->done == p->done_before)
+    if (p->emit && (p->done_last != p->done || p->done == p->done_before))
         print_line(p, ns_progress_now());
-    if (p->live)
-        fputc('\n', p->out);
-    if (what)
-        fprintf(p->out, "normsweep: %s\n", what);
-    fflush(p->out);
 }

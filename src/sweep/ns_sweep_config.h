@@ -1,6 +1,7 @@
-/* ns_sweep_config: the validated contents of a sweep YAML file (plain data, broadcast by rank 0).
- * Parsing: ns_sweep_yaml.c; defaults, packing and the checks against model and corpus:
- * ns_sweep_config.c; grid expansion: ns_grid.c. Schema: docs/SWEEP.md. */
+/* ns_sweep_config: the contents of a sweep (plain data): every setting of a sweep YAML file
+ * (docs/SWEEP.md) with the one definition of each default, packing it into one buffer that rank 0
+ * broadcasts after validation, and the analysis grid it describes. Parsing: ns_sweep_yaml;
+ * checks: ns_sweep_check; resolving the files it names: ns_sweep_inputs. */
 #ifndef NS_SWEEP_CONFIG_H
 #define NS_SWEEP_CONFIG_H
 
@@ -9,22 +10,32 @@
 
 #include "analysis/ns_normalize.h"
 #include "common/ns_error.h"
+#include "rows/ns_plan.h"
 
-#define NS_SWEEP_MAX_NORMALIZERS 4
+#define NS_SWEEP_MAX_NORMALIZERS NS_PLAN_MAX_NORMALIZERS
+
+/* Defaults (docs/SWEEP.md; `normsweep dump` uses the same). */
+#define NS_SWEEP_DEFAULT_MODEL "gpt2"
+#define NS_SWEEP_DEFAULT_TOKENIZER "tokenizer"
+#define NS_SWEEP_DEFAULT_CORPUS "war_and_peace"
+#define NS_SWEEP_DEFAULT_T 1.0
+#define NS_SWEEP_DEFAULT_EPS 1e-3
+#define NS_SWEEP_DEFAULT_PROBES 8u
+#define NS_SWEEP_DEFAULT_KS_ALPHA 0.01
 
 typedef struct ns_sweep_config {
     char *source_path;       /* the YAML file read ("<embedded>" for the built-in default) */
     char *yaml_text;         /* its whole text, recorded in the output */
 
-    char *model;             /* asset name (manifest) or directory; default "gpt2" */
-    char *tokenizer;         /* asset name or directory; default "tokenizer" */
-    char *corpus;            /* asset name or file; default "war_and_peace" */
-    int strip_gutenberg;     /* drop the Project Gutenberg header and licence; default 1 */
+    char *model;             /* asset name (manifest) or directory */
+    char *tokenizer;         /* asset name or directory */
+    char *corpus;            /* asset name or file */
+    int strip_gutenberg;     /* drop the Project Gutenberg header and licence */
 
     size_t shard_count;      /* number of shards */
     size_t L_max;            /* tokens per shard (one forward pass each) */
-    size_t shard_first;      /* token offset of shard 0; default 0 */
-    size_t shard_stride;     /* token distance between shard starts; default L_max */
+    size_t shard_first;      /* token offset of shard 0 */
+    size_t shard_stride;     /* token distance between shard starts (0 until set: L_max) */
 
     size_t *L;  size_t nL;   /* context lengths analysed (each <= L_max), ascending */
     size_t *N;  size_t nN;   /* top-N sizes, ascending */
@@ -36,32 +47,42 @@ typedef struct ns_sweep_config {
     int heads_all;
 
     ns_normalizer normalizers[NS_SWEEP_MAX_NORMALIZERS];
-    size_t nnormalizers;     /* default: softmax only */
+    size_t nnormalizers;
 
-    size_t rows;             /* last `rows` rows of each prefix analysed; default 1 */
-    int sphere;              /* default 1 */
-    uint64_t seed;           /* default 0 */
-    double ks_alpha;         /* default 0.01 */
-    unsigned probes;         /* random probe directions for jac_fd; default 8 */
-    int keep_samples;        /* write per-row values too; default 0 */
+    size_t rows;             /* last `rows` rows of each prefix analysed */
+    int sphere;
+    uint64_t seed;
+    double ks_alpha;
+    unsigned probes;         /* random probe directions for jac_fd */
+    int keep_samples;        /* write per-row values too */
 
     char *output;            /* NetCDF path */
     char *checkpoint_dir;    /* journal directory */
 } ns_sweep_config;
 
-/* Zero cfg and set every documented default (docs/SWEEP.md): model "gpt2", tokenizer "tokenizer",
- * corpus "war_and_peace", strip_gutenberg 1, T {1}, eps {1e-3}, layers/heads all, softmax,
- * rows 1, sphere 1, seed 0, ks_alpha 0.01, probes 8, keep_samples 0. Strings and lists that have
- * defaults are filled in by ns_sweep_parse (they need allocation); this only sets scalars. */
-void ns_sweep_config_init(ns_sweep_config *cfg);
+/* Every default of docs/SWEEP.md: model "gpt2", tokenizer "tokenizer", corpus "war_and_peace",
+ * strip_gutenberg true, T {1}, eps {1e-3}, layers and heads all, softmax, rows 1, sphere true,
+ * seed 0, ks_alpha 0.01, probes 8, keep_samples false (output and checkpoint_dir follow from the
+ * file name: ns_sweep_config_default_paths). Free with ns_sweep_config_free, also on failure. */
+int ns_sweep_config_init(ns_sweep_config *cfg, ns_err *err);
 
 /* Release every string and list of cfg and zero it; safe on a zeroed or already-freed config. */
 void ns_sweep_config_free(ns_sweep_config *cfg);
 
-/* Serialize cfg to one self-contained byte buffer (*buf, caller frees) and back, for broadcasting
- * the validated configuration from rank 0. Same-machine format (native byte order). unpack fills
- * a fresh cfg (free it with ns_sweep_config_free); a truncated or foreign buffer gives
- * NS_ERR_FORMAT. */
+/* output "runs/<stem>/<stem>.nc" and checkpoint_dir "runs/<stem>/checkpoint" where unset, <stem>
+ * being the sweep file's name without .yaml ("sweep" for the embedded default). */
+int ns_sweep_config_default_paths(ns_sweep_config *cfg, ns_err *err);
+
+/* Expand `layers: all` / `heads: all` to 0..n-1 (no-op for explicit lists). */
+int ns_sweep_expand_all(ns_sweep_config *cfg, size_t n_layer, size_t n_head, ns_err *err);
+
+/* The analysis grid of cfg (borrowing its lists). */
+void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_plan_grid *g);
+
+/* Serialize cfg to one self-contained byte buffer (*buf, caller frees) and back: rank 0
+ * broadcasts the validated configuration so the other ranks never parse or check it again.
+ * Same-machine format (native byte order). unpack fills a fresh cfg (free it with
+ * ns_sweep_config_free); a truncated or foreign buffer gives NS_ERR_FORMAT. */
 int ns_sweep_config_pack(const ns_sweep_config *cfg, void **buf, size_t *len, ns_err *err);
 int ns_sweep_config_unpack(const void *buf, size_t len, ns_sweep_config *cfg, ns_err *err);
 

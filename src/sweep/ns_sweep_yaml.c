@@ -15,99 +15,6 @@
 /* A range {from, to, step} may expand to at most this many values (guards against typos). */
 #define NS_SWEEP_MAX_RANGE 100000
 
-/* ---- diagnostics ------------------------------------------------------------------------- */
-
-int ns_sweep_diag_add(ns_sweep_diags *d, const char *source, ns_sweep_mark mark, int is_warning,
-                      const char *fmt, ...)
-{
-    char raw[1024], msg[4 * sizeof raw];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* one line whatever the file holds: control characters (from multi-line scalars, keys,
-     * paths) are escaped */
-    size_t o = 0;
-    for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
-        if (*c == '\n' || *c == '\t' || *c == '\r')
-            o += (size_t)snprintf(msg + o, sizeof msg - o, "\\%c",
-                                  *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
-        else if (*c < 0x20 || *c == 0x7f)
-            o += (size_t)snprintf(msg + o, sizeof msg - o, "\\x%02x", *c);
-        else
-            msg[o++] = (char)*c;
-    }
-    msg[o] = '\0';
-
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        ns_sweep_diag *items = realloc(d->items, cap * sizeof *items);
-        if (!items)
-            return NS_ERR_NOMEM;
-        d->items = items;
-        d->cap = cap;
-    }
-    const char *warn = is_warning ? "warning: " : "";
-    char *text = NULL;
-    int rc = mark.line ? asprintf(&text, "%s:%zu:%zu: %s%s", source, mark.line, mark.col, warn, msg)
-                       : asprintf(&text, "%s: %s%s", source, warn, msg);
-    if (rc < 0)
-        return NS_ERR_NOMEM;
-    d->items[d->n].mark = mark;
-    d->items[d->n].is_warning = is_warning;
-    d->items[d->n].text = text;
-    d->n++;
-    if (is_warning)
-        d->nwarnings++;
-    else
-        d->nerrors++;
-    return NS_OK;
-}
-
-static int mark_before(ns_sweep_mark a, ns_sweep_mark b)
-{
-    if (!a.line || !b.line)
-        return a.line && !b.line; /* unpositioned problems go last */
-    return a.line < b.line || (a.line == b.line && a.col < b.col);
-}
-
-void ns_sweep_diags_sort(ns_sweep_diags *d)
-{
-    /* insertion sort: stable, and the lists are short */
-    for (size_t i = 1; i < d->n; i++) {
-        ns_sweep_diag x = d->items[i];
-        size_t j = i;
-        while (j > 0 && mark_before(x.mark, d->items[j - 1].mark)) {
-            d->items[j] = d->items[j - 1];
-            j--;
-        }
-        d->items[j] = x;
-    }
-}
-
-void ns_sweep_diags_free(ns_sweep_diags *d)
-{
-    if (!d)
-        return;
-    for (size_t i = 0; i < d->n; i++)
-        free(d->items[i].text);
-    free(d->items);
-    memset(d, 0, sizeof *d);
-}
-
-void ns_sweep_marks_free(ns_sweep_marks *m)
-{
-    if (!m)
-        return;
-    free(m->L);
-    free(m->N);
-    free(m->T);
-    free(m->eps);
-    free(m->layers);
-    free(m->heads);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- parser state and node helpers -------------------------------------------------------- */
 
 typedef struct ps {
@@ -564,7 +471,7 @@ static void finish_list(ps *p, items *it, const char *path, int is_int, size_t *
         if (kept && (is_int ? it->v[j].i == it->v[kept - 1].i : it->v[j].d == it->v[kept - 1].d)) {
             ns_sweep_mark first = it->v[kept - 1].mark, here = it->v[j].mark;
             /* report at the occurrence written later in the file */
-            if (mark_before(here, first)) {
+            if (ns_sweep_mark_before(here, first)) {
                 ns_sweep_mark t = first;
                 first = here;
                 here = t;
@@ -605,13 +512,14 @@ static void finish_list(ps *p, items *it, const char *path, int is_int, size_t *
     *count = kept;
 }
 
-/* Drop items (reporting them) that fail a check; used for T > 0, eps > 0. */
-static void require_positive(ps *p, items *it, const char *path, const char *what)
+/* Drop items (reporting them) outside the range the plan accepts for T and eps. */
+static void require_scale(ps *p, items *it, const char *path, const char *what)
 {
     size_t kept = 0;
     for (size_t j = 0; j < it->n; j++) {
-        if (!(it->v[j].d > 0)) {
-            problem_at(p, it->v[j].mark, "%s: %s must be > 0, got %g", path, what, it->v[j].d);
+        const char *why = ns_plan_scale_problem(it->v[j].d);
+        if (why) {
+            problem_at(p, it->v[j].mark, "%s: %s %s, got %g", path, what, why, it->v[j].d);
             continue;
         }
         it->v[kept++] = it->v[j];
@@ -708,7 +616,7 @@ static void parse_grid(ps *p, const yaml_node_t *n)
         items it = {0};
         mk->T_key = mark_of(v[2]);
         double_list(p, v[2], "grid.T", &it);
-        require_positive(p, &it, "grid.T", "temperature");
+        require_scale(p, &it, "grid.T", "temperature");
         free(cfg->T);
         cfg->T = NULL;
         finish_list(p, &it, "grid.T", 0, NULL, &cfg->T, &cfg->nT, &mk->T);
@@ -718,7 +626,7 @@ static void parse_grid(ps *p, const yaml_node_t *n)
         items it = {0};
         mk->eps_key = mark_of(v[3]);
         double_list(p, v[3], "grid.eps", &it);
-        require_positive(p, &it, "grid.eps", "eps");
+        require_scale(p, &it, "grid.eps", "eps");
         free(cfg->eps);
         cfg->eps = NULL;
         finish_list(p, &it, "grid.eps", 0, NULL, &cfg->eps, &cfg->neps, &mk->eps);
@@ -781,8 +689,8 @@ static void parse_one_normalizer(ps *p, const yaml_node_t *n, ns_normalizer *out
         double s;
         if (get_double(p, s_node, "normalizer.s", &s) != 0)
             return;
-        if (!(s > 0)) {
-            PROBLEM(p, s_node, "normalizer.s: must be > 0, got %g", s);
+        if (ns_plan_s_problem(s)) {
+            PROBLEM(p, s_node, "normalizer.s: must be finite and > 0, got %g", s);
             return;
         }
         out->s = s;
@@ -855,31 +763,6 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
     }
 }
 
-/* "runs/<stem>/<stem>.nc" and "runs/<stem>/checkpoint" from the sweep file's name. */
-static int default_paths(ps *p)
-{
-    ns_sweep_config *cfg = p->cfg;
-    const char *base = strrchr(p->src, '/');
-    base = base ? base + 1 : p->src;
-    char stem[256];
-    if (*base == '<' || !*base)
-        snprintf(stem, sizeof stem, "sweep");
-    else
-        snprintf(stem, sizeof stem, "%s", base);
-    char *dot = strrchr(stem, '.');
-    if (dot && dot != stem && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
-        *dot = '\0';
-    if (!cfg->output && asprintf(&cfg->output, "runs/%s/%s.nc", stem, stem) < 0) {
-        cfg->output = NULL;
-        return -1;
-    }
-    if (!cfg->checkpoint_dir && asprintf(&cfg->checkpoint_dir, "runs/%s/checkpoint", stem) < 0) {
-        cfg->checkpoint_dir = NULL;
-        return -1;
-    }
-    return 0;
-}
-
 static const char *const top_names[] = {
     "model", "tokenizer", "corpus", "strip_gutenberg", "shards", "grid", "normalizer", "rows",
     "sphere", "seed", "ks_alpha", "probes", "keep_samples", "output", "checkpoint_dir"};
@@ -939,6 +822,7 @@ static void parse_root(ps *p, const yaml_node_t *root)
     if (v[K_KS_ALPHA]) {
         double a;
         if (get_double(p, v[K_KS_ALPHA], "ks_alpha", &a) == 0) {
+            /* (0 < a < 1 also refuses NaN) */
             if (!(a > 0 && a < 1)) {
                 PROBLEM(p, v[K_KS_ALPHA], "ks_alpha: must be between 0 and 1 (exclusive), got %g",
                         a);
@@ -950,7 +834,7 @@ static void parse_root(ps *p, const yaml_node_t *root)
     }
     if (v[K_PROBES]) {
         long long pr;
-        if (get_int(p, v[K_PROBES], "probes", 0, UINT_MAX, &pr) == 0) {
+        if (get_int(p, v[K_PROBES], "probes", 0, NS_PLAN_MAX_PROBES, &pr) == 0) {
             cfg->probes = (unsigned)pr;
             mk->probes = mark_of(v[K_PROBES]);
         }
@@ -962,42 +846,6 @@ static void parse_root(ps *p, const yaml_node_t *root)
     if (v[K_CHECKPOINT] && get_string(p, v[K_CHECKPOINT], "checkpoint_dir", "a directory path",
                                       &cfg->checkpoint_dir) == 0)
         mk->checkpoint_dir = mark_of(v[K_CHECKPOINT]);
-}
-
-/* Checks that need several settings at once (after the whole document was read). */
-static void cross_checks(ps *p)
-{
-    ns_sweep_config *cfg = p->cfg;
-    ns_sweep_marks *mk = p->mk;
-    if (cfg->L_max && !mk->shard_stride.line && !cfg->shard_stride)
-        cfg->shard_stride = cfg->L_max; /* default: consecutive shards */
-    if (cfg->L_max) {
-        size_t kept = 0;
-        for (size_t i = 0; i < cfg->nL; i++) {
-            if (cfg->L[i] > cfg->L_max) {
-                problem_at(p, mk->L[i], "grid.L: L = %zu exceeds shards.L_max = %zu", cfg->L[i],
-                           cfg->L_max);
-                continue;
-            }
-            cfg->L[kept] = cfg->L[i];
-            mk->L[kept] = mk->L[i];
-            kept++;
-        }
-        cfg->nL = kept;
-    }
-    if (cfg->nL && cfg->rows > cfg->L[0]) {
-        problem_at(p, mk->rows.line ? mk->rows : mk->root,
-                   "rows: %zu rows per prefix exceed the smallest L = %zu (a prefix of L tokens "
-                   "has L rows)",
-                   cfg->rows, cfg->L[0]);
-    }
-    if (cfg->shard_count && cfg->L_max && cfg->shard_stride) {
-        size_t needed;
-        ns_err e;
-        if (ns_corpus_tokens_needed(cfg->shard_count, cfg->L_max, cfg->shard_first,
-                                    cfg->shard_stride, &needed, &e) != NS_OK)
-            problem_at(p, mk->shards, "shards: %s", e.msg);
-    }
 }
 
 /* Line and column of a byte offset (for reader errors, which carry only an offset). */
@@ -1043,32 +891,22 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
     memset(&local_marks, 0, sizeof local_marks);
     ns_sweep_marks *mk = marks ? marks : &local_marks;
     memset(mk, 0, sizeof *mk);
-    ns_sweep_config_init(cfg);
     size_t errors_before = diags->nerrors;
     ps p = {source_name, NULL, cfg, mk, diags, 0};
-    int rc = NS_OK;
     yaml_parser_t parser;
     yaml_document_t doc;
     int have_parser = 0, have_doc = 0;
-
+    int rc = ns_sweep_config_init(cfg, err);
+    if (rc != NS_OK)
+        goto done;
     cfg->source_path = strdup(source_name);
     cfg->yaml_text = malloc(len + 1);
-    cfg->model = strdup("gpt2");
-    cfg->tokenizer = strdup("tokenizer");
-    cfg->corpus = strdup("war_and_peace");
-    cfg->T = malloc(sizeof *cfg->T);
-    cfg->eps = malloc(sizeof *cfg->eps);
-    if (!cfg->source_path || !cfg->yaml_text || !cfg->model || !cfg->tokenizer || !cfg->corpus ||
-        !cfg->T || !cfg->eps) {
+    if (!cfg->source_path || !cfg->yaml_text) {
         rc = ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", source_name);
         goto done;
     }
     memcpy(cfg->yaml_text, text, len);
     cfg->yaml_text[len] = '\0';
-    cfg->T[0] = 1.0;
-    cfg->nT = 1;
-    cfg->eps[0] = 1e-3;
-    cfg->neps = 1;
 
     if (!yaml_parser_initialize(&parser)) {
         rc = ns_fail(err, NS_ERR_NOMEM, "%s: cannot initialise the YAML parser", source_name);
@@ -1090,8 +928,9 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
         goto checked;
     }
     parse_root(&p, root);
-    cross_checks(&p);
-    if (!p.nomem && default_paths(&p) != 0)
+    if (cfg->L_max && !mk->shard_stride.line && !cfg->shard_stride)
+        cfg->shard_stride = cfg->L_max; /* default: consecutive shards */
+    if (!p.nomem && ns_sweep_config_default_paths(cfg, err) != NS_OK)
         p.nomem = 1;
 
     /* A second document is a mistake (only the first would be used). */

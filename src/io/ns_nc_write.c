@@ -1,5 +1,5 @@
-/* ns_nc_sweep: the sweep NetCDF-4 writer (see ns_nc_sweep.h). */
-#include "io/ns_nc_sweep.h"
+/* ns_nc_write: the NetCDF-4 writer (see ns_nc_write.h). */
+#include "io/ns_nc_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +78,85 @@ static int sync_file(const char *path, ns_err *err)
     return NS_OK;
 }
 
-int ns_nc_sweep_write(const char *path, const ns_nc_sweep_desc *d, ns_err *err)
+void ns_nc_var_text(ns_nc_var *v, const char *name, const char *text)
+{
+    if (v->nattrs < NS_NC_MAX_ATTRS && text)
+        v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .text = text};
+}
+
+void ns_nc_var_int(ns_nc_var *v, const char *name, int value)
+{
+    if (v->nattrs < NS_NC_MAX_ATTRS)
+        v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .ival = value, .is_int32 = 1};
+}
+
+void ns_nc_var_double(ns_nc_var *v, const char *name, double value)
+{
+    if (v->nattrs < NS_NC_MAX_ATTRS)
+        v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .dval = value, .is_double = 1};
+}
+
+size_t ns_nc_var_len(const ns_nc_desc *d, const ns_nc_var *v)
+{
+    size_t n = 1;
+    for (size_t k = 0; k < v->ndims; k++)
+        for (size_t i = 0; i < d->ndims; i++)
+            if (strcmp(d->dims[i].name, v->dims[k]) == 0)
+                n *= d->dims[i].len;
+    return n;
+}
+
+int ns_nc_put_attr(int ncid, int varid, const ns_nc_attr *at)
+{
+    if (at->text)
+        return put_text(ncid, varid, at->name, at->text);
+    if (at->is_double)
+        return nc_put_att_double(ncid, varid, at->name, NC_DOUBLE, 1, &at->dval);
+    if (at->is_int32) {
+        int v = (int)at->ival;
+        return nc_put_att_int(ncid, varid, at->name, NC_INT, 1, &v);
+    }
+    return nc_put_att_longlong(ncid, varid, at->name, NC_INT64, 1, &at->ival);
+}
+
+/* Define one variable (dimensions, compression, fill, attributes). */
+static int define_var(int ncid, const ns_nc_desc *d, const int *dimids, const ns_nc_var *var,
+                      int *varid, const char *tmp, ns_err *err)
+{
+    int rc = NS_OK, vd[NS_NC_MAX_DIMS];
+    if (var->ndims > NS_NC_MAX_DIMS)
+        return ns_fail(err, NS_ERR_INVALID, "variable %s: too many dimensions", var->name);
+    for (size_t k = 0; k < var->ndims; k++) {
+        size_t i = 0;
+        while (i < d->ndims && strcmp(d->dims[i].name, var->dims[k]) != 0)
+            i++;
+        if (i == d->ndims)
+            return ns_fail(err, NS_ERR_INVALID, "variable %s: unknown dimension %s", var->name,
+                           var->dims[k]);
+        vd[k] = dimids[i];
+    }
+    nc_type t = var->type == NS_NC_INT ? NC_INT : var->type == NS_NC_DOUBLE ? NC_DOUBLE : NC_CHAR;
+    NC_TRY(nc_def_var(ncid, var->name, t, (int)var->ndims, vd, varid), "variable %s", var->name);
+    int is_coord = var->ndims == 1 && strcmp(var->dims[0], var->name) == 0;
+    if (var->ndims >= 1 && !is_coord && var->type != NS_NC_CHAR)
+        NC_TRY(nc_def_var_deflate(ncid, *varid, 1, 1, 1), "deflate %s", var->name);
+    if (is_coord || var->fill == NS_FILL_NONE || var->type == NS_NC_CHAR) {
+        NC_TRY(nc_def_var_fill(ncid, *varid, NC_NOFILL, NULL), "fill mode of %s", var->name);
+    } else if (var->type == NS_NC_DOUBLE) {
+        double fill = NAN;
+        NC_TRY(nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
+    } else {
+        int fill = -1;
+        NC_TRY(nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
+    }
+    for (size_t a = 0; a < var->nattrs; a++)
+        NC_TRY(ns_nc_put_attr(ncid, *varid, &var->attrs[a]), "%s of %s", var->attrs[a].name, var->name);
+    return NS_OK;
+fail:
+    return rc;
+}
+
+int ns_nc_write(const char *path, const ns_nc_desc *d, ns_err *err)
 {
     int rc = NS_OK, ncid = -1;
     int *dimids = NULL, *varids = NULL;
@@ -95,59 +173,11 @@ int ns_nc_sweep_write(const char *path, const ns_nc_sweep_desc *d, ns_err *err)
     for (size_t i = 0; i < d->ndims; i++)
         NC_TRY(nc_def_dim(ncid, d->dims[i].name, d->dims[i].len, &dimids[i]), "dimension %s",
                d->dims[i].name);
-    for (size_t v = 0; v < d->nvars; v++) {
-        const ns_nc_var *var = &d->vars[v];
-        int vd[NS_NC_MAX_DIMS];
-        if (var->ndims > NS_NC_MAX_DIMS) {
-            rc = ns_fail(err, NS_ERR_INVALID, "variable %s: too many dimensions", var->name);
+    for (size_t v = 0; v < d->nvars; v++)
+        if ((rc = define_var(ncid, d, dimids, &d->vars[v], &varids[v], tmp, err)) != NS_OK)
             goto fail;
-        }
-        for (size_t k = 0; k < var->ndims; k++) {
-            size_t i = 0;
-            while (i < d->ndims && strcmp(d->dims[i].name, var->dims[k]) != 0)
-                i++;
-            if (i == d->ndims) {
-                rc = ns_fail(err, NS_ERR_INVALID, "variable %s: unknown dimension %s", var->name,
-                             var->dims[k]);
-                goto fail;
-            }
-            vd[k] = dimids[i];
-        }
-        nc_type t = var->type == NS_NC_INT ? NC_INT : var->type == NS_NC_DOUBLE ? NC_DOUBLE : NC_STRING;
-        NC_TRY(nc_def_var(ncid, var->name, t, (int)var->ndims, vd, &varids[v]), "variable %s",
-               var->name);
-        int is_coord = var->ndims == 1 && strcmp(var->dims[0], var->name) == 0;
-        if (var->ndims >= 1 && !is_coord && var->type != NS_NC_STRING)
-            NC_TRY(nc_def_var_deflate(ncid, varids[v], 1, 1, 1), "deflate %s", var->name);
-        if (is_coord) {
-            /* coordinates are never missing: no _FillValue (CF) */
-        } else if (var->type == NS_NC_DOUBLE) {
-            double fill = NAN;
-            NC_TRY(nc_def_var_fill(ncid, varids[v], 0, &fill), "_FillValue of %s", var->name);
-        } else if (var->type == NS_NC_INT) {
-            int fill = -1;
-            NC_TRY(nc_def_var_fill(ncid, varids[v], 0, &fill), "_FillValue of %s", var->name);
-        }
-        if (var->long_name)
-            NC_TRY(put_text(ncid, varids[v], "long_name", var->long_name), "long_name of %s",
-                   var->name);
-        if (var->units)
-            NC_TRY(put_text(ncid, varids[v], "units", var->units), "units of %s", var->name);
-        if (var->attr_name && var->attr_text)
-            NC_TRY(put_text(ncid, varids[v], var->attr_name, var->attr_text), "%s of %s",
-                   var->attr_name, var->name);
-    }
-    for (size_t a = 0; a < d->nattrs; a++) {
-        const ns_nc_attr *at = &d->attrs[a];
-        if (at->text)
-            NC_TRY(put_text(ncid, NC_GLOBAL, at->name, at->text), "attribute %s", at->name);
-        else if (at->is_double)
-            NC_TRY(nc_put_att_double(ncid, NC_GLOBAL, at->name, NC_DOUBLE, 1, &at->dval),
-                   "attribute %s", at->name);
-        else
-            NC_TRY(nc_put_att_longlong(ncid, NC_GLOBAL, at->name, NC_INT64, 1, &at->ival),
-                   "attribute %s", at->name);
-    }
+    for (size_t a = 0; a < d->nattrs; a++)
+        NC_TRY(ns_nc_put_attr(ncid, NC_GLOBAL, &d->attrs[a]), "attribute %s", d->attrs[a].name);
     NC_TRY(nc_enddef(ncid), "enddef");
     for (size_t v = 0; v < d->nvars; v++) {
         const ns_nc_var *var = &d->vars[v];
@@ -158,8 +188,7 @@ int ns_nc_sweep_write(const char *path, const ns_nc_sweep_desc *d, ns_err *err)
         else if (var->type == NS_NC_INT)
             NC_TRY(nc_put_var_int(ncid, varids[v], var->data), "write %s", var->name);
         else
-            NC_TRY(nc_put_var_string(ncid, varids[v], (const char **)var->data), "write %s",
-                   var->name);
+            NC_TRY(nc_put_var_text(ncid, varids[v], var->data), "write %s", var->name);
     }
     errno = 0;
     int c = nc_close(ncid);

@@ -1,0 +1,473 @@
+/* ns_row: one head's per-row metrics: what rows share, the T-dependent metrics, and the call of
+ * the N-dependent kernel (see ns_row.h). */
+#include "analysis/ns_row.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_jacobian.h"
+#include "analysis/ns_rng.h"
+#include "analysis/ns_row_internal.h"
+#include "analysis/ns_topn.h"
+
+/* Domain tags of the counter-based generator's keys. */
+#define NS_RNG_TAG_RANDOM_PERM 0x72616e645f706572ULL /* d_random's permutation */
+#define NS_RNG_TAG_FD_PROBES 0x66645f70726f6265ULL   /* jac_fd directions */
+
+uint64_t ns_analysis_rng_key(ns_rng_purpose purpose, uint64_t seed, const ns_head_key *key,
+                             size_t row, double T)
+{
+    uint64_t w[7] = {purpose == NS_RNG_RANDOM_SUBSET ? NS_RNG_TAG_RANDOM_PERM : NS_RNG_TAG_FD_PROBES,
+                     seed, key->shard, (uint64_t)row, key->layer, key->head,
+                     ns_rng_double_bits(T)};
+    return ns_rng_key(w, 7);
+}
+
+void ns_random_prefix(uint64_t key, size_t L, size_t n, size_t *perm)
+{
+    ns_rng rng;
+    ns_rng_init(&rng, key);
+    for (size_t i = 0; i < L; i++)
+        perm[i] = i;
+    for (size_t i = 0; i < n && i + 1 < L; i++) {
+        size_t j = i + (size_t)ns_rng_below(&rng, (uint64_t)(L - i));
+        size_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+}
+
+/* ---- signed log numbers ------------------------------------------------------------------- */
+
+ns_slog ns_slog_of(double la, double q)
+{
+    ns_slog r = {0, 0.0};
+    if (q == 0.0 || la == -INFINITY)
+        return r;
+    r.sign = q > 0.0 ? 1 : -1;
+    r.lmag = la + log(fabs(q));
+    return r;
+}
+
+int ns_slog_le(ns_slog a, ns_slog b)
+{
+    if (a.sign != b.sign)
+        return a.sign < b.sign;
+    if (a.sign == 0)
+        return 1;
+    return a.sign > 0 ? a.lmag <= b.lmag : a.lmag >= b.lmag;
+}
+
+/* ---- shared kernels ------------------------------------------------------------------------ */
+
+double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    size_t k = 0;
+    for (; k + 4 <= d; k += 4) {
+        double t0 = c * a[k] - b[k], t1 = c * a[k + 1] - b[k + 1];
+        double t2 = c * a[k + 2] - b[k + 2], t3 = c * a[k + 3] - b[k + 3];
+        s0 += t0 * t0;
+        s1 += t1 * t1;
+        s2 += t2 * t2;
+        s3 += t3 * t3;
+    }
+    for (; k < d; k++) {
+        double t = c * a[k] - b[k];
+        s0 += t * t;
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+void ns_theorem2_bounds(const double *alpha, const size_t *sel, size_t N, double r, double M,
+                        double delta, double *work, double *lower, double *upper)
+{
+    /* The sums over I without sel[q] are a prefix over sel[0..q) plus a suffix over
+     * sel(q..N): no cancellation of total - alpha_i. pa[q], pq[q]: prefix sums of alpha and
+     * alpha^2; the suffix sums are accumulated walking q down. */
+    double *pa = work, *pq = work + (N + 1);
+    pa[0] = pq[0] = 0.0;
+    for (size_t q = 0; q < N; q++) {
+        double a = alpha[sel[q]];
+        pa[q + 1] = pa[q] + a;
+        pq[q + 1] = pq[q] + a * a;
+    }
+    double M2 = M * M, cross = M2 - 0.5 * delta * delta;
+    double sa = 0.0, sq = 0.0, xi_sum = 0.0, up = 0.0;
+    for (size_t q = N; q-- > 0;) {
+        double Ai = pa[q] + sa, Qi = pq[q] + sq; /* sum over I \ {sel[q]} of alpha, alpha^2 */
+        double xi2 = M2 * Qi + cross * (Ai * Ai - Qi);
+        double xi = xi2 > 0.0 ? sqrt(xi2) : 0.0;
+        xi_sum += xi;
+        double dr = r - xi;
+        up += exp(-(dr * dr) / (16.0 * M2));
+        double a = alpha[sel[q]];
+        sa += a;
+        sq += a * a;
+    }
+    *lower = r > 0.0 ? 1.0 - xi_sum / (r * (double)N) : NAN;
+    *upper = up / (double)N;
+}
+
+/* ---- workspace ---------------------------------------------------------------------------- */
+
+struct ns_analysis_ws {
+    size_t L_max, d_cap, nN;
+    size_t d;          /* head dimension of the current call (<= d_cap) */
+    unsigned probes;
+    void *block;       /* the one allocation; everything below points into it */
+    double *X;         /* (L_max, d): the row vectors x_i (scaled to norm 1 when sphere) */
+    double *G;         /* (L_max, L_max): Gram matrix X X^T, lower triangle, ld = rows used */
+    double *gdiag;     /* (L_max): ||x_i||^2 computed directly */
+    double *delta;     /* (L_max): delta of row m = min pairwise distance among x_0..x_m */
+    double *mnorm;     /* (L_max): max_{i <= m} ||x_i|| (M of row m when not sphere) */
+    double *z;         /* (L_max): the row's logits in double */
+    double *alpha, *lalpha; /* (L_max) each */
+    double *work;      /* (2 L_max + 2): normalizer and Theorem 2 scratch */
+    double *zp, *ap;   /* (L_max) each: perturbed logits and weights */
+    double *u;         /* ((probes + 1) L_max): jac_fd directions */
+    double *v[4];      /* (L_max) each: kernel scratch */
+    double *s, *sr, *xbar; /* (d) each */
+    size_t *order, *perm; /* (L_max) each */
+    ns_rank_item *items;  /* (L_max) */
+    unsigned char *in_set, *in_rand; /* (L_max) each */
+};
+
+int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_analysis_ws **out,
+                       ns_err *err)
+{
+    *out = NULL;
+    if (L_max == 0 || d == 0)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "analysis workspace: L_max = %zu and d = %zu must be >= 1", L_max, d);
+    ns_analysis_ws *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return ns_fail(err, NS_ERR_NOMEM, "analysis workspace: out of memory");
+    ws->L_max = L_max;
+    ws->d_cap = d;
+    ws->nN = p->nN;
+    ws->probes = p->probes;
+    size_t P = (size_t)p->probes + 1;
+    size_t nd = L_max * d + L_max * L_max + 6 * L_max + (2 * L_max + 2) + 2 * L_max +
+                P * L_max + 4 * L_max + 3 * d;
+    size_t bytes = nd * sizeof(double) + 2 * L_max * sizeof(size_t) +
+                   L_max * sizeof(ns_rank_item) + 2 * L_max;
+    ws->block = malloc(bytes);
+    if (!ws->block) {
+        free(ws);
+        return ns_fail(err, NS_ERR_NOMEM,
+                       "analysis workspace: out of memory (%zu bytes for L_max = %zu, d = %zu)",
+                       bytes, L_max, d);
+    }
+    double *q = ws->block;
+    ws->X = q, q += L_max * d;
+    ws->G = q, q += L_max * L_max;
+    ws->gdiag = q, q += L_max;
+    ws->delta = q, q += L_max;
+    ws->mnorm = q, q += L_max;
+    ws->z = q, q += L_max;
+    ws->alpha = q, q += L_max;
+    ws->lalpha = q, q += L_max;
+    ws->work = q, q += 2 * L_max + 2;
+    ws->zp = q, q += L_max;
+    ws->ap = q, q += L_max;
+    ws->u = q, q += P * L_max;
+    for (int k = 0; k < 4; k++)
+        ws->v[k] = q, q += L_max;
+    ws->s = q, q += d;
+    ws->sr = q, q += d;
+    ws->xbar = q, q += d;
+    size_t *zq = (size_t *)q;
+    ws->order = zq, zq += L_max;
+    ws->perm = zq, zq += L_max;
+    ws->items = (ns_rank_item *)zq;
+    ws->in_set = (unsigned char *)(ws->items + L_max);
+    ws->in_rand = ws->in_set + L_max;
+    memset(ws->in_set, 0, 2 * L_max);
+    *out = ws;
+    return NS_OK;
+}
+
+void ns_analysis_ws_free(ns_analysis_ws *ws)
+{
+    if (!ws)
+        return;
+    free(ws->block);
+    free(ws);
+}
+
+/* ---- T-dependent metrics ------------------------------------------------------------------ */
+
+/* jac_fd for every eps at one (row, T): directions u_0 = (e_a - e_b)/sqrt 2 (a, b the two
+ * largest logits, ties by the smaller index) and P random unit directions. */
+static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
+                     size_t m, size_t L, size_t t, const ns_row_layout *lay, double *row,
+                     ns_err *err)
+{
+    double T = p->T[t];
+    size_t nu = 0;
+    double *u = ws->u;
+    if (L >= 2) {
+        size_t a = 0, b = SIZE_MAX;
+        for (size_t i = 1; i < L; i++)
+            if (ws->z[i] > ws->z[a])
+                a = i;
+        for (size_t i = 0; i < L; i++)
+            if (i != a && (b == SIZE_MAX || ws->z[i] > ws->z[b]))
+                b = i;
+        memset(u, 0, L * sizeof *u);
+        u[a] = M_SQRT1_2;
+        u[b] = -M_SQRT1_2;
+        nu = 1;
+    }
+    if (p->probes > 0) {
+        ns_rng rng;
+        ns_rng_init(&rng, ns_analysis_rng_key(NS_RNG_FD_PROBES, p->seed, key, m, T));
+        for (unsigned k = 0; k < p->probes; k++) {
+            double *v = u + nu * L, nrm = 0.0;
+            for (size_t i = 0; i < L; i += 2) {
+                double g[2];
+                ns_rng_normal2(&rng, g);
+                v[i] = g[0];
+                nrm += g[0] * g[0];
+                if (i + 1 < L) {
+                    v[i + 1] = g[1];
+                    nrm += g[1] * g[1];
+                }
+            }
+            nrm = sqrt(nrm);
+            for (size_t i = 0; i < L; i++)
+                v[i] /= nrm;
+            nu++;
+        }
+    }
+    for (size_t e = 0; e < p->neps; e++) {
+        double eps = p->eps[e], best = 0.0;
+        for (size_t k = 0; k < nu; k++) {
+            const double *v = u + k * L;
+            for (size_t i = 0; i < L; i++)
+                ws->zp[i] = ws->z[i] + eps * v[i];
+            NS_TRY(ns_normalize(&p->normalizer, ws->zp, L, T, ws->ap, ws->work, err));
+            double acc = 0.0;
+            for (size_t i = 0; i < L; i++) {
+                double dd = ws->ap[i] - ws->alpha[i];
+                acc += dd * dd;
+            }
+            double g = sqrt(acc) / eps;
+            if (g > best)
+                best = g;
+        }
+        row[ns_row_index(lay, NS_M_JAC_FD, t, 0, e)] = nu ? best : NAN;
+    }
+    return NS_OK;
+}
+
+/* entropy = -sum alpha_i log alpha_i (0 log 0 = 0), with the exact log-weights. */
+static double ns_entropy(const double *alpha, const double *lalpha, size_t L)
+{
+    double h = 0.0;
+    for (size_t i = 0; i < L; i++)
+        if (alpha[i] > 0.0)
+            h -= alpha[i] * lalpha[i];
+    return h + 0.0; /* -0.0 for one-hot rows becomes 0.0 */
+}
+
+/* ---- per head ----------------------------------------------------------------------------- */
+
+static int ns_check_params(const ns_analysis_params *p, ns_err *err)
+{
+    for (size_t n = 0; n < p->nN; n++)
+        if (p->N[n] < 1 || (n > 0 && p->N[n] <= p->N[n - 1]))
+            return ns_fail(err, NS_ERR_INVALID, "analysis: N must be ascending and >= 1 (N[%zu] = %zu)",
+                           n, p->N[n]);
+    for (size_t t = 0; t < p->nT; t++)
+        if (!(p->T[t] > 0.0) || isinf(p->T[t]))
+            return ns_fail(err, NS_ERR_INVALID, "analysis: T[%zu] = %g must be finite and > 0", t,
+                           p->T[t]);
+    for (size_t e = 0; e < p->neps; e++)
+        if (!(p->eps[e] > 0.0) || isinf(p->eps[e]))
+            return ns_fail(err, NS_ERR_INVALID, "analysis: eps[%zu] = %g must be finite and > 0",
+                           e, p->eps[e]);
+    return NS_OK;
+}
+
+/* Vectors, Gram matrix, delta prefix minima and M prefix maxima for rows 0..Ln-1. */
+static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
+                           const ns_head_key *key, const ns_head_input *in, size_t Ln,
+                           ns_err *err)
+{
+    size_t d = ws->d;
+    double mmax = 0.0;
+    for (size_t i = 0; i < Ln; i++) {
+        const float *v = in->values + i * in->values_ld;
+        double *x = ws->X + i * d, nrm2 = 0.0;
+        for (size_t k = 0; k < d; k++) {
+            if (!isfinite(v[k]))
+                return ns_fail(err, NS_ERR_INVALID,
+                               "analysis shard %llu layer %u head %u: value v[%zu][%zu] = %g is not "
+                               "finite", (unsigned long long)key->shard, key->layer, key->head, i,
+                               k, (double)v[k]);
+            x[k] = (double)v[k];
+            nrm2 += x[k] * x[k];
+        }
+        double nrm = sqrt(nrm2);
+        if (p->sphere && nrm > 0.0) {
+            nrm2 = 0.0;
+            for (size_t k = 0; k < d; k++) {
+                x[k] /= nrm;
+                nrm2 += x[k] * x[k];
+            }
+            nrm = sqrt(nrm2);
+        }
+        ws->gdiag[i] = nrm2;
+        if (nrm > mmax)
+            mmax = nrm;
+        ws->mnorm[i] = mmax;
+    }
+    /* G = X X^T, one BLAS call (lower triangle, then mirrored). delta's pairs are chosen on it and their
+     * distances recomputed directly. */
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)Ln, (int)d, 1.0, ws->X, (int)d, 0.0,
+                ws->G, (int)Ln);
+    for (size_t j = 0; j < Ln; j++) /* mirror: the fast kernel reads whole rows */
+        for (size_t i = j + 1; i < Ln; i++)
+            ws->G[j * Ln + i] = ws->G[i * Ln + j];
+    ws->delta[0] = NAN;
+    double best = INFINITY;
+    for (size_t j = 1; j < Ln; j++) {
+        const double *gr = ws->G + j * Ln;
+        double mn = INFINITY, gj = ws->gdiag[j];
+        size_t bi = 0;
+        for (size_t i = 0; i < j; i++) {
+            double dsq = ws->gdiag[i] + gj - 2.0 * gr[i];
+            if (dsq < mn) {
+                mn = dsq;
+                bi = i;
+            }
+        }
+        double dd = sqrt(ns_sqdist_scaled(1.0, ws->X + j * d, ws->X + bi * d, d));
+        if (dd < best)
+            best = dd;
+        ws->delta[j] = best;
+    }
+    return NS_OK;
+}
+
+/* Check the inputs of ns_analyze_head; *Ln receives the rows the head's data must cover. */
+static int ns_check_head(const ns_analysis_params *p, const ns_head_input *in,
+                         const ns_row_request *rows, size_t n_rows, const ns_analysis_ws *ws,
+                         size_t *Ln, ns_err *err)
+{
+    NS_TRY(ns_check_params(p, err));
+    if (in->L_max > ws->L_max || in->d > ws->d_cap || in->d == 0)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "analysis: head input (L_max = %zu, d = %zu) does not fit the workspace "
+                       "(L_max = %zu, d = %zu)", in->L_max, in->d, ws->L_max, ws->d_cap);
+    if (p->nN > ws->nN || p->probes > ws->probes)
+        return ns_fail(err, NS_ERR_INVALID,
+                       "analysis: parameters (nN = %zu, probes = %u) exceed the workspace's "
+                       "(nN = %zu, probes = %u)", p->nN, p->probes, ws->nN, ws->probes);
+    if (in->values_ld < in->d)
+        return ns_fail(err, NS_ERR_INVALID, "analysis: values_ld = %zu < d = %zu", in->values_ld,
+                       in->d);
+    *Ln = 0;
+    for (size_t r = 0; r < n_rows; r++) {
+        const ns_row_layout *lay = rows[r].lay;
+        if (rows[r].m >= in->L_max)
+            return ns_fail(err, NS_ERR_INVALID,
+                           "analysis: row %zu is outside the shard (L_max = %zu)", rows[r].m,
+                           in->L_max);
+        if (lay->nT != p->nT || lay->neps != p->neps || lay->nN > p->nN ||
+            lay->t_free_rank != ns_topn_rank_is_T_free(&p->normalizer))
+            return ns_fail(err, NS_ERR_INVALID, "analysis: row %zu's record layout does not "
+                           "match the parameters", rows[r].m);
+        if (rows[r].m + 1 > *Ln)
+            *Ln = rows[r].m + 1;
+    }
+    if (n_rows > 0 && in->logits_ld < *Ln)
+        return ns_fail(err, NS_ERR_INVALID, "analysis: logits_ld = %zu < %zu keys of row %zu",
+                       in->logits_ld, *Ln, *Ln - 1);
+    return NS_OK;
+}
+
+/* The metrics of one row m at temperature index t (the row's z, X, G are in place). */
+static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
+                       const ns_row_request *rq, size_t Ln, size_t t, ns_kernel kernel,
+                       ns_err *err)
+{
+    size_t m = rq->m, L = m + 1;
+    const ns_row_layout *lay = rq->lay;
+    double *row = rq->out, T = p->T[t];
+    NS_TRY(ns_normalize(&p->normalizer, ws->z, L, T, ws->alpha, ws->work, err));
+    ns_log_weights(&p->normalizer, ws->z, ws->alpha, L, T, ws->lalpha);
+    int t_free = ns_topn_rank_is_T_free(&p->normalizer);
+    if (!t_free || t == 0)
+        ns_topn_rank_row(ws->order, ws->items, &p->normalizer, ws->z, ws->alpha, L, T);
+
+    row[ns_row_index(lay, NS_M_JAC_EXACT, t, 0, 0)] =
+        ns_jac_exact_norm(&p->normalizer, ws->alpha, L, T, ws->work);
+    row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] =
+        t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T)) : NAN;
+    row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = ns_entropy(ws->alpha, ws->lalpha, L);
+    NS_TRY(ns_jac_fd(ws, p, key, m, L, t, lay, row, err));
+
+    size_t nN = 0; /* the N's this row has: below its L keys (and within the layout) */
+    while (nN < lay->nN && p->N[nN] < L)
+        nN++;
+    if (nN == 0)
+        return NS_OK;
+    size_t d = ws->d;
+    memset(ws->xbar, 0, d * sizeof *ws->xbar);
+    for (size_t i = 0; i < L; i++) {
+        const double *x = ws->X + i * d;
+        for (size_t k = 0; k < d; k++)
+            ws->xbar[k] += ws->alpha[i] * x[k];
+    }
+    ns_random_prefix(ns_analysis_rng_key(NS_RNG_RANDOM_SUBSET, p->seed, key, m, T), L,
+                     p->N[nN - 1], ws->perm);
+    ns_row_ctx c = {
+        .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .Ln = Ln,
+        .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .order = ws->order,
+        .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m], .delta = ws->delta[m],
+        .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t, .lay = lay, .out = row,
+        .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1], .v3 = ws->v[2],
+        .v4 = ws->v[3], .work = ws->work, .in_set = ws->in_set, .in_rand = ws->in_rand,
+    };
+    if (kernel == NS_KERNEL_FAST)
+        ns_row_n_fast(&c);
+    else
+        ns_row_n_reference(&c);
+    return NS_OK;
+}
+
+int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const ns_head_input *in,
+                    const ns_row_request *rows, size_t n_rows, ns_kernel kernel,
+                    ns_analysis_ws *ws, ns_err *err)
+{
+    size_t Ln = 0;
+    NS_TRY(ns_check_head(p, in, rows, n_rows, ws, &Ln, err));
+    if (n_rows == 0)
+        return NS_OK;
+    ws->d = in->d; /* the arrays are laid out for this call's head dimension */
+    NS_TRY(ns_prepare_head(ws, p, key, in, Ln, err));
+    for (size_t r = 0; r < n_rows; r++) {
+        const ns_row_request *rq = &rows[r];
+        size_t m = rq->m, L = m + 1;
+        for (size_t k = 0; k < rq->lay->total; k++)
+            rq->out[k] = NAN;
+        const float *zr = in->logits + m * in->logits_ld;
+        for (size_t i = 0; i < L; i++) {
+            if (!isfinite(zr[i]))
+                return ns_fail(err, NS_ERR_INVALID,
+                               "analysis shard %llu layer %u head %u: logit z[%zu][%zu] = %g is "
+                               "not finite", (unsigned long long)key->shard, key->layer,
+                               key->head, m, i, (double)zr[i]);
+            ws->z[i] = (double)zr[i];
+        }
+        rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];
+        for (size_t t = 0; t < p->nT; t++)
+            NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, kernel, err));
+    }
+    return NS_OK;
+}

@@ -1,0 +1,84 @@
+/* ns_row_internal: what ns_row.c hands to the two kernels of the N-dependent metrics (the
+ * reference, ns_row_ref.c, and the incremental one, ns_row_fast.c) for one (row, T). Not for use
+ * outside src/analysis.
+ *
+ * Shape key: L = keys of the row, d = head dimension, Ln = rows of the head's Gram matrix. */
+#ifndef NS_ROW_INTERNAL_H
+#define NS_ROW_INTERNAL_H
+
+#include <stddef.h>
+
+#include "analysis/ns_metrics.h"
+
+/* A signed number held as sign * exp(lmag), so that e_i = alpha_i (alpha_i ||x_i||^2 - 2 x_i.s)
+ * keeps its order when alpha_i underflows double (small T): sign 0 means exactly 0. */
+typedef struct ns_slog {
+    int sign;
+    double lmag;
+} ns_slog;
+
+/* e = exp(la) * q, with la = log(alpha) (-inf for alpha = 0). */
+ns_slog ns_slog_of(double la, double q);
+/* 1 when a <= b. */
+int ns_slog_le(ns_slog a, ns_slog b);
+
+/* e_i for comparisons in the fast kernel: the plain double alpha_i q_i where it is safely
+ * representable (no underflow), else kept as (log alpha_i, q_i) and compared as signed logs. */
+typedef struct ns_evalue {
+    double v;    /* alpha q when !tiny */
+    double la, q;
+    int tiny;
+} ns_evalue;
+
+static inline ns_evalue ns_ev(double alpha, double la, double q)
+{
+    ns_evalue e = {alpha * q, la, q, 0};
+    e.tiny = la < -600.0 || (e.v != 0.0 && e.v > -1e-280 && e.v < 1e-280);
+    return e;
+}
+
+static inline int ns_ev_le(ns_evalue x, ns_evalue y)
+{
+    if (!x.tiny && !y.tiny)
+        return x.v <= y.v;
+    return ns_slog_le(ns_slog_of(x.la, x.q), ns_slog_of(y.la, y.q));
+}
+
+/* One (row, T): inputs shared by both kernels (borrowed from the workspace) and the output. */
+typedef struct ns_row_ctx {
+    size_t L, d;
+    const double *X;      /* (L, d) the row's vectors x_i (unit norm when sphere) */
+    const double *gdiag;  /* (L) ||x_i||^2 */
+    const double *G;      /* (Ln, Ln) Gram matrix X X^T, full (symmetric), ld = Ln */
+    size_t Ln;
+    const double *alpha;  /* (L) weights F(z/T) */
+    const double *lalpha; /* (L) log weights (-inf where alpha is exactly 0) */
+    const double *xbar;   /* (d) sum_i alpha_i x_i */
+    const size_t *order;  /* (L) keys by weight, descending (METRICS.md section 3) */
+    const size_t *perm;   /* (maxN) the random permutation's prefix for d_random */
+    double M, delta;
+    const size_t *N;      /* the grid's N, ascending */
+    size_t nN;            /* N's computed for this row: those below L (<= lay->nN) */
+    int want_d1;          /* 0 when d1 was already stored (T-free ranking, t > 0) */
+    size_t t;             /* temperature index */
+    const ns_row_layout *lay;
+    double *out;          /* the row record */
+    /* scratch (sized for L_max and d by the workspace) */
+    double *s, *sr;       /* (d) */
+    double *v1, *v2, *v3, *v4; /* (L) each */
+    double *work;         /* (2 L + 2) */
+    unsigned char *in_set, *in_rand; /* (L), all 0 on entry and on return */
+} ns_row_ctx;
+
+void ns_row_n_reference(ns_row_ctx *c);
+void ns_row_n_fast(ns_row_ctx *c);
+
+/* sum_k (c a_k - b_k)^2 over d entries, directly (fixed accumulation order). */
+double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d);
+
+/* Theorem 2's bounds for I = sel[0..N) at radius r (xi_i as in METRICS.md section 6, with
+ * sums over I without i by prefix and suffix sums: no cancellation). work holds 2 (N + 1). */
+void ns_theorem2_bounds(const double *alpha, const size_t *sel, size_t N, double r, double M,
+                        double delta, double *work, double *lower, double *upper);
+
+#endif

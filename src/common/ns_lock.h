@@ -1,0 +1,25 @@
+/* ns_lock: one writer per directory. An exclusive lock on DIR/lock held for as long as the
+ * owner runs (an open-file-description lock: the kernel drops it when the process dies, however
+ * it dies, so a killed run never blocks the next one); the file names its holder (host, pid,
+ * start time, command) so a refused second runner can say who holds it. */
+#ifndef NS_LOCK_H
+#define NS_LOCK_H
+
+#include "common/ns_error.h"
+
+#define NS_LOCK_FILE "lock"
+
+typedef struct ns_lock ns_lock;
+
+/* Take the lock of dir (which must exist) and record the holder (what: e.g. the command line).
+ * A lock held by another process gives NS_ERR_INVALID: "DIR is in use by another normsweep run
+ * (host H, pid P, since T: WHAT); ...". Release with ns_lock_release. */
+int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err);
+
+/* 1 when another process holds dir's lock (holder, up to size bytes, receives its record). */
+int ns_lock_held_elsewhere(const char *dir, char *holder, size_t size);
+
+/* Release and free (the file stays, holding the last holder's record); NULL is fine. */
+void ns_lock_release(ns_lock *lock);
+
+#endif

@@ -1,0 +1,498 @@
+/* ns_nc_results: the sweep file's layout (see ns_nc_results.h). */
+#include "io/ns_nc_results.h"
+
+#include <math.h>
+#include <netcdf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_ks.h"
+#include "analysis/ns_metrics.h"
+#include "analysis/ns_reduce.h"
+
+#define NAME_LEN 16 /* characters of normalizer_name */
+
+struct ns_results_desc {
+    ns_nc_desc desc;
+    ns_nc_dim dims[10];
+    ns_nc_var *vars;
+    size_t nvars, cap;
+    ns_nc_attr attrs[NS_PROVENANCE_MAX_ATTRS + 16];
+    char attr_buf[4096];
+    void **blocks;          /* every allocation the description points into */
+    size_t nblocks, blocks_cap;
+    int nomem;
+};
+
+/* ---- building ----------------------------------------------------------------------------- */
+
+static void *own(ns_results_desc *rd, size_t bytes)
+{
+    if (rd->nomem)
+        return NULL;
+    if (rd->nblocks == rd->blocks_cap) {
+        size_t cap = rd->blocks_cap ? 2 * rd->blocks_cap : 64;
+        void **b = realloc(rd->blocks, cap * sizeof *b);
+        if (!b) {
+            rd->nomem = 1;
+            return NULL;
+        }
+        rd->blocks = b, rd->blocks_cap = cap;
+    }
+    void *p = calloc(1, bytes ? bytes : 1);
+    if (!p) {
+        rd->nomem = 1;
+        return NULL;
+    }
+    rd->blocks[rd->nblocks++] = p;
+    return p;
+}
+
+static char *own_str(ns_results_desc *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *own_str(ns_results_desc *rd, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    char *s = own(rd, strlen(tmp) + 1);
+    if (s)
+        strcpy(s, tmp);
+    return s;
+}
+
+/* A new variable over the comma-separated dimension list dims (NULL when out of memory). */
+static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type,
+                          const char *dims, const void *data, const char *long_name,
+                          const char *units)
+{
+    if (rd->nomem || !name || !data)
+        return rd->nomem = 1, NULL;
+    if (rd->nvars == rd->cap) {
+        size_t cap = rd->cap ? 2 * rd->cap : 128;
+        ns_nc_var *v = realloc(rd->vars, cap * sizeof *v);
+        if (!v)
+            return rd->nomem = 1, NULL;
+        rd->vars = v, rd->cap = cap;
+    }
+    ns_nc_var *v = &rd->vars[rd->nvars++];
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->type = type;
+    v->data = data;
+    char *list = own_str(rd, "%s", dims);
+    if (!list)
+        return NULL;
+    for (char *tok = strtok(list, ","); tok && v->ndims < NS_NC_MAX_DIMS; tok = strtok(NULL, ","))
+        v->dims[v->ndims++] = tok;
+    ns_nc_var_text(v, "long_name", long_name);
+    ns_nc_var_text(v, "units", units);
+    if (strstr(dims, "normalizer") == dims && strncmp(name, "normalizer", 10) != 0)
+        ns_nc_var_text(v, "coordinates", "normalizer_name"); /* the label of the index */
+    return v;
+}
+
+/* Gather one field of every slice into an array over (normalizer?, L, cell, layer, head, blk):
+ * slice k's values base + c step .. + blk for cell c < ncell. with_norm 0 takes normalizer 0
+ * and drops that dimension. */
+static double *gather(ns_results_desc *rd, const ns_results_data *d, const double *src,
+                      size_t total, size_t base, size_t step, size_t ncell, size_t blk,
+                      int with_norm)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    size_t nnorm = with_norm ? g->nnormalizers : 1;
+    size_t n = nnorm * g->nL * ncell * g->nlayers * g->nheads * blk;
+    double *out = own(rd, n * sizeof *out);
+    if (!out)
+        return NULL;
+    size_t nsl = ns_plan_nslices(d->plan);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(d->plan, k, d->ks_alpha, &li, &hi, &ni, &Li, &sh);
+        if (ni >= nnorm)
+            continue;
+        for (size_t c = 0; c < ncell; c++) {
+            size_t o = ((((ni * g->nL + Li) * ncell + c) * g->nlayers + li) * g->nheads + hi) * blk;
+            memcpy(out + o, src + k * total + base + c * step, blk * sizeof *out);
+        }
+    }
+    return out;
+}
+
+static int32_t *to_int(ns_results_desc *rd, const double *x, size_t n)
+{
+    int32_t *out = x ? own(rd, n * sizeof *out) : NULL;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = isnan(x[i]) ? -1 : (int32_t)x[i];
+    return out;
+}
+
+/* The dimension list of a metric's dims: "normalizer,L,T,N,layer,head" and so on. */
+static const char *metric_dims(ns_metric_dims dims, int samples)
+{
+    static const char *const list[4][2] = {
+        {"normalizer,L,T,N,layer,head", "normalizer,L,T,N,layer,head,sample"},
+        {"normalizer,L,T,layer,head", "normalizer,L,T,layer,head,sample"},
+        {"normalizer,L,T,eps,layer,head", "normalizer,L,T,eps,layer,head,sample"},
+        {"L,layer,head", "L,layer,head,sample"},
+    };
+    return list[dims][samples];
+}
+
+static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    int32_t *norm = own(rd, g->nnormalizers * sizeof *norm);
+    char *names = own(rd, g->nnormalizers * NAME_LEN);
+    double *s = own(rd, g->nnormalizers * sizeof *s);
+    int32_t *L = own(rd, g->nL * sizeof *L), *N = own(rd, (g->nN + 1) * sizeof *N);
+    int32_t *layer = own(rd, g->nlayers * sizeof *layer), *head = own(rd, g->nheads * sizeof *head);
+    int32_t *shard = own(rd, d->n_shards * sizeof *shard), *start = own(rd, d->n_shards * sizeof *start);
+    int32_t *sample = own(rd, S * sizeof *sample), *s_shard = own(rd, S * sizeof *s_shard);
+    int32_t *s_row = own(rd, S * sizeof *s_row), *nsamp = own(rd, g->nL * sizeof *nsamp);
+    double *jb = own(rd, g->nT * sizeof *jb);
+    if (rd->nomem)
+        return;
+    for (size_t i = 0; i < g->nnormalizers; i++) {
+        norm[i] = (int32_t)i;
+        strncpy(names + i * NAME_LEN, ns_normalizer_name(g->normalizers[i].kind), NAME_LEN);
+        s[i] = g->normalizers[i].kind == NS_NORM_SSMAX ? g->normalizers[i].s : NAN;
+    }
+    for (size_t i = 0; i < g->nL; i++)
+        L[i] = (int32_t)g->L[i], nsamp[i] = (int32_t)S;
+    for (size_t i = 0; i < g->nN; i++)
+        N[i] = (int32_t)g->N[i];
+    for (size_t i = 0; i < g->nlayers; i++)
+        layer[i] = (int32_t)g->layers[i];
+    for (size_t i = 0; i < g->nheads; i++)
+        head[i] = (int32_t)g->heads[i];
+    for (size_t i = 0; i < d->n_shards; i++) {
+        shard[i] = (int32_t)i;
+        start[i] = (int32_t)(d->shard_first + i * d->shard_stride);
+    }
+    for (size_t i = 0; i < S; i++)
+        sample[i] = (int32_t)i, s_shard[i] = (int32_t)(i / g->rows), s_row[i] = (int32_t)(i % g->rows);
+    for (size_t t = 0; t < g->nT; t++)
+        jb[t] = ns_jac_bound(g->T[t]);
+    ns_nc_var *v;
+    if ((v = add_var(rd, "normalizer", NS_NC_INT, "normalizer", norm,
+                     "attention normalizer index (label: normalizer_name)", NULL)))
+        v->fill = NS_FILL_NONE;
+    add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
+            "attention normalizer", NULL);
+    add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
+            "scalable softmax parameter s (missing for the other normalizers)", "1");
+    add_var(rd, "L", NS_NC_INT, "L", L, "context length (keys of the analysed query row)", NULL);
+    add_var(rd, "N", NS_NC_INT, "N", N, "top-N size", NULL);
+    add_var(rd, "T", NS_NC_DOUBLE, "T", g->T, "normalization temperature", "1");
+    add_var(rd, "eps", NS_NC_DOUBLE, "eps", g->eps, "finite-difference step", "1");
+    add_var(rd, "layer", NS_NC_INT, "layer", layer, "0-based transformer layer", NULL);
+    add_var(rd, "head", NS_NC_INT, "head", head, "0-based attention head", NULL);
+    add_var(rd, "shard", NS_NC_INT, "shard", shard, "0-based shard index", NULL);
+    add_var(rd, "sample", NS_NC_INT, "sample", sample,
+            "row of a cell's sample (shard-major, then row)", NULL);
+    if ((v = add_var(rd, "shard_start", NS_NC_INT, "shard", start,
+                     "first token of the shard in the (stripped) corpus", NULL)))
+        v->fill = NS_FILL_NONE;
+    if ((v = add_var(rd, "sample_shard", NS_NC_INT, "sample", s_shard, "shard of each sample row",
+                     NULL)))
+        v->fill = NS_FILL_NONE;
+    if ((v = add_var(rd, "sample_row", NS_NC_INT, "sample", s_row,
+                     "row offset r of each sample (prefix row m = L - 1 - r)", NULL)))
+        v->fill = NS_FILL_NONE;
+    if ((v = add_var(rd, "n_samples", NS_NC_INT, "L", nsamp,
+                     "rows per cell before skipping (shards x rows)", "1")))
+        v->fill = NS_FILL_NONE;
+    add_var(rd, "jac_bound", NS_NC_DOUBLE, "T", jb, "the paper's bound min(1/(4T), sqrt 2)", "1");
+    if (d->forward_count &&
+        (v = add_var(rd, "shard_forward_count", NS_NC_INT, "shard", d->forward_count,
+                     "forward passes run per shard in this sweep (resumes included)", "1")))
+        v->fill = NS_FILL_NONE;
+}
+
+static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
+                        size_t total, size_t S, size_t stotal)
+{
+    size_t soff = 0;
+    for (int m = 0; m < NS_M_COUNT; m++) {
+        const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)m);
+        int with_norm = mi->dims != NS_DIMS_ROW;
+        size_t ncell = sl->cells[m];
+        for (int st = 0; st < NS_ST_COUNT_ALL; st++) {
+            const ns_stat_info *si = ns_stat_info_of((ns_stat_id)st);
+            double *x = gather(rd, d, d->slices, total, sl->stats[m] + (size_t)st, NS_ST_COUNT_ALL,
+                               ncell, 1, with_norm);
+            const char *name = own_str(rd, "%s_%s", mi->name, si->suffix);
+            const char *ln = own_str(rd, "%s of %s", si->long_name, mi->long_name);
+            ns_nc_var *v;
+            if (st == NS_ST_COUNT) {
+                const ns_plan_grid *g = &d->plan->g;
+                size_t n = (with_norm ? g->nnormalizers : 1) * g->nL * ncell * g->nlayers * g->nheads;
+                v = add_var(rd, name, NS_NC_INT, metric_dims(mi->dims, 0), to_int(rd, x, n), ln, "1");
+                if (v)
+                    v->fill = NS_FILL_NONE;
+            } else {
+                v = add_var(rd, name, NS_NC_DOUBLE, metric_dims(mi->dims, 0), x, ln, mi->units);
+            }
+            if (v) {
+                ns_nc_var_text(v, "cell_methods", si->cell_methods);
+                ns_nc_var_text(v, "comment", mi->meaning);
+            }
+        }
+        if (d->samples) {
+            double *x = gather(rd, d, d->samples, stotal, soff, S, ncell, S, with_norm);
+            ns_nc_var *v = add_var(rd, own_str(rd, "%s_sample", mi->name), NS_NC_DOUBLE,
+                                   metric_dims(mi->dims, 1), x,
+                                   own_str(rd, "per-row values of %s", mi->long_name), mi->units);
+            if (v)
+                ns_nc_var_text(v, "comment", mi->meaning);
+        }
+        soff += ncell * S;
+    }
+}
+
+static void add_ks(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
+                   size_t total)
+{
+    static const char *const stem[NS_KS_TESTS] = {"expected", "random"};
+    static const char *const against[NS_KS_TESTS] = {
+        "distance against distance_expected (the paper's test)",
+        "distance against distance_random (the stricter test)"};
+    const ns_plan_grid *g = &d->plan->g;
+    size_t tn = g->nT * g->nN;
+    for (int k = 0; k < NS_KS_TESTS; k++) {
+        ns_nc_var *v;
+        v = add_var(rd, own_str(rd, "ks_%s_statistic", stem[k]), NS_NC_DOUBLE,
+                    "normalizer,L,T,N,layer,head",
+                    gather(rd, d, d->slices, total, sl->ks_stat[k], 1, tn, 1, 1),
+                    own_str(rd, "two-sample Kolmogorov-Smirnov statistic D of %s", against[k]), "1");
+        if (v)
+            ns_nc_var_text(v, "cell_methods", "sample: point (comment: over all rows of all shards)");
+        v = add_var(rd, own_str(rd, "ks_%s_pvalue", stem[k]), NS_NC_DOUBLE,
+                    "normalizer,L,T,N,layer,head",
+                    gather(rd, d, d->slices, total, sl->ks_p[k], 1, tn, 1, 1),
+                    own_str(rd, "two-sided KS p-value of %s (scipy method='auto')", against[k]), "1");
+        if (v)
+            ns_nc_var_text(v, "cell_methods", "sample: point (comment: over all rows of all shards)");
+        size_t n = g->nnormalizers * g->nL * g->nT * g->nlayers * g->nheads;
+        double *nc = gather(rd, d, d->slices, total, sl->n_crit[k], 1, g->nT, 1, 1);
+        double *frac = own(rd, n * sizeof *frac);
+        int32_t *nci = own(rd, n * sizeof *nci);
+        if (!nc || !frac || !nci)
+            return;
+        for (size_t i = 0; i < n; i++) {
+            nci[i] = (int32_t)nc[i];
+            size_t Li = (i / (g->nT * g->nlayers * g->nheads)) % g->nL;
+            frac[i] = nc[i] >= 1.0 ? nc[i] / (double)g->L[Li] : NAN;
+        }
+        v = add_var(rd, own_str(rd, "n_crit_%s", stem[k]), NS_NC_INT, "normalizer,L,T,layer,head",
+                    nci, own_str(rd, "critical N: smallest N of the grid whose KS p-value of %s "
+                                     "exceeds ks_alpha", against[k]), NULL);
+        if (v) {
+            ns_nc_var_int(v, "flag_values", NS_NCRIT_NONE);
+            ns_nc_var_text(v, "flag_meanings", "none_of_the_grid_N_passes");
+            ns_nc_var_int(v, "valid_min", 0);
+            ns_nc_var_text(v, "comment", "N >= 1: found; 0: every computable N was tested and none "
+                                         "passes; _FillValue (-1): not computable (every N skipped)");
+        }
+        v = add_var(rd, own_str(rd, "n_crit_%s_frac", stem[k]), NS_NC_DOUBLE,
+                    "normalizer,L,T,layer,head", frac,
+                    own_str(rd, "critical N of the %s KS test as a fraction of L", stem[k]), "1");
+        if (v)
+            ns_nc_var_text(v, "comment", "n_crit / L where an N passes; missing (NaN) where none "
+                                         "does or none is computable (see the n_crit flag)");
+    }
+}
+
+static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
+                       size_t total)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    for (int c = 0; c < NS_C_COUNT; c++) {
+        const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
+        size_t ncell = g->nT * g->nN * (ci->per_eps ? g->neps : 1);
+        size_t n = g->nnormalizers * g->nL * ncell * g->nlayers * g->nheads;
+        double *x = gather(rd, d, d->slices, total, sl->count[c], 1, ncell, 1, 1);
+        ns_nc_var *v = add_var(rd, ci->name, NS_NC_INT,
+                               ci->per_eps ? "normalizer,L,T,N,eps,layer,head"
+                                           : "normalizer,L,T,N,layer,head",
+                               to_int(rd, x, n), ci->long_name, "1");
+        if (!v)
+            continue;
+        v->fill = NS_FILL_NONE;
+        ns_nc_var_text(v, "comment", ci->rule);
+        if (ci->checked != (ns_count_id)c)
+            ns_nc_var_text(v, "denominator", ns_count_info_of(ci->checked)->name);
+    }
+}
+
+/* The sweep's own global attributes beside the provenance. */
+static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    size_t k = 0;
+    a[k++] = (ns_nc_attr){.name = "shard_count", .ival = (long long)d->n_shards};
+    a[k++] = (ns_nc_attr){.name = "L_max", .ival = (long long)d->L_max};
+    a[k++] = (ns_nc_attr){.name = "shard_first", .ival = (long long)d->shard_first};
+    a[k++] = (ns_nc_attr){.name = "shard_stride", .ival = (long long)d->shard_stride};
+    a[k++] = (ns_nc_attr){.name = "corpus_tokens", .ival = (long long)d->corpus_tokens};
+    a[k++] = (ns_nc_attr){.name = "forward_length", .ival = (long long)d->plan->L_fwd};
+    a[k++] = (ns_nc_attr){.name = "rows", .ival = (long long)g->rows};
+    a[k++] = (ns_nc_attr){.name = "seed", .ival = (long long)g->seed};
+    a[k++] = (ns_nc_attr){.name = "probes", .ival = (long long)g->probes};
+    a[k++] = (ns_nc_attr){.name = "ks_alpha", .dval = d->ks_alpha, .is_double = 1};
+    a[k++] = (ns_nc_attr){.name = "sphere", .text = g->sphere ? "true" : "false"};
+    a[k++] = (ns_nc_attr){.name = "keep_samples", .text = d->samples ? "true" : "false"};
+    return k;
+}
+
+int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
+                        ns_results_desc **out, ns_err *err)
+{
+    *out = NULL;
+    ns_results_desc *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
+    const ns_plan_grid *g = &d->plan->g;
+    size_t S = d->n_shards * g->rows, total = ns_plan_slice_total(d->plan);
+    size_t stotal = ns_plan_slice_samples(d->plan, S);
+    ns_slice_layout sl;
+    {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(d->plan, 0, d->ks_alpha, &li, &hi, &ni, &Li, &sh);
+        ns_slice_layout_init(&sl, &sh);
+    }
+    ns_nc_dim dims[] = {
+        {"normalizer", g->nnormalizers}, {"name_strlen", NAME_LEN}, {"L", g->nL}, {"N", g->nN},
+        {"T", g->nT}, {"eps", g->neps}, {"layer", g->nlayers}, {"head", g->nheads},
+        {"shard", d->n_shards}, {"sample", S},
+    };
+    memcpy(rd->dims, dims, sizeof dims);
+    add_coords(rd, d, S);
+    add_metrics(rd, d, &sl, total, S, stotal);
+    add_ks(rd, d, &sl, total);
+    add_counts(rd, d, &sl, total);
+    if (rd->nomem) {
+        ns_results_desc_free(rd);
+        return ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
+    }
+    size_t na = 0;
+    if (prov) {
+        na = ns_provenance_attrs(prov, rd->attrs, NS_PROVENANCE_MAX_ATTRS, rd->attr_buf,
+                                 sizeof rd->attr_buf);
+        na += run_attrs(d, rd->attrs + na);
+    }
+    rd->desc = (ns_nc_desc){rd->dims, sizeof dims / sizeof dims[0], rd->vars, rd->nvars,
+                            rd->attrs, na};
+    *out = rd;
+    return NS_OK;
+}
+
+const ns_nc_desc *ns_results_desc_get(const ns_results_desc *rd)
+{
+    return &rd->desc;
+}
+
+void ns_results_desc_free(ns_results_desc *rd)
+{
+    if (!rd)
+        return;
+    for (size_t i = 0; i < rd->nblocks; i++)
+        free(rd->blocks[i]);
+    free(rd->blocks);
+    free(rd->vars);
+    free(rd);
+}
+
+int ns_nc_results_write(const char *path, const ns_results_data *d, const ns_provenance *prov,
+                        ns_err *err)
+{
+    ns_results_desc *rd;
+    NS_TRY(ns_results_desc_new(d, prov, &rd, err));
+    int rc = ns_nc_write(path, &rd->desc, err);
+    ns_results_desc_free(rd);
+    return rc;
+}
+
+/* ---- comparison --------------------------------------------------------------------------- */
+
+static int same(double a, double b, int exact, double tol)
+{
+    if (exact)
+        return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b))
+        return a == b;
+    double scale = fmax(fmax(fabs(a), fabs(b)), 1.0);
+    return fabs(a - b) <= tol * scale;
+}
+
+int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact, double tol,
+                          ns_nc_diff_fn diff, void *user, size_t *n_bad, ns_err *err)
+{
+    ns_results_desc *rd;
+    *n_bad = 0;
+    NS_TRY(ns_results_desc_new(d, NULL, &rd, err));
+    int ncid, rc = NS_OK;
+    int nrc = nc_open(path, NC_NOWRITE, &ncid);
+    if (nrc != NC_NOERR) {
+        ns_results_desc_free(rd);
+        return ns_fail(err, NS_ERR_FORMAT, "%s: %s", path, nc_strerror(nrc));
+    }
+    for (size_t i = 0; i < rd->nvars && rc == NS_OK; i++) {
+        const ns_nc_var *v = &rd->vars[i];
+        size_t n = ns_nc_var_len(&rd->desc, v);
+        int varid;
+        double *got = malloc((n ? n : 1) * sizeof *got);
+        if (!got) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "compare: out of memory");
+            break;
+        }
+        if (nc_inq_varid(ncid, v->name, &varid) != NC_NOERR) {
+            (*n_bad)++;
+            if (diff)
+                diff(user, v->name, n, 0, NAN, NAN);
+        } else if (v->type == NS_NC_CHAR) {
+            char *txt = calloc(n + 1, 1);
+            if (!txt || nc_get_var_text(ncid, varid, txt) != NC_NOERR ||
+                memcmp(txt, v->data, n) != 0) {
+                (*n_bad)++;
+                if (diff)
+                    diff(user, v->name, 1, 0, NAN, NAN);
+            }
+            free(txt);
+        } else if (nc_get_var_double(ncid, varid, got) != NC_NOERR) {
+            (*n_bad)++;
+            if (diff)
+                diff(user, v->name, n, 0, NAN, NAN);
+        } else {
+            size_t nd = 0, first = 0;
+            for (size_t j = 0; j < n; j++) {
+                double want = v->type == NS_NC_INT ? (double)((const int32_t *)v->data)[j]
+                                                   : ((const double *)v->data)[j];
+                if (!same(got[j], want, exact, tol) && nd++ == 0)
+                    first = j;
+            }
+            if (nd) {
+                (*n_bad)++;
+                if (diff) {
+                    double want = v->type == NS_NC_INT ? (double)((const int32_t *)v->data)[first]
+                                                       : ((const double *)v->data)[first];
+                    diff(user, v->name, nd, first, got[first], want);
+                }
+            }
+        }
+        free(got);
+    }
+    nc_close(ncid);
+    ns_results_desc_free(rd);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* ns_nc_results: the layout of a sweep's NetCDF file (docs/OUTPUT.md): the coordinates, one
+ * variable per (metric, statistic) of the metric table, both KS tests and their n_crit, every
+ * count of the reduction, the optional per-row samples, and the global attributes -- from the
+ * reduced slices (analysis/ns_reduce.h), which the sweep computes in parallel and `verify`
+ * recomputes. The same description is written (ns_nc_results_write) and compared with an
+ * existing file (ns_nc_results_compare), so the two cannot drift apart. CF-1.8. */
+#ifndef NS_NC_RESULTS_H
+#define NS_NC_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+#include "io/ns_nc_write.h"
+#include "io/ns_provenance.h"
+#include "rows/ns_plan.h"
+
+typedef struct ns_results_data {
+    const ns_plan *plan;
+    double ks_alpha;
+    size_t n_shards;
+    size_t L_max, shard_first, shard_stride; /* shard k = tokens [first + k stride, + L_max) */
+    size_t corpus_tokens;
+    const double *slices;         /* (ns_plan_nslices, ns_plan_slice_total) */
+    const double *samples;        /* NULL, or (nslices, ns_plan_slice_samples(n_shards * rows)) */
+    const int32_t *forward_count; /* (n_shards): forward passes run per shard; NULL: not known
+                                     (a comparison from the journal), the variable is left out */
+} ns_results_data;
+
+typedef struct ns_results_desc ns_results_desc;
+
+/* The whole file's description (prov may be NULL: no global attributes, for comparisons). The
+ * arrays it points to are allocated here; free with ns_results_desc_free. */
+int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
+                        ns_results_desc **out, ns_err *err);
+const ns_nc_desc *ns_results_desc_get(const ns_results_desc *rd);
+void ns_results_desc_free(ns_results_desc *rd);
+
+/* Write the sweep file to path (atomically). */
+int ns_nc_results_write(const char *path, const ns_results_data *d, const ns_provenance *prov,
+                        ns_err *err);
+
+/* Called for each variable that differs: its name, the differing values and the first index. */
+typedef void (*ns_nc_diff_fn)(void *user, const char *var, size_t n_diff, size_t first,
+                              double file_value, double expected);
+
+/* Compare every variable of the description with path's: bit-identical when exact, else within
+ * |a - b| <= tol max(|a|, |b|, 1) (NaN matches NaN, an infinity itself). *n_bad receives the
+ * number of variables that differ or are missing. NS_ERR_* only when path cannot be read. */
+int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact, double tol,
+                          ns_nc_diff_fn diff, void *user, size_t *n_bad, ns_err *err);
+
+#endif

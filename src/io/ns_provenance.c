@@ -1,0 +1,141 @@
+/* ns_provenance: global attributes of normsweep's files (see ns_provenance.h). */
+#include "config.h"
+
+#include "io/ns_provenance.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The decisions METRICS.md (version 2) leaves to the implementation, as written into every file
+ * (docs/METRICS.md repeats them with their reasons). */
+static const char *const ns_rules[][2] = {
+    {"metrics_contract", "docs/METRICS.md of normsweep (METRICS version 2): the definition of "
+                         "every variable"},
+    {"tie_rule", "top-N ties broken by the smaller key index"},
+    {"row_rule", "row r of context length L is prefix row m = L - 1 - r (r < rows), with m + 1 "
+                 "keys; the forward pass over a shard's first max(L) tokens serves every L "
+                 "(prefix property)"},
+    {"vectors", "x_i = the head's value vectors v_i; sphere: true scales each to norm M = 1, "
+                "false uses them raw with M = max_i ||x_i|| over the row"},
+    {"precision", "logits and values float32 from the model; weights and every metric in double"},
+    {"skipped_rule", "a row with N >= its number of keys is skipped at that N (its Theorem 1 and 2 "
+                     "values are missing) and counted in skipped_rows"},
+    {"missing_rule", "NaN = missing (skipped rows; ns_lower when r = 0; jac_lemma2 for sparsemax "
+                     "and entmax15; entropy_norm when L = 1), excluded from every statistic, count "
+                     "and KS test; +inf is a value (Lemma 2 beyond the double range)"},
+    {"one_minus_abar_rule", "1 - abar_N in distance_bound is the sum of the weights outside the "
+                            "top N (no cancellation near 1)"},
+    {"expected_term_rule", "distance_expected is Theorem 1's closed form with the paper's epsilon "
+                           "term taken as 0, evaluated on the row; it is not a random-subset mean"},
+    {"random_selection", "nested: the random subset for N is the first N keys of one uniformly "
+                         "random permutation keyed by (seed, shard, row, layer, head, T) "
+                         "(counter-based generator), so each N's subset is uniform"},
+    {"ns_rule", "N_s counts i in the top N with e_i <= min over j outside it of e_j, "
+                "e_i = alpha_i (alpha_i ||x_i||^2 - 2 x_i . s) = ||alpha_i x_i - s||^2 - ||s||^2, "
+                "compared as signed logarithms (no cancellation, no underflow of alpha)"},
+    {"xi_rule", "xi_i^2 = M^2 sum_{j in I_N, j != i} alpha_j^2 + (M^2 - delta^2/2) "
+                "sum_{j != k in I_N; j, k != i} alpha_j alpha_k, clamped at 0 (both j and k exclude "
+                "i; the paper's slide excludes only j = i)"},
+    {"ns_lower_rule", "ns_lower is missing when r = 0 (counted in ns_lower_undefined); vacuous when "
+                      "<= 0 (ns_lower_vacuous); ns_upper vacuous when >= 1 - 1e-12"},
+    {"jac_rule", "jac_exact is the normalizer's own exact Jacobian norm (softmax and ssmax by the "
+                 "secular equation of diag(alpha) - alpha alpha^T); jac_lemma2 reads ||F'||_2 as "
+                 "the Euclidean norm of the derivative vector and is evaluated with the row maximum "
+                 "subtracted"},
+    {"fd_probes", "jac_fd maximizes over u = (e_a - e_b)/sqrt(2) (a, b the two largest logits, "
+                  "ties by index) and `probes` random unit directions keyed by (seed, shard, row, "
+                  "layer, head, T), the same for every eps; at small T and large eps it is a "
+                  "secant, not a derivative"},
+    {"violation_rules", "thm1: d > d_bound + 1e-9 |d_bound|; ns_upper: ns_frac > ns_upper; "
+                        "ns_lower: ns_frac < ns_lower; jac_exact, jac_fd: value > jac_bound + "
+                        "1e-6 jac_bound with jac_bound = min(1/(4T), sqrt 2); lemma2: jac_exact > "
+                        "jac_lemma2 + 1e-6 jac_lemma2; each per (L, T, N[, eps]) cell over the rows "
+                        "analysed at that N, with its *_checked count"},
+    {"ks_method", "two-sample Kolmogorov-Smirnov test as scipy.stats.ks_2samp(method='auto'), "
+                  "two-sided, NaN rows dropped: ks_expected tests distance against "
+                  "distance_expected (the paper's test), ks_random against distance_random"},
+    {"n_crit_rule", "smallest N of the grid whose p-value exceeds ks_alpha; 0 (flag "
+                    "none_of_the_grid_N_passes) when none does; fill value when no N is "
+                    "computable (every N skipped)"},
+    {"quantile_method", "exact over the gathered sample, linear interpolation (numpy "
+                        "method='linear'); population standard deviation (ddof = 0)"},
+    {"merge_rule", "per-row values combined by shard index, then row, independent of MPI ranks "
+                   "and scheduling"},
+    {"entropy_rule", "entropy = -sum alpha_i log alpha_i in nats with the exact log-weights "
+                     "(0 log 0 = 0); entropy_norm = entropy / log L; n_eff = exp(entropy)"},
+};
+
+size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, char *buf,
+                           size_t size)
+{
+#define U(s) ((s) && *(s) ? (s) : "unknown")
+#define PUT_TEXT(n, t)                                         \
+    do {                                                       \
+        if (k < cap)                                           \
+            a[k++] = (ns_nc_attr){.name = (n), .text = U(t)}; \
+    } while (0)
+    size_t k = 0, used = 0;
+    const ns_asset_ref *m = p->model, *tk = p->tokenizer, *co = p->corpus;
+    char *title = buf + used;
+    used += (size_t)snprintf(title, size - used,
+                             "normsweep %s: limitations of normalization in attention "
+                             "(arXiv 2508.17821) on %s", U(p->kind), m ? m->name : "unknown model") + 1;
+    char *source = buf + used;
+    used += (size_t)snprintf(source, size - used, "normsweep %s (git %s), METRICS version %d; "
+                             "model %s (sha256 %.16s...)", PACKAGE_VERSION, NS_GIT_COMMIT,
+                             NS_METRICS_VERSION, m ? m->name : "unknown",
+                             m ? m->sha256 : "unknown") + 1;
+    char *comment = buf + used;
+    if (m && p->model_requested && strcmp(m->name, p->model_requested) != 0)
+        snprintf(comment, size - used, "CAVEAT: the model requested (%s) was not available; these "
+                 "results are for %s and are not comparable to %s's", p->model_requested,
+                 m->name, p->model_requested);
+    else
+        snprintf(comment, size - used, "every variable is defined in docs/METRICS.md (version %d)",
+                 NS_METRICS_VERSION);
+    PUT_TEXT("Conventions", "CF-1.8");
+    PUT_TEXT("title", title);
+    PUT_TEXT("institution", p->institution);
+    PUT_TEXT("source", source);
+    PUT_TEXT("history", p->history);
+    PUT_TEXT("references", "Mudarisov, Burtsev, Petrova, State: Limitations of Normalization in "
+                           "Attention Mechanism, arXiv:2508.17821 (2025)");
+    PUT_TEXT("comment", comment);
+    if (k < cap)
+        a[k++] = (ns_nc_attr){.name = "metrics_version", .ival = NS_METRICS_VERSION, .is_int32 = 1};
+    PUT_TEXT("normsweep_version", PACKAGE_VERSION);
+    PUT_TEXT("git_commit", NS_GIT_COMMIT);
+    PUT_TEXT("compiler", NS_BUILD_CC);
+    PUT_TEXT("cflags", NS_BUILD_CFLAGS);
+    PUT_TEXT("blas", p->blas);
+    PUT_TEXT("mpi_library", p->mpi_library);
+    if (k < cap)
+        a[k++] = (ns_nc_attr){.name = "mpi_size", .ival = p->mpi_size};
+    PUT_TEXT("command_line", p->command_line);
+    PUT_TEXT("start_time", p->start_time);
+    PUT_TEXT("end_time", p->end_time);
+    PUT_TEXT("sweep_file", p->sweep_file);
+    PUT_TEXT("sweep_yaml", p->sweep_yaml);
+    PUT_TEXT("model_requested", p->model_requested);
+    PUT_TEXT("model_used", m ? m->name : NULL);
+    PUT_TEXT("model_path", m ? m->path : NULL);
+    PUT_TEXT("model_sha256", m ? m->sha256 : NULL);
+    PUT_TEXT("tokenizer_used", tk ? tk->name : NULL);
+    PUT_TEXT("tokenizer_sha256", tk ? tk->sha256 : NULL);
+    PUT_TEXT("corpus_used", co ? co->name : NULL);
+    PUT_TEXT("corpus_sha256", co ? co->sha256 : NULL);
+    PUT_TEXT("corpus_gutenberg_stripped", p->strip_gutenberg ? "true" : "false");
+    for (size_t r = 0; r < sizeof ns_rules / sizeof ns_rules[0]; r++)
+        PUT_TEXT(ns_rules[r][0], ns_rules[r][1]);
+    PUT_TEXT("ranking_rule",
+             p->all_softmax_family
+                 ? "I_N = the N keys of largest alpha_i = F(z/T), ranked by the exact log-weight "
+                   "c z_i (c = 1/T, or s log(L)/T for ssmax): the order of alpha wherever alpha is "
+                   "representable, unaffected by underflow at small T, and the same for every T"
+                 : "softmax, ssmax: ranked by the exact log-weight c z_i (the same for every T); "
+                   "sparsemax, entmax15: ranked by alpha itself (weights outside the support are 0 "
+                   "and tie, so they follow by index)");
+    return k;
+#undef PUT_TEXT
+#undef U
+}

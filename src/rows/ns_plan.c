@@ -1,0 +1,239 @@
+/* ns_plan: the grid's checks and the payload layout (see ns_plan.h). */
+#include "rows/ns_plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_topn.h"
+
+const char *ns_plan_N_problem(unsigned long long N)
+{
+    return N >= 1 ? NULL : "every N must be >= 1";
+}
+
+const char *ns_plan_scale_problem(double x)
+{
+    if (!isfinite(x) || !(x >= NS_PLAN_MIN_SCALE && x <= NS_PLAN_MAX_SCALE))
+        return "must be finite and between 1e-100 and 1e100";
+    return NULL;
+}
+
+const char *ns_plan_probes_problem(unsigned long long probes)
+{
+    return probes <= NS_PLAN_MAX_PROBES ? NULL : "at most 4096 random probe directions";
+}
+
+const char *ns_plan_s_problem(double s)
+{
+    return isfinite(s) && s > 0.0 ? NULL : "the ssmax parameter s must be finite and > 0";
+}
+
+/* A problem with formatted text. */
+static int reportf(ns_plan_report_fn report, void *user, ns_plan_where where, size_t index,
+                   ns_err *err, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int reportf(ns_plan_report_fn report, void *user, ns_plan_where where, size_t index,
+                   ns_err *err, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (report(user, where, index, text) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    return NS_OK;
+}
+
+int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, ns_err *err)
+{
+    for (size_t i = 0; i < g->nL; i++)
+        if (g->L_max && g->L[i] > g->L_max)
+            NS_TRY(reportf(report, user, NS_PLAN_AT_L, i, err, "L = %zu exceeds shards.L_max = %zu",
+                           g->L[i], g->L_max));
+    if (g->nL && g->rows > g->L[0])
+        NS_TRY(reportf(report, user, NS_PLAN_AT_ROWS, 0, err,
+                       "%zu rows per prefix exceed the smallest L = %zu (a prefix of L tokens has "
+                       "L rows)", g->rows, g->L[0]));
+    return NS_OK;
+}
+
+int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
+                        ns_plan_report_fn report, void *user, ns_err *err)
+{
+    if (g->L_max > mc->n_ctx)
+        NS_TRY(reportf(report, user, NS_PLAN_AT_L_MAX, 0, err,
+                       "%zu exceeds the context of the model %s (n_ctx = %zu)", g->L_max,
+                       model_desc, mc->n_ctx));
+    for (size_t i = 0; i < g->nlayers; i++)
+        if (g->layers[i] >= mc->n_layer)
+            NS_TRY(reportf(report, user, NS_PLAN_AT_LAYER, i, err,
+                           "layer %zu is outside the model %s, which has %zu layers (0..%zu)",
+                           g->layers[i], model_desc, mc->n_layer, mc->n_layer - 1));
+    for (size_t i = 0; i < g->nheads; i++)
+        if (g->heads[i] >= mc->n_head)
+            NS_TRY(reportf(report, user, NS_PLAN_AT_HEAD, i, err,
+                           "head %zu is outside the model %s, which has %zu heads (0..%zu)",
+                           g->heads[i], model_desc, mc->n_head, mc->n_head - 1));
+    return NS_OK;
+}
+
+/* ns_plan_init's report: the first problem becomes the error. */
+typedef struct first_problem {
+    char text[512];
+    int found;
+} first_problem;
+
+static int note_first(void *user, ns_plan_where where, size_t index, const char *text)
+{
+    first_problem *f = user;
+    (void)where, (void)index;
+    if (!f->found)
+        snprintf(f->text, sizeof f->text, "%s", text);
+    f->found = 1;
+    return NS_OK;
+}
+
+/* Copy the grid's lists into one block the plan owns. */
+static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
+{
+    size_t nz = g->nL + g->nN + g->nlayers + g->nheads, nd = g->nT + g->neps;
+    char *b = malloc(nz * sizeof(size_t) + nd * sizeof(double) + 1);
+    if (!b)
+        return ns_fail(err, NS_ERR_NOMEM, "plan: out of memory");
+    p->own = b;
+    p->g = *g;
+    size_t *z = (size_t *)b;
+    double *d = (double *)(z + nz);
+    memcpy(z, g->L, g->nL * sizeof *z), p->g.L = z, z += g->nL;
+    memcpy(z, g->N, g->nN * sizeof *z), p->g.N = z, z += g->nN;
+    memcpy(z, g->layers, g->nlayers * sizeof *z), p->g.layers = z, z += g->nlayers;
+    memcpy(z, g->heads, g->nheads * sizeof *z), p->g.heads = z;
+    memcpy(d, g->T, g->nT * sizeof *d), p->g.T = d, d += g->nT;
+    memcpy(d, g->eps, g->neps * sizeof *d), p->g.eps = d;
+    memcpy(p->norm, g->normalizers, g->nnormalizers * sizeof *p->norm);
+    p->g.normalizers = p->norm;
+    return NS_OK;
+}
+
+int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err)
+{
+    memset(p, 0, sizeof *p);
+    first_problem fp = {"", 0};
+    NS_TRY(ns_plan_check(g, note_first, &fp, err));
+    NS_TRY(ns_plan_check_model(g, mc, "in use", note_first, &fp, err));
+    if (!fp.found && (!g->nL || !g->nlayers || !g->nheads || !g->nnormalizers || !g->rows ||
+                      !g->nT || g->nnormalizers > NS_PLAN_MAX_NORMALIZERS))
+        snprintf(fp.text, sizeof fp.text, "empty grid or too many normalizers"), fp.found = 1;
+    if (fp.found)
+        return ns_fail(err, NS_ERR_INVALID, "plan: %s", fp.text);
+    NS_TRY(own_grid(p, g, err));
+    p->L_fwd = p->g.L[p->g.nL - 1];
+    for (size_t i = 0; i < g->nlayers; i++)
+        if (g->layers[i] + 1 > p->n_layers_run)
+            p->n_layers_run = g->layers[i] + 1;
+    size_t nnorm = g->nnormalizers, nL = g->nL, nblocks = g->nlayers * g->nheads * nnorm * nL;
+    p->nN_L = malloc(nL * sizeof *p->nN_L);
+    p->lay = malloc(nnorm * nL * sizeof *p->lay);
+    p->block = malloc(nblocks * sizeof *p->block);
+    if (!p->nN_L || !p->lay || !p->block) {
+        ns_plan_free(p);
+        return ns_fail(err, NS_ERR_NOMEM, "plan: out of memory");
+    }
+    for (size_t Li = 0; Li < nL; Li++) {
+        size_t k = 0;
+        while (k < g->nN && g->N[k] < p->g.L[Li])
+            k++;
+        p->nN_L[Li] = k;
+    }
+    for (size_t ni = 0; ni < nnorm; ni++) {
+        p->params[ni] = (ns_analysis_params){
+            .N = p->g.N, .nN = g->nN, .T = p->g.T, .nT = g->nT, .eps = p->g.eps,
+            .neps = g->neps, .normalizer = g->normalizers[ni], .sphere = g->sphere,
+            .probes = g->probes, .seed = g->seed,
+        };
+        int t_free = ns_topn_rank_is_T_free(&g->normalizers[ni]);
+        for (size_t Li = 0; Li < nL; Li++)
+            ns_row_layout_init(&p->lay[ni * nL + Li], g->nT, p->nN_L[Li], g->neps, t_free);
+    }
+    size_t off = 0, b = 0;
+    for (size_t li = 0; li < g->nlayers; li++)
+        for (size_t hi = 0; hi < g->nheads; hi++)
+            for (size_t ni = 0; ni < nnorm; ni++)
+                for (size_t Li = 0; Li < nL; Li++) {
+                    p->block[b++] = off;
+                    off += g->rows * p->lay[ni * nL + Li].total;
+                }
+    p->payload = off;
+    return NS_OK;
+}
+
+void ns_plan_free(ns_plan *p)
+{
+    free(p->own);
+    free(p->nN_L);
+    free(p->lay);
+    free(p->block);
+    memset(p, 0, sizeof *p);
+}
+
+const ns_row_layout *ns_plan_layout(const ns_plan *p, size_t ni, size_t Li)
+{
+    return &p->lay[ni * p->g.nL + Li];
+}
+
+size_t ns_plan_offset(const ns_plan *p, size_t li, size_t hi, size_t ni, size_t Li, size_t r)
+{
+    size_t b = ((li * p->g.nheads + hi) * p->g.nnormalizers + ni) * p->g.nL + Li;
+    return p->block[b] + r * ns_plan_layout(p, ni, Li)->total;
+}
+
+size_t ns_plan_row(const ns_plan *p, size_t Li, size_t r)
+{
+    return p->g.L[Li] - 1 - r;
+}
+
+size_t ns_plan_nslices(const ns_plan *p)
+{
+    return p->g.nlayers * p->g.nheads * p->g.nnormalizers * p->g.nL;
+}
+
+void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size_t *hi,
+                   size_t *ni, size_t *Li, ns_slice_shape *sh)
+{
+    const ns_plan_grid *g = &p->g;
+    *Li = k % g->nL;
+    k /= g->nL;
+    *ni = k % g->nnormalizers;
+    k /= g->nnormalizers;
+    *hi = k % g->nheads;
+    *li = k / g->nheads;
+    *sh = (ns_slice_shape){
+        .lay = ns_plan_layout(p, *ni, *Li), .L = g->L[*Li], .N = g->N, .nN = g->nN,
+        .T = g->T, .nT = g->nT, .neps = g->neps, .ks_alpha = ks_alpha,
+    };
+}
+
+size_t ns_plan_slice_total(const ns_plan *p)
+{
+    size_t li, hi, ni, Li;
+    ns_slice_shape sh;
+    ns_slice_layout sl;
+    ns_plan_slice(p, 0, 0.0, &li, &hi, &ni, &Li, &sh);
+    ns_slice_layout_init(&sl, &sh);
+    return sl.total;
+}
+
+size_t ns_plan_slice_samples(const ns_plan *p, size_t S)
+{
+    size_t li, hi, ni, Li, cells = 0;
+    ns_slice_shape sh;
+    ns_slice_layout sl;
+    ns_plan_slice(p, 0, 0.0, &li, &hi, &ni, &Li, &sh);
+    ns_slice_layout_init(&sl, &sh);
+    for (int m = 0; m < NS_M_COUNT; m++)
+        cells += sl.cells[m];
+    return cells * S;
+}

@@ -1,0 +1,109 @@
+/* ns_plan: what one forward pass must deliver and where every value goes: the analysis grid
+ * (normalizers, context lengths L, rows, N, T, eps, layers, heads), its checks, and the layout of
+ * a task's payload -- for each (layer, head, normalizer, L) a block of `rows` row records
+ * (analysis/ns_metrics.h), row r of context length L being prefix row m = L - 1 - r.
+ *
+ * Every check of the grid lives here once: the sweep's validation reports them with the file's
+ * line and column, `dump` with its option names, and ns_plan_init relies on them. */
+#ifndef NS_PLAN_H
+#define NS_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/ns_reduce.h"
+#include "analysis/ns_row.h"
+#include "common/ns_error.h"
+#include "model/ns_gpt2.h"
+
+#define NS_PLAN_MAX_NORMALIZERS 4
+
+/* The grid as a sweep file or `dump`'s options give it (arrays borrowed; lists ascending and
+ * free of repeats, as their parsers deliver them). */
+typedef struct ns_plan_grid {
+    const size_t *L; size_t nL;
+    const size_t *N; size_t nN;
+    const double *T; size_t nT;
+    const double *eps; size_t neps;
+    const size_t *layers; size_t nlayers;
+    const size_t *heads; size_t nheads;
+    const ns_normalizer *normalizers; size_t nnormalizers;
+    size_t rows;         /* last `rows` rows of each prefix */
+    size_t L_max;        /* tokens of the forward window (shard) */
+    int sphere;
+    unsigned probes;
+    uint64_t seed;
+} ns_plan_grid;
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+/* Single values (NULL when fine, else why not): N >= 1; T and eps finite, normal and in
+ * [NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE] (z / T and eps u / T stay finite for any float logit);
+ * probes <= NS_PLAN_MAX_PROBES; ssmax's s finite and > 0. */
+#define NS_PLAN_MIN_SCALE 1e-100
+#define NS_PLAN_MAX_SCALE 1e100
+#define NS_PLAN_MAX_PROBES 4096u
+const char *ns_plan_N_problem(unsigned long long N);
+const char *ns_plan_scale_problem(double x);
+const char *ns_plan_probes_problem(unsigned long long probes);
+const char *ns_plan_s_problem(double s);
+
+/* Where a problem of the grid lies, for the caller's message. */
+typedef enum ns_plan_where {
+    NS_PLAN_AT_L = 0,    /* index: the L */
+    NS_PLAN_AT_ROWS,
+    NS_PLAN_AT_L_MAX,
+    NS_PLAN_AT_LAYER,    /* index: the layer */
+    NS_PLAN_AT_HEAD      /* index: the head */
+} ns_plan_where;
+
+/* Receives each problem found (text without the location); returns NS_OK or NS_ERR_NOMEM. */
+typedef int (*ns_plan_report_fn)(void *user, ns_plan_where where, size_t index, const char *text);
+
+/* The grid on its own: every L <= L_max, rows <= the smallest L. */
+int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, ns_err *err);
+/* Against a model: L_max <= n_ctx, layers < n_layer, heads < n_head (model_desc names it). */
+int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
+                        ns_plan_report_fn report, void *user, ns_err *err);
+
+/* ---- the plan ---------------------------------------------------------------------------- */
+
+typedef struct ns_plan {
+    ns_plan_grid g;        /* points into the plan's own copies */
+    size_t L_fwd;          /* forward length: the largest L */
+    size_t n_layers_run;   /* forward layers to run: deepest requested layer + 1 */
+    size_t *nN_L;          /* (nL): how many N of the grid are below each L */
+    ns_row_layout *lay;    /* (nnormalizers, nL) */
+    ns_analysis_params params[NS_PLAN_MAX_NORMALIZERS];
+    size_t *block;         /* (nlayers, nheads, nnormalizers, nL): payload offset of row r = 0 */
+    size_t payload;        /* doubles per task */
+    ns_normalizer norm[NS_PLAN_MAX_NORMALIZERS];
+    void *own;             /* the copies of the lists */
+} ns_plan;
+
+/* Build the plan of a checked grid (ns_plan_check and ns_plan_check_model passed; a grid that
+ * did not gives NS_ERR_INVALID). Free with ns_plan_free. */
+int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err);
+void ns_plan_free(ns_plan *p);
+
+const ns_row_layout *ns_plan_layout(const ns_plan *p, size_t ni, size_t Li);
+/* Payload offset of row r of (layer index li, head index hi, normalizer ni, L index Li). */
+size_t ns_plan_offset(const ns_plan *p, size_t li, size_t hi, size_t ni, size_t Li, size_t r);
+/* Prefix row of (L index, r): L - 1 - r. */
+size_t ns_plan_row(const ns_plan *p, size_t Li, size_t r);
+
+/* ---- slices of the reduction ------------------------------------------------------------ */
+
+/* The reduction works on slices: one (layer index, head index, normalizer, L index) across every
+ * shard and row, numbered in that order (slice k's rows lie at ns_plan_offset(.., r) of every
+ * payload). Every slice's result has the same size. */
+size_t ns_plan_nslices(const ns_plan *p);
+/* Slice k's indices and its shape for ns_reduce_slice. */
+void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size_t *hi,
+                   size_t *ni, size_t *Li, ns_slice_shape *sh);
+/* Doubles of one slice's result (ns_slice_layout.total). */
+size_t ns_plan_slice_total(const ns_plan *p);
+/* Doubles of one slice's samples for S rows per cell: every metric's cells x S, in metric order. */
+size_t ns_plan_slice_samples(const ns_plan *p, size_t S);
+
+#endif

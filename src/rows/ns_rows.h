@@ -1,0 +1,43 @@
+/* ns_rows: the rows stage, the one path from tokens to per-row values that the sweep's tasks,
+ * `dump` and `verify` share: one causal forward pass over a window of tokens (the prefix
+ * property lets it serve every L of the plan) and, layer by layer as the forward produces them,
+ * the analysis of every planned (layer, head, normalizer, L, row) into a payload laid out by the
+ * plan. No MPI, no files: callers poll between heads through a callback, and may look at each
+ * layer's raw attention (dump writes it) before it is analysed. */
+#ifndef NS_ROWS_H
+#define NS_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/ns_row.h"
+#include "common/ns_error.h"
+#include "model/ns_gpt2.h"
+#include "rows/ns_plan.h"
+
+typedef struct ns_rows ns_rows;
+
+/* Called between heads (e.g. to service MPI requests or notice a stop request); a non-zero
+ * return abandons the window with that status. */
+typedef int (*ns_rows_poll_fn)(void *user, ns_err *err);
+
+typedef struct ns_rows_hooks {
+    ns_rows_poll_fn poll;     /* may be NULL */
+    void *poll_user;
+    ns_attn_layer_fn layer;   /* sees every layer the forward runs, before its analysis; NULL */
+    void *layer_user;
+} ns_rows_hooks;
+
+/* Workspaces for windows of plan->L_fwd tokens (one allocation set, reused by every window).
+ * kernel: NS_KERNEL_FAST for runs, NS_KERNEL_REFERENCE for tests. */
+int ns_rows_new(const ns_plan *plan, const ns_gpt2_model *model, ns_kernel kernel,
+                ns_rows **out, ns_err *err);
+void ns_rows_free(ns_rows *r);
+
+/* Analyse window `shard` (tokens[0..plan->L_fwd)) into payload[0..plan->payload). The shard
+ * index keys the random draws, so a window's values do not depend on who computes them. hooks
+ * may be NULL. On error the payload is unspecified. */
+int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows_hooks *hooks,
+                double *payload, ns_err *err);
+
+#endif

@@ -1,0 +1,79 @@
+/* ns_sweep_check: multi-setting checks of a sweep, as positioned diagnostics (see header). */
+#include "sweep/ns_sweep_check.h"
+
+#include "corpus/ns_corpus.h"
+
+static const ns_sweep_mark no_mark = {0, 0};
+
+#define MARK(marks, field) ((marks) ? (marks)->field : no_mark)
+#define ITEM_MARK(marks, field, i) ((marks) && (marks)->field ? (marks)->field[i] : no_mark)
+
+/* The plan's problems, located in the sweep file. */
+typedef struct reporter {
+    const ns_sweep_config *cfg;
+    const ns_sweep_marks *marks;
+    ns_sweep_diags *diags;
+} reporter;
+
+static int report(void *user, ns_plan_where where, size_t index, const char *text)
+{
+    reporter *r = user;
+    const ns_sweep_marks *mk = r->marks;
+    ns_sweep_mark at = no_mark;
+    const char *path = "";
+    switch (where) {
+    case NS_PLAN_AT_L: at = ITEM_MARK(mk, L, index), path = "grid.L"; break;
+    case NS_PLAN_AT_ROWS:
+        at = MARK(mk, rows).line ? MARK(mk, rows) : MARK(mk, root), path = "rows";
+        break;
+    case NS_PLAN_AT_L_MAX: at = MARK(mk, L_max), path = "shards.L_max"; break;
+    case NS_PLAN_AT_LAYER: at = ITEM_MARK(mk, layers, index), path = "grid.layers"; break;
+    case NS_PLAN_AT_HEAD: at = ITEM_MARK(mk, heads, index), path = "grid.heads"; break;
+    }
+    return ns_sweep_diag_add(r->diags, r->cfg->source_path, at, 0, "%s: %s", path, text);
+}
+
+int ns_sweep_check_grid(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                        ns_sweep_diags *diags, ns_err *err)
+{
+    reporter r = {cfg, marks, diags};
+    ns_plan_grid g;
+    ns_sweep_config_grid(cfg, &g);
+    NS_TRY(ns_plan_check(&g, report, &r, err));
+    if (cfg->shard_count && cfg->L_max && cfg->shard_stride) {
+        size_t needed;
+        ns_err e;
+        if (ns_corpus_tokens_needed(cfg->shard_count, cfg->L_max, cfg->shard_first,
+                                    cfg->shard_stride, &needed, &e) != NS_OK &&
+            ns_sweep_diag_add(diags, cfg->source_path, MARK(marks, shards), 0, "shards: %s",
+                              e.msg) != NS_OK)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    return NS_OK;
+}
+
+int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                         const ns_gpt2_config *mc, const char *model_desc, ns_sweep_diags *diags,
+                         ns_err *err)
+{
+    reporter r = {cfg, marks, diags};
+    NS_TRY(ns_sweep_expand_all(cfg, mc->n_layer, mc->n_head, err));
+    ns_plan_grid g;
+    ns_sweep_config_grid(cfg, &g);
+    return ns_plan_check_model(&g, mc, model_desc, report, &r, err);
+}
+
+int ns_sweep_check_tokens(const ns_sweep_config *cfg, const ns_sweep_marks *marks, size_t n_tokens,
+                          const char *corpus_desc, ns_sweep_diags *diags, ns_err *err)
+{
+    if (!cfg->shard_count || !cfg->L_max || !cfg->shard_stride)
+        return NS_OK; /* the shard settings themselves were reported */
+    ns_err e;
+    if (ns_corpus_check_shards(n_tokens, cfg->shard_count, cfg->L_max, cfg->shard_first,
+                               cfg->shard_stride, &e) == NS_OK)
+        return NS_OK;
+    if (ns_sweep_diag_add(diags, cfg->source_path, MARK(marks, shards), 0,
+                          "shards: corpus too short: %s (%s)", e.msg, corpus_desc) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    return NS_OK;
+}

@@ -1,0 +1,200 @@
+/* ns_sweep_inputs: everything `validate` and `run` do before any work: read the sweep file (or
+ * the embedded default), parse and check it, resolve the model (its config.json) and the
+ * tokenizer and corpus it names (through the asset manifest), tokenize the corpus and check the
+ * sweep against both -- every problem a positioned diagnostic. */
+#include "sweep/ns_sweep_inputs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ns_file.h"
+#include "sweep/ns_sweep_check.h"
+#include "sweep/ns_sweep_yaml.h"
+#include "tokenizer/ns_tokenizer.h"
+
+/* The largest sweep file read (a sweep is a page of settings, not data). */
+#define NS_SWEEP_MAX_FILE (1u << 20)
+
+static const ns_sweep_mark no_mark = {0, 0};
+
+#define MARK(marks, field) ((marks) ? (marks)->field : no_mark)
+
+void ns_sweep_inputs_free(ns_sweep_inputs *in)
+{
+    if (!in)
+        return;
+    ns_corpus_free(&in->corpus);
+    memset(in, 0, sizeof *in);
+}
+
+/* A diagnostic whose text is "<key>: <err message>" at mark; returns NS_OK or NS_ERR_NOMEM. */
+static int diag_err(ns_sweep_diags *diags, const ns_sweep_config *cfg, ns_sweep_mark mark,
+                    const char *key, int is_default, const ns_err *e, ns_err *err)
+{
+    if (ns_sweep_diag_add(diags, cfg->source_path, mark, 0, "%s%s: %s", key,
+                          is_default ? " (default)" : "", e->msg) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    return NS_OK;
+}
+
+/* How messages name an asset: its manifest name, or the path as the sweep file wrote it (so
+ * messages do not depend on where the tree lives). */
+static const char *asset_desc(const ns_asset_ref *ref)
+{
+    return strcmp(ref->name, "path") == 0 || !ref->name[0] ? ref->requested : ref->name;
+}
+
+int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks, int allow_fetch,
+                           ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
+    ns_sweep_mark at = MARK(marks, model);
+    ns_err e;
+    ns_err_clear(&e);
+    in->have_model = 0;
+    if (!cfg->model)
+        return NS_OK; /* the `model:` value itself was reported */
+    if (ns_assets_resolve(cfg->model, "model", allow_fetch, &in->model_ref, &e) != NS_OK)
+        return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+    if (in->model_ref.is_fallback &&
+        ns_sweep_diag_add(diags, cfg->source_path, at, 1,
+                          "model: '%s' is not available; using '%s' instead", cfg->model,
+                          in->model_ref.name) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (ns_gpt2_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
+        return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+    in->have_model = 1;
+    return ns_sweep_check_model(cfg, marks, &in->model_cfg, asset_desc(&in->model_ref), diags,
+                                err);
+}
+
+int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                            int allow_fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
+                            ns_err *err)
+{
+    ns_sweep_mark tok_at = MARK(marks, tokenizer), corpus_at = MARK(marks, corpus);
+    ns_tokenizer *tok = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    ns_err e;
+    ns_err_clear(&e);
+    int rc = NS_OK;
+    in->have_tokenizer = in->have_corpus = 0;
+    if (!cfg->tokenizer || !cfg->corpus)
+        return NS_OK; /* reported by the parser */
+
+    if (ns_assets_resolve(cfg->tokenizer, "tokenizer", allow_fetch, &in->tokenizer_ref, &e) !=
+            NS_OK ||
+        ns_tokenizer_load(in->tokenizer_ref.path, &tok, &e) != NS_OK) {
+        rc = diag_err(diags, cfg, tok_at, "tokenizer", !tok_at.line, &e, err);
+        goto done; /* without a tokenizer the corpus cannot be measured */
+    }
+    in->have_tokenizer = 1;
+    in->vocab_size = ns_tokenizer_vocab_size(tok);
+    if (in->have_model && in->vocab_size > in->model_cfg.vocab_size &&
+        ns_sweep_diag_add(diags, cfg->source_path, tok_at, 0,
+                          "tokenizer: its vocabulary has %zu tokens, more than the model's "
+                          "vocab_size %zu",
+                          in->vocab_size, in->model_cfg.vocab_size) != NS_OK) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+
+    if (ns_assets_resolve(cfg->corpus, "corpus", allow_fetch, &in->corpus_ref, &e) != NS_OK) {
+        rc = diag_err(diags, cfg, corpus_at, "corpus", !corpus_at.line, &e, err);
+        goto done;
+    }
+    if ((rc = ns_file_read_all(in->corpus_ref.path, 0, &text, &len, &e)) != NS_OK) {
+        rc = rc == NS_ERR_NOMEM ? ns_fail(err, rc, "%s", e.msg)
+                                : diag_err(diags, cfg, corpus_at, "corpus", !corpus_at.line, &e, err);
+        goto done;
+    }
+    if (ns_corpus_from_text(text, len, asset_desc(&in->corpus_ref), cfg->strip_gutenberg, tok,
+                            &in->corpus, &e) != NS_OK) {
+        if (e.code == NS_ERR_NOMEM) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
+            goto done;
+        }
+        if (e.code == NS_ERR_FORMAT && cfg->strip_gutenberg) {
+            ns_sweep_mark at = MARK(marks, strip_gutenberg);
+            rc = diag_err(diags, cfg, at.line ? at : corpus_at, at.line ? "strip_gutenberg" : "corpus",
+                          !at.line && !corpus_at.line, &e, err);
+        } else {
+            rc = diag_err(diags, cfg, corpus_at, "corpus", !corpus_at.line, &e, err);
+        }
+        goto done;
+    }
+    free(in->corpus.path); /* messages used the name as written; keep the real path */
+    if (!(in->corpus.path = strdup(in->corpus_ref.path))) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    in->have_corpus = 1;
+    {
+        char desc[NS_ASSET_PATH_MAX + 96];
+        snprintf(desc, sizeof desc, "corpus %s%s", asset_desc(&in->corpus_ref),
+                 cfg->strip_gutenberg ? " without its Gutenberg header and licence" : "");
+        rc = ns_sweep_check_tokens(cfg, marks, in->corpus.tokens.n, desc, diags, err);
+    }
+
+done:
+    free(text);
+    ns_tokenizer_free(tok);
+    return rc;
+}
+
+int ns_sweep_load(const char *path, int allow_fetch, int flags, ns_sweep_config *cfg,
+                  ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
+    ns_sweep_marks local_marks;
+    memset(&local_marks, 0, sizeof local_marks);
+    ns_sweep_marks *mk = marks ? marks : &local_marks;
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+    memset(cfg, 0, sizeof *cfg);
+    memset(mk, 0, sizeof *mk);
+    if (in)
+        memset(in, 0, sizeof *in);
+
+    if (path) {
+        if ((rc = ns_file_read_all(path, NS_SWEEP_MAX_FILE, &text, &len, err)) != NS_OK)
+            goto done;
+    } else {
+        const char *t = ns_sweep_default_yaml();
+        len = strlen(t);
+        if (!(text = strdup(t))) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    const char *name = path ? path : NS_SWEEP_DEFAULT_NAME;
+    rc = ns_sweep_parse(text, len, name, cfg, mk, diags, err);
+    if (rc == NS_ERR_NOMEM)
+        goto done;
+    if (rc == NS_OK && (rc = ns_sweep_check_grid(cfg, mk, diags, err)) != NS_OK)
+        goto done;
+    if (!diags->nerrors)
+        rc = NS_OK;
+    /* Files are looked at only for a sweep whose text is right: after a syntax or schema error
+     * (where nothing, or not all, of the file is known) the defaults would be resolved instead
+     * (e.g. a download of gpt2) and bury the real problem. */
+    if (rc == NS_OK && !(flags & NS_SWEEP_SCHEMA_ONLY) && in) {
+        if ((rc = ns_sweep_resolve_model(cfg, mk, allow_fetch, in, diags, err)) != NS_OK)
+            goto done;
+        if (!(flags & NS_SWEEP_NO_CORPUS) &&
+            (rc = ns_sweep_resolve_corpus(cfg, mk, allow_fetch, in, diags, err)) != NS_OK)
+            goto done;
+    }
+    ns_sweep_diags_sort(diags);
+    rc = NS_OK;
+    if (diags->nerrors)
+        rc = ns_fail(err, NS_ERR_INVALID, "%zu problem%s in %s", diags->nerrors,
+                     diags->nerrors == 1 ? "" : "s", name);
+
+done:
+    free(text);
+    if (!marks)
+        ns_sweep_marks_free(&local_marks);
+    return rc;
+}

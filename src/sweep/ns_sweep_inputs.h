@@ -1,0 +1,58 @@
+/* ns_sweep_inputs: everything `validate` and `run` do before any work: read the sweep file (or
+ * the embedded default), parse and check it, resolve the model, tokenizer and corpus it names
+ * (asset manifest), tokenize the corpus, and check the sweep against them; every problem a
+ * "FILE:LINE:COL: message" diagnostic. */
+#ifndef NS_SWEEP_INPUTS_H
+#define NS_SWEEP_INPUTS_H
+
+#include <stddef.h>
+
+#include "assets/ns_assets.h"
+#include "common/ns_error.h"
+#include "corpus/ns_corpus.h"
+#include "model/ns_gpt2.h"
+#include "sweep/ns_sweep_config.h"
+#include "sweep/ns_sweep_diag.h"
+
+/* What the file-based checks found (for the summary and for the run that follows). */
+typedef struct ns_sweep_inputs {
+    int have_model;            /* model resolved and its config.json read */
+    ns_asset_ref model_ref;
+    ns_gpt2_config model_cfg;
+    int have_tokenizer;
+    ns_asset_ref tokenizer_ref;
+    size_t vocab_size;         /* of the tokenizer */
+    int have_corpus;           /* corpus read and tokenized */
+    ns_asset_ref corpus_ref;
+    ns_corpus corpus;          /* the token stream (owned; free with ns_sweep_inputs_free) */
+} ns_sweep_inputs;
+
+void ns_sweep_inputs_free(ns_sweep_inputs *in);
+
+/* Resolve the model through ns_assets_resolve (fetching when allow_fetch), read its config.json
+ * and run ns_sweep_check_model. Failures to resolve or read become diagnostics at `model:`. */
+int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks, int allow_fetch,
+                           ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
+
+/* Resolve and load the tokenizer, resolve, read, strip and tokenize the corpus, and run
+ * ns_sweep_check_tokens (only when the shard settings parsed). Failures become diagnostics at
+ * `tokenizer:` / `corpus:` / `strip_gutenberg:`. */
+int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                            int allow_fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
+                            ns_err *err);
+
+enum ns_sweep_load_flags {
+    NS_SWEEP_SCHEMA_ONLY = 1, /* parse and check the schema only: no model, no corpus */
+    NS_SWEEP_NO_CORPUS = 2    /* resolve the model but do not read or tokenize the corpus */
+};
+
+/* Everything `validate` and `run` need before any work: read path (NULL: the embedded default),
+ * parse, then (unless flags say otherwise, and only when the text has no syntax or schema errors)
+ * resolve the model and the corpus and check the sweep against them. cfg, marks (may be NULL), in (may be NULL with NS_SWEEP_SCHEMA_ONLY) and diags
+ * are filled; free them even on failure. Returns NS_OK when no problem was found, NS_ERR_INVALID
+ * when diags holds errors (err: "N problems in FILE"), NS_ERR_IO when path cannot be read (err
+ * names it; diags empty), NS_ERR_NOMEM. */
+int ns_sweep_load(const char *path, int allow_fetch, int flags, ns_sweep_config *cfg,
+                  ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
+
+#endif

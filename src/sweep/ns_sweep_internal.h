@@ -1,0 +1,96 @@
+/* ns_sweep_internal: the state the parts of the MPI sweep share (ns_sweep.c: setup and
+ * broadcast; ns_sweep_prepare.c: rank 0's checks and outputs; ns_sweep_master.c,
+ * ns_sweep_worker.c: the task loop; ns_sweep_reduce.c: the end-of-run reduction). Not for use
+ * outside src/sweep. */
+#ifndef NS_SWEEP_INTERNAL_H
+#define NS_SWEEP_INTERNAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "common/ns_lock.h"
+#include "model/ns_gpt2.h"
+#include "rows/ns_plan.h"
+#include "rows/ns_rows.h"
+#include "sweep/ns_journal.h"
+#include "sweep/ns_results.h"
+#include "sweep/ns_sweep.h"
+#include "sweep/ns_sweep_config.h"
+#include "sweep/ns_sweep_inputs.h"
+
+enum {
+    TAG_READY = 1,     /* worker -> master: ready for a first task (no data) */
+    TAG_RESULT = 2,    /* worker -> master: doubles [task, seconds, payload...] */
+    TAG_ABANDON = 3,   /* worker -> master: doubles [task, 0]: stopped before finishing */
+    TAG_FAIL = 4,      /* worker -> master: chars: an error message */
+    TAG_HEARTBEAT = 5, /* worker -> master: no data; "still working" */
+    TAG_TASK = 10,     /* master -> worker: int64 task */
+    TAG_STOP = 11,     /* master -> worker: no more tasks, leave the loop */
+    TAG_ABORT = 12     /* master -> worker: abandon the current task (interrupt or failure) */
+};
+
+/* Seconds between a busy worker's heartbeats, and the master's wait for workers to report once
+ * it stops. */
+#define NS_SWEEP_HEARTBEAT 5.0
+#define NS_SWEEP_DRAIN_TIMEOUT 30.0
+
+typedef struct sweep_ctx {
+    MPI_Comm comm;
+    int rank, size;
+    const ns_sweep_options *opt;
+    const ns_sweep_hooks *hooks;
+    ns_sweep_config cfg;
+    ns_gpt2_config mc;
+    ns_plan plan;
+    int have_plan;
+    ns_gpt2_model *model;
+    ns_rows *rows;
+    int32_t *tokens;          /* (shard_count, L_fwd) */
+    double *buf;              /* 2 + payload doubles: this rank's task output (+ message head) */
+    double *rbuf;             /* rank 0: 2 + payload doubles for workers' results */
+    char start_time[32];
+    int unresponsive;         /* a worker did not answer: MPI cannot be shut down cleanly */
+    /* rank 0 only */
+    ns_sweep_inputs in;
+    size_t corpus_tokens;
+    ns_lock *lock;            /* the checkpoint directory's */
+    ns_journal *journal;
+    ns_results res;
+    int have_res;
+    size_t from_journal;      /* tasks found in the journal at the start */
+    char *history;            /* the checkpoint directory's history, this segment included */
+} sweep_ctx;
+
+/* A message line for the user (rank 0), printf-style. */
+void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ISO 8601 UTC now. */
+void ns_sweep_iso_now(char *buf, size_t size);
+/* 1 when the caller asked to stop. */
+int ns_sweep_stop_requested(const sweep_ctx *c);
+/* An MPI error as an ns_err. */
+int ns_sweep_mpi_fail(ns_err *err, int code, const char *what);
+
+#define MPI_TRY(call, what)                                  \
+    do {                                                     \
+        int mpi_rc_ = (call);                                \
+        if (mpi_rc_ != MPI_SUCCESS)                          \
+            return ns_sweep_mpi_fail(err, mpi_rc_, what);    \
+    } while (0)
+
+/* Rank 0: read, validate and resolve the sweep, build the plan, cut the shards' tokens, load the
+ * model (checking its bytes against the checksum validation recorded). Nothing is written. */
+int ns_sweep_prepare(sweep_ctx *c, ns_err *err);
+/* Rank 0: create the output's directory, take the checkpoint directory's lock, open the journal
+ * (loading its results into c->res) and record this run segment; undone on failure. */
+int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err);
+/* Rank 0: release what ns_sweep_open_outputs holds. */
+void ns_sweep_close_outputs(sweep_ctx *c);
+
+/* The task loops; both return the loop's status (NS_ERR_INTERRUPTED when stopped). */
+int ns_sweep_master(sweep_ctx *c, ns_err *err);
+int ns_sweep_worker(sweep_ctx *c, ns_err *err);
+
+/* Every rank: reduce a share of the slices; rank 0 writes the NetCDF and the summary. */
+int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err);
+
+#endif

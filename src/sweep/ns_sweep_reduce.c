@@ -1,0 +1,237 @@
+/* ns_sweep_reduce: the end of a complete sweep: every rank reduces a contiguous share of the
+ * slices (reading its shards' payloads from the journal), the results are gathered on rank 0 in
+ * slice order -- so the file does not depend on how many ranks shared the work -- and rank 0
+ * writes the NetCDF file and the run summary. When a rank cannot read the journal (a checkpoint
+ * directory not shared between nodes), rank 0 reduces every slice itself. */
+#include <cblas.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_ks.h"
+#include "analysis/ns_reduce.h"
+#include "io/ns_nc_results.h"
+#include "sweep/ns_progress.h"
+#include "sweep/ns_sweep_internal.h"
+
+/* Rank 0's result store on every rank (offsets of every shard's payload, forward counts). */
+static int share_results(sweep_ctx *c, ns_err *err)
+{
+    size_t n = c->cfg.shard_count;
+    if (c->rank != 0) {
+        NS_TRY(ns_results_init(&c->res, n, err));
+        c->have_res = 1;
+    }
+    MPI_TRY(MPI_Bcast(c->res.offset, (int)n, MPI_UINT64_T, 0, c->comm), "broadcast offsets");
+    MPI_TRY(MPI_Bcast(c->res.forward_count, (int)n, MPI_INT32_T, 0, c->comm), "broadcast counts");
+    c->res.n_done = n;
+    return NS_OK;
+}
+
+/* Slices [first, first + count) of rank r among P ranks. */
+static void share_of(size_t nsl, int r, int P, size_t *first, size_t *count)
+{
+    *first = nsl * (size_t)r / (size_t)P;
+    *count = nsl * (size_t)(r + 1) / (size_t)P - *first;
+}
+
+/* Gather each rank's `per` doubles per slice into all (rank 0) in slice order. */
+static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *mine, double *all,
+                  ns_err *err)
+{
+    int *counts = NULL, *displs = NULL;
+    if (c->rank == 0) {
+        counts = malloc((size_t)c->size * sizeof *counts);
+        displs = malloc((size_t)c->size * sizeof *displs);
+        if (!counts || !displs) {
+            free(counts), free(displs);
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        }
+        for (int r = 0; r < c->size; r++) {
+            size_t f, n;
+            share_of(nsl, r, P, &f, &n);
+            counts[r] = r < P ? (int)(n * per) : 0;
+            displs[r] = (int)(f * per);
+        }
+    }
+    size_t f, n;
+    share_of(nsl, c->rank, P, &f, &n);
+    int mine_n = c->rank < P ? (int)(n * per) : 0;
+    int rc = MPI_Gatherv(mine, mine_n, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, c->comm);
+    free(counts);
+    free(displs);
+    return rc == MPI_SUCCESS ? NS_OK : ns_sweep_mpi_fail(err, rc, "gather the reduction");
+}
+
+/* Reduce this rank's share; *P receives how many ranks share the work. */
+static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err *err)
+{
+    const ns_plan *p = &c->plan;
+    size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
+    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    ns_journal *j = c->journal;
+    int ok = 1, all_ok = 0;
+    if (c->rank != 0) {
+        ns_err e;
+        ok = ns_journal_attach(c->cfg.checkpoint_dir, p->payload * sizeof(double), &j, &e) == NS_OK;
+    }
+    MPI_TRY(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm), "agree on the journal");
+    *P = all_ok ? c->size : 1;
+    if ((size_t)*P > nsl)
+        *P = (int)nsl;
+    size_t first, count;
+    share_of(nsl, c->rank, *P, &first, &count);
+    if (c->rank >= *P)
+        count = 0;
+    int rc = NS_OK;
+    *res = malloc((count * total > 0 ? count * total : 1) * sizeof **res);
+    *smp = c->cfg.keep_samples ? malloc((count * stotal > 0 ? count * stotal : 1) * sizeof **smp) : NULL;
+    if (!*res || (c->cfg.keep_samples && !*smp))
+        rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices)", count);
+    if (rc == NS_OK && count)
+        rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, err);
+    if (c->rank != 0)
+        ns_journal_close(j);
+    int worst = rc, agreed = 0;
+    MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
+    if (agreed != NS_OK && rc == NS_OK)
+        return ns_fail(err, agreed, "the reduction failed on another rank");
+    return rc;
+}
+
+/* Append a printf-formatted line to the summary. */
+static void add(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The run summary: bound findings, and n_crit of the paper's test per L at T = 1 (or the T
+ * nearest 1) beside the paper's "fewer than 6 % of the tokens". */
+static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t size)
+{
+    const ns_plan *p = &c->plan;
+    const ns_plan_grid *g = &p->g;
+    size_t nsl = ns_plan_nslices(p), total = ns_plan_slice_total(p), tn = g->nT * g->nN;
+    double sums[NS_C_COUNT] = {0};
+    ns_slice_layout sl;
+    size_t t1 = 0;
+    for (size_t t = 1; t < g->nT; t++)
+        if (fabs(log(g->T[t])) < fabs(log(g->T[t1])))
+            t1 = t;
+    buf[0] = '\0';
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(p, k, c->cfg.ks_alpha, &li, &hi, &ni, &Li, &sh);
+        ns_slice_layout_init(&sl, &sh);
+        for (int q = 0; q < NS_C_COUNT; q++)
+            for (size_t i = 0; i < tn * (ns_count_info_of((ns_count_id)q)->per_eps ? g->neps : 1); i++)
+                sums[q] += all[k * total + sl.count[q] + i];
+    }
+    add(buf, size, "findings: Theorem 1 violated in %.0f of %.0f row checks (expected 0)%s; "
+        "Lemma 2's bound in %.0f of %.0f (expected 0)%s; the paper's min(1/(4T), sqrt 2) by "
+        "jac_exact in %.0f of %.0f (expected: softmax reaches 1/(2T))\n",
+        sums[NS_C_THM1_VIOL], sums[NS_C_THM1_CHECKED], sums[NS_C_THM1_VIOL] > 0 ? " -- A FINDING" : "",
+        sums[NS_C_LEMMA2_VIOL], sums[NS_C_LEMMA2_CHECKED],
+        sums[NS_C_LEMMA2_VIOL] > 0 ? " -- A FINDING" : "", sums[NS_C_JAC_EXACT_VIOL],
+        sums[NS_C_JAC_EXACT_CHECKED]);
+    size_t heads = g->nlayers * g->nheads;
+    double *frac = malloc((heads ? heads : 1) * sizeof *frac);
+    if (!frac)
+        return;
+    for (size_t ni = 0; ni < g->nnormalizers; ni++) {
+        add(buf, size, "n_crit_expected (the paper's KS test) at T = %g, %s:", g->T[t1],
+            ns_normalizer_name(g->normalizers[ni].kind));
+        for (size_t Li = 0; Li < g->nL; Li++) {
+            size_t found = 0;
+            for (size_t li = 0; li < g->nlayers; li++)
+                for (size_t hi = 0; hi < g->nheads; hi++) {
+                    size_t k = ((li * g->nheads + hi) * g->nnormalizers + ni) * g->nL + Li;
+                    double nc = all[k * total + sl.n_crit[NS_KS_EXPECTED] + t1];
+                    if (nc >= 1.0)
+                        frac[found++] = nc / (double)g->L[Li];
+                }
+            qsort(frac, found, sizeof *frac, cmp_double);
+            add(buf, size, " L=%zu: %zu/%zu heads", g->L[Li], found, heads);
+            if (found)
+                add(buf, size, " (median n_crit/L %.1f %%)", 100.0 * frac[found / 2]);
+            add(buf, size, Li + 1 < g->nL ? ";" : "");
+        }
+        add(buf, size, " [the paper: n_crit < 6 %% of L]\n");
+    }
+    free(frac);
+}
+
+int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
+{
+    double t0 = ns_progress_now();
+    NS_TRY(share_results(c, err));
+    int P = 1;
+    double *mine = NULL, *mine_s = NULL, *all = NULL, *all_s = NULL;
+    int rc = reduce_share(c, &P, &mine, &mine_s, err);
+    const ns_plan *p = &c->plan;
+    size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
+    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    if (rc == NS_OK && c->rank == 0) {
+        all = malloc(nsl * total * sizeof *all);
+        all_s = c->cfg.keep_samples ? malloc((nsl * stotal > 0 ? nsl * stotal : 1) * sizeof *all_s)
+                                    : NULL;
+        if (!all || (c->cfg.keep_samples && !all_s))
+            rc = ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
+    }
+    if (rc == NS_OK)
+        rc = gather(c, P, nsl, total, mine, all, err);
+    if (rc == NS_OK && c->cfg.keep_samples)
+        rc = gather(c, P, nsl, stotal, mine_s, all_s, err);
+    if (rc == NS_OK && c->rank == 0) {
+        ns_sweep_say(c, "reduce_seconds: %.6f (%d rank%s)", ns_progress_now() - t0, P,
+                     P == 1 ? "" : "s");
+        char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len = 0;
+        ns_sweep_iso_now(end_time, sizeof end_time);
+        MPI_Get_library_version(mpi_lib, &len);
+        mpi_lib[strcspn(mpi_lib, "\n")] = '\0';
+        int all_softmax = 1;
+        for (size_t i = 0; i < p->g.nnormalizers; i++)
+            all_softmax &= p->g.normalizers[i].kind == NS_NORM_SOFTMAX ||
+                           p->g.normalizers[i].kind == NS_NORM_SSMAX;
+        ns_provenance prov = {
+            .kind = "sweep", .command_line = c->opt->command_line, .history = c->history,
+            .institution = c->opt->institution, .start_time = c->start_time, .end_time = end_time,
+            .model = &c->in.model_ref, .tokenizer = &c->in.tokenizer_ref,
+            .corpus = &c->in.corpus_ref, .model_requested = c->cfg.model, .mpi_size = c->size,
+            .mpi_library = mpi_lib, .blas = openblas_get_config(),
+            .sweep_file = c->cfg.source_path, .sweep_yaml = c->cfg.yaml_text,
+            .strip_gutenberg = c->cfg.strip_gutenberg, .all_softmax_family = all_softmax,
+        };
+        ns_results_data d = {
+            .plan = p, .ks_alpha = c->cfg.ks_alpha, .n_shards = c->cfg.shard_count,
+            .L_max = c->cfg.L_max, .shard_first = c->cfg.shard_first,
+            .shard_stride = c->cfg.shard_stride, .corpus_tokens = c->corpus_tokens, .slices = all,
+            .samples = all_s, .forward_count = c->res.forward_count,
+        };
+        rc = ns_nc_results_write(c->cfg.output, &d, &prov, err);
+        if (rc == NS_OK) {
+            ns_sweep_say(c, "normsweep: wrote %s", c->cfg.output);
+            summarize(c, all, out->summary, sizeof out->summary);
+        }
+    }
+    free(mine);
+    free(mine_s);
+    free(all);
+    free(all_s);
+    return rc;
+}
