@@ -409,7 +409,9 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
         ns_jac_exact_norm(&p->normalizer, ws->alpha, L, T, ws->work);
     row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] =
         t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T)) : NAN;
-    row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = ns_entropy(ws->alpha, ws->lalpha, L);
+    double h = ns_entropy(ws->alpha, ws->lalpha, L);
+    row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
+    row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;
     NS_TRY(ns_jac_fd(ws, p, key, m, L, t, lay, row, err));
 
     size_t nN = 0; /* the N's this row has: below its L keys (and within the layout) */

@@ -158,9 +158,18 @@ static int nc_member(const char *dir, const ns_archive_list *members, char **nam
     return NS_OK;
 }
 
-/* Compare this build with the one recorded; fills why with the differences. 1 = same. */
-static int same_build(const ns_nc_info *info, char *why, size_t size)
+/* Compare this build with the one recorded; fills why with the differences. 1 = same: the
+ * executable itself is the recorded one (its SHA-256) with the same BLAS kernels, or git commit,
+ * compiler, flags and BLAS all match a known commit. */
+static int same_build(const ns_nc_info *info, const char *self_sha, char *why, size_t size)
 {
+    const char *exe = ns_nc_info_text(info, "executable_sha256"),
+               *blas = ns_nc_info_text(info, "blas");
+    if (exe && self_sha && strcmp(exe, self_sha) == 0 && strcmp(exe, "unknown") != 0 && blas &&
+        strcmp(blas, openblas_get_config()) == 0) {
+        why[0] = 0;
+        return 1;
+    }
     const char *keys[4] = {"git_commit", "compiler", "cflags", "blas"};
     const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, openblas_get_config()};
     size_t at = 0;
@@ -494,10 +503,10 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     ns_err_clear(err);
 
     char why[2048];
-    int exact = same_build(&st.info, why, sizeof why) && !o->force_tolerance;
+    int exact = same_build(&st.info, o->executable_sha256, why, sizeof why) && !o->force_tolerance;
     if (exact)
-        line(&v, "INFO", "mode: byte-identical (git commit, compiler, flags and BLAS match the "
-             "recorded build)");
+        line(&v, "INFO", "mode: byte-identical (the recorded build: same executable, or same git "
+             "commit, compiler, flags and BLAS)");
     else
         line(&v, "INFO", "mode: tolerance, |archived - recomputed| <= %g * max(|archived|, "
              "|recomputed|, 1) (%s)", o->tolerance,

@@ -28,6 +28,7 @@ typedef struct ns_verify_options {
     /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
+    const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

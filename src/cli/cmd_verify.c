@@ -125,6 +125,9 @@ int ns_cmd_verify(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.archive = argv[optind];
+    char exe_sha[65];
+    ns_cli_self_sha256(exe_sha);
+    o.executable_sha256 = exe_sha;
     ns_verify_summary s;
     ns_err err;
     ns_err_clear(&err);

@@ -1,6 +1,8 @@
 /* ns_cli: shared reporting of library errors as one-line messages and exit codes. */
 #include "cli/ns_cli.h"
 
+#include "common/ns_sha256.h"
+
 #include <stdio.h>
 #include <time.h>
 
@@ -15,6 +17,13 @@ int ns_cli_report(const char *cmd, const ns_err *err)
     case NS_ERR_INTERRUPTED: return NS_EXIT_INTERRUPTED;
     default: return NS_EXIT_FAILURE;
     }
+}
+
+void ns_cli_self_sha256(char hex[65])
+{
+    ns_err err;
+    if (ns_sha256_file("/proc/self/exe", hex, &err) != NS_OK)
+        snprintf(hex, 65, "unknown");
 }
 
 void ns_cli_iso_now(char *buf, size_t size)

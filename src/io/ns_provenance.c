@@ -108,6 +108,7 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("compiler", NS_BUILD_CC);
     PUT_TEXT("cflags", NS_BUILD_CFLAGS);
     PUT_TEXT("blas", p->blas);
+    PUT_TEXT("executable_sha256", p->executable_sha256);
     PUT_TEXT("mpi_library", p->mpi_library);
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "mpi_size", .ival = p->mpi_size};

@@ -315,9 +315,12 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
     if (rc == NS_OK && (rc = mkdirs_tracked(ckpt, &cd, err)) != NS_OK && rc != NS_ERR_NOMEM)
         rc = err->code = NS_ERR_INVALID; /* an unusable --checkpoint-dir: input (exit 2) */
     if (rc == NS_OK)
-        rc = ns_lock_acquire(ckpt, c->opt->command_line, &c->lock, err);
+        rc = ns_lock_acquire(ckpt, NULL, &c->lock, err);
     if (rc == NS_OK)
         rc = open_journal(c, err);
+    if (rc == NS_OK) /* the holder is recorded once the run is sure to go ahead */
+        rc = ns_lock_note(c->lock, c->opt->command_line ? c->opt->command_line : "normsweep run",
+                          err);
     if (rc == NS_ERR_IO)
         rc = err->code = NS_ERR_INVALID;
     if (rc == NS_OK && unlink(stop) == 0)
@@ -327,14 +330,9 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
     if (rc != NS_OK) {
         ns_journal_close(c->journal);
         c->journal = NULL;
-        if (jpath && !had_journal && c->lock) {
-            char *lp = ns_path_join(ckpt, NS_LOCK_FILE);
-            unlink(jpath); /* a journal this run started, and its lock */
-            if (lp)
-                unlink(lp);
-            free(lp);
-        }
-        ns_lock_release(c->lock);
+        if (jpath && !had_journal && c->lock)
+            unlink(jpath); /* a journal this run started */
+        ns_lock_abandon(c->lock);
         c->lock = NULL;
         created_dirs_undo(&cd);
     } else {
