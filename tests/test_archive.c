@@ -359,12 +359,6 @@ static void test_nc_read(void)
     CU_ASSERT_TRUE(ns_nc_info_double(&info, "ks_alpha", &d));
     CU_ASSERT_EQUAL(d, 0.01);
     CU_ASSERT_FALSE(ns_nc_info_double(&info, "shard_count", &d));
-    size_t len = 0;
-    CU_ASSERT_TRUE(ns_nc_info_dim_len(&info, "shard", &len));
-    CU_ASSERT_EQUAL(len, 3);
-    CU_ASSERT_TRUE(ns_nc_info_dim_len(&info, "L", &len));
-    CU_ASSERT_EQUAL(len, 2);
-    CU_ASSERT_FALSE(ns_nc_info_dim_len(&info, "N", &len));
     ns_nc_info_free(&info);
     char *bad = in_tmp("notnc.nc");
     write_text(bad, "plain text\n");

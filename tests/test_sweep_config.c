@@ -401,7 +401,8 @@ static void check_file(const char *name, int full)
         char cwd[4096];
         CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
         CU_ASSERT_EQUAL_FATAL(chdir(data_dir), 0);
-        rc = ns_sweep_load(name, 1, 0, &cfg, &marks, in, &d, &err);
+        ns_assets_fetch fetch = {1, NULL, NULL};
+        rc = ns_sweep_load(name, &fetch, 0, &cfg, &marks, in, &d, &err);
         CU_ASSERT_EQUAL(chdir(cwd), 0);
         ns_sweep_inputs_free(in);
         free(in);
@@ -535,7 +536,7 @@ static void test_shipped_sweeps_and_embedded_default(void)
     ns_sweep_config cfg;
     ns_sweep_diags d = {0};
     ns_err err;
-    CU_ASSERT_EQUAL(ns_sweep_load(NULL, 0, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL, &d, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_sweep_load(NULL, NULL, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL, &d, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(cfg.source_path, NS_SWEEP_DEFAULT_NAME);
     CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2-standin");
     CU_ASSERT_STRING_EQUAL(cfg.output, "runs/quick/quick.nc");
@@ -548,7 +549,7 @@ static void test_unreadable_sweep_file(void)
     ns_sweep_config cfg;
     ns_sweep_diags d = {0};
     ns_err err;
-    int rc = ns_sweep_load("/nonexistent/sweep.yaml", 0, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL,
+    int rc = ns_sweep_load("/nonexistent/sweep.yaml", NULL, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL,
                            &d, &err);
     CU_ASSERT_EQUAL(rc, NS_ERR_IO);
     CU_ASSERT_STRING_EQUAL(err.msg,
@@ -886,7 +887,7 @@ static void load_text(const char *text, size_t want_n, const char *want_suffix)
     ns_sweep_diags d = {0};
     ns_err err;
     CU_ASSERT_PTR_NOT_NULL_FATAL(in);
-    int rc = ns_sweep_load(path, 0, 0, &cfg, NULL, in, &d, &err);
+    int rc = ns_sweep_load(path, NULL, 0, &cfg, NULL, in, &d, &err);
     unlink(path);
     CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
     CU_ASSERT_EQUAL(d.n, want_n);

@@ -10,7 +10,8 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
-	src/analysis/ns_reduce.c src/analysis/ns_reduce.h
+	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
+	src/analysis/ns_analysis_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 
 check_PROGRAMS += tests/test_normalize

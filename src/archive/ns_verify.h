@@ -24,6 +24,7 @@ typedef struct ns_verify_options {
     double tolerance;            /* relative tolerance of the tolerance mode */
     int force_tolerance;         /* compare within the tolerance even when the build matches */
     int allow_fetch;             /* let asset names be fetched (mirror / download) */
+    void (*fetch_log)(void *user, const char *line); /* what fetching does (user: report_user) */
     const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
     /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
     void (*report)(void *user, const char *status, const char *text);

@@ -347,7 +347,8 @@ static int dump_resolve(const char *arg, const char *dflt, const char *kind, ns_
         snprintf(ref->name, sizeof ref->name, "path");
         return NS_OK;
     }
-    int rc = ns_assets_resolve(arg ? arg : dflt, kind, 1, ref, err);
+    ns_assets_fetch fetch = {1, ns_cli_log_line, NULL};
+    int rc = ns_assets_resolve(arg ? arg : dflt, kind, &fetch, ref, err);
     if (rc != NS_OK)
         ns_err_prefix(err, "--%s %s", kind, arg ? arg : dflt);
     return rc;
@@ -522,9 +523,9 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
     s.logits = o->logits;
     int rc;
     /* cheap checks first: the model's shape, the text, the window, the grid */
-    if ((rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
-        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = load_window(o, &s, err)) ||
-        (rc = make_plan(o, &s, err)))
+    if ((rc = load_window(o, &s, err)) ||
+        (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
+        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
     const ns_plan_grid *g = &s.plan.g;
     size_t H = g->nheads, B = g->nN > g->neps ? g->nN : g->neps;

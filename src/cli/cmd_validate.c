@@ -194,7 +194,8 @@ int ns_cmd_validate(int argc, char **argv)
         fprintf(stderr, "normsweep validate: out of memory\n");
         return NS_EXIT_FAILURE;
     }
-    rc = ns_sweep_load(path, allow_fetch, schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in,
+    ns_assets_fetch fetch = {allow_fetch, ns_cli_log_line, NULL};
+    rc = ns_sweep_load(path, &fetch, schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in,
                        &diags, &err);
     for (size_t i = 0; i < diags.n; i++)
         fprintf(stderr, "%s\n", diags.items[i].text);

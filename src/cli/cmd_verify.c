@@ -73,6 +73,7 @@ int ns_cmd_verify(int argc, char **argv)
     o.tolerance = NS_VERIFY_DEFAULT_TOLERANCE;
     o.allow_fetch = 1;
     o.report = report_line;
+    o.fetch_log = ns_cli_log_line;
     int c;
     unsigned long long u;
     opterr = 0;
