@@ -81,8 +81,9 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
 
 /* Keys of the counter-based generator (analysis/ns_rng.h), so tests can replay a draw:
  * d_random's nested subsets are the prefixes of one random permutation keyed by
- * (seed, shard, row, layer, head, T); jac_fd's random directions are keyed by the same tuple
- * under another domain tag and are the same for every eps. */
+ * (seed, shard, row, layer, head, T); jac_fd's random directions are keyed by
+ * (seed, shard, row, layer, head) under another domain tag (pass T = 0): the same directions for
+ * every T and eps of a row, so g(T, eps) compares like with like. */
 typedef enum ns_rng_purpose {
     NS_RNG_RANDOM_SUBSET = 0,
     NS_RNG_FD_PROBES = 1
