@@ -20,7 +20,7 @@ tests_test_normalize_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_normalize
 
 check_PROGRAMS += tests/test_analysis
-tests_test_analysis_SOURCES = tests/test_analysis.c
+tests_test_analysis_SOURCES = tests/test_analysis.c tests/ns_test_kernels.h tests/ns_test_model.h
 tests_test_analysis_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_analysis_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_analysis
