@@ -69,8 +69,8 @@ void ns_row_layout_init(ns_row_layout *lay, size_t nT, size_t nN, size_t neps, i
  * ignored; n < lay->nN). Not for the derived metrics. */
 size_t ns_row_index(const ns_row_layout *lay, ns_metric_id id, size_t t, size_t n, size_t e);
 
-/* The value of any metric (stored or derived) of a row record at (t, n, e); L is the row's
- * context length of the layout (for entropy_norm). NaN when n >= lay->nN (skipped). */
+/* The value of any metric (stored or derived) of a row record at (t, n, e); L is the number of
+ * keys of the record's row, m + 1 (for entropy_norm). NaN when n >= lay->nN (skipped). */
 double ns_row_value(const ns_row_layout *lay, const double *row, size_t L, ns_metric_id id,
                     size_t t, size_t n, size_t e);
 

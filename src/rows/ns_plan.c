@@ -211,8 +211,8 @@ void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size
     *hi = k % g->nheads;
     *li = k / g->nheads;
     *sh = (ns_slice_shape){
-        .lay = ns_plan_layout(p, *ni, *Li), .L = g->L[*Li], .N = g->N, .nN = g->nN,
-        .T = g->T, .nT = g->nT, .neps = g->neps, .ks_alpha = ks_alpha,
+        .lay = ns_plan_layout(p, *ni, *Li), .L = g->L[*Li], .rows = g->rows, .N = g->N,
+        .nN = g->nN, .T = g->T, .nT = g->nT, .neps = g->neps, .ks_alpha = ks_alpha,
     };
 }
 
