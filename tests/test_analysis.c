@@ -244,10 +244,15 @@ typedef struct brute_ns_stats {
 /* alpha = F(z / T): softmax and ssmax in long double from the definition (the maximum subtracted,
  * which is the same number), with the exact log-weights la_i = c z_i - max - log sum (finite even
  * where alpha_i underflows long double); sparsemax and entmax15 by bisection on the threshold
- * (tests/ns_test_ref.h), la_i = log alpha_i (-inf outside the support). la may be NULL. */
+ * (tests/ns_test_ref.h), la_i = log alpha_i, and zero[i] = 1 outside the support (la_i is then
+ * -LDBL_MAX: no infinity is stored in a long double, which valgrind does not carry through
+ * memory). la and zero may be NULL. */
 static void brute_weights(const ns_normalizer *f, const double *z, size_t L, double T,
-                          long double *a, long double *la)
+                          long double *a, long double *la, int *zero)
 {
+    if (zero)
+        for (size_t i = 0; i < L; i++)
+            zero[i] = 0;
     if (f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX) {
         long double c = f->kind == NS_NORM_SOFTMAX ? 1.0L / T : f->s * logl((long double)L) / T;
         long double mx = -INFINITY, sum = 0.0L;
@@ -267,14 +272,16 @@ static void brute_weights(const ns_normalizer *f, const double *z, size_t L, dou
     for (size_t i = 0; i < L; i++) {
         a[i] = ad[i];
         if (la)
-            la[i] = ad[i] > 0.0 ? logl(ad[i]) : -INFINITY;
+            la[i] = ad[i] > 0.0 ? logl(ad[i]) : -LDBL_MAX;
+        if (zero)
+            zero[i] = ad[i] == 0.0;
     }
 }
 
 static void brute_weights_d(const ns_normalizer *f, const double *z, size_t L, double T, double *a)
 {
     long double al[BMAX];
-    brute_weights(f, z, L, T, al, NULL);
+    brute_weights(f, z, L, T, al, NULL, NULL);
     for (size_t i = 0; i < L; i++)
         a[i] = (double)al[i];
 }
@@ -340,7 +347,7 @@ static int brute_slog_le(brute_slog a, brute_slog b)
 }
 
 static size_t brute_ns(long double Xl[][DMAX], size_t d, const long double *al,
-                       const long double *la, size_t L, const int *in_set)
+                       const long double *la, const int *zero, size_t L, const int *in_set)
 {
     long double s[DMAX] = {0};
     for (size_t j = 0; j < L; j++)
@@ -355,7 +362,7 @@ static size_t brute_ns(long double Xl[][DMAX], size_t d, const long double *al,
             xs += Xl[i][k] * s[k];
         }
         long double q = al[i] * g - 2.0L * xs;
-        e[i].sign = (q == 0.0L || la[i] == -INFINITY) ? 0 : (q > 0.0L ? 1 : -1);
+        e[i].sign = (q == 0.0L || zero[i]) ? 0 : (q > 0.0L ? 1 : -1);
         e[i].lmag = e[i].sign ? la[i] + logl(fabsl(q)) : 0.0L;
         if (!in_set[i] && (emin.sign == 2 || brute_slog_le(e[i], emin)))
             emin = e[i];
@@ -517,7 +524,8 @@ static void brute_theorem2(const double *a, const size_t *order, size_t N, doubl
 /* The N-dependent metrics of one (row, T, N) into b at [t][n]. */
 static void brute_cell(const ns_analysis_params *p, const ns_head_key *key, size_t m,
                        double X[][DMAX], long double Xl[][DMAX], size_t d, const long double *al,
-                       const long double *la, const double *a, const size_t *order, double M, double delta, size_t t,
+                       const long double *la, const int *zero, const double *a,
+                       const size_t *order, double M, double delta, size_t t,
                        size_t n, brute_rec *b, brute_ns_stats *st)
 {
     size_t L = m + 1, N = p->N[n];
@@ -529,7 +537,7 @@ static void brute_cell(const ns_analysis_params *p, const ns_head_key *key, size
         in[order[q]] = 1;
         abar += a[order[q]];
         maxn2 = fmax(maxn2, vnorm(X[order[q]], d) * vnorm(X[order[q]], d));
-        st->underflow += al[order[q]] > 0.0L && a[order[q]] == 0.0;
+        st->underflow += la[order[q]] < -745.2L && !zero[order[q]]; /* below double's range */
     }
     for (size_t i = 0; i < L; i++)
         if (!in[i])
@@ -552,7 +560,7 @@ static void brute_cell(const ns_analysis_params *p, const ns_head_key *key, size
         dexp += nn * nn;
     }
     dexp *= (double)(L - N) / (double)L;
-    size_t Ns = brute_ns(Xl, d, al, la, L, in), naive = 0;
+    size_t Ns = brute_ns(Xl, d, al, la, zero, L, in), naive = 0;
     for (size_t q = 0; q < N; q++)
         naive += dist[order[q]] <= r;
     st->cells++;
@@ -586,6 +594,7 @@ static void brute_row(const ns_analysis_params *p, const ns_head_key *key, const
     static long double Xl[BMAX][DMAX];
     double z[BMAX], a[BMAX];
     long double al[BMAX], la[BMAX];
+    int zero[BMAX];
     CU_ASSERT_FATAL(L <= BMAX && d <= DMAX && p->nT <= BT && p->nN <= BN && p->neps <= BE);
     for (size_t q = 0; q < sizeof b->v / sizeof(double); q++)
         (&b->v[0][0][0][0])[q] = NAN;
@@ -600,7 +609,7 @@ static void brute_row(const ns_analysis_params *p, const ns_head_key *key, const
     b->v[NS_M_DELTA][0][0][0] = L >= 2 ? delta : NAN;
     for (size_t t = 0; t < p->nT; t++) {
         double T = p->T[t];
-        brute_weights(&p->normalizer, z, L, T, al, la);
+        brute_weights(&p->normalizer, z, L, T, al, la, zero);
         for (size_t i = 0; i < L; i++)
             a[i] = (double)al[i];
         /* I_N: the N largest alpha, ties by the smaller index, ranked by the exact log-weight
@@ -617,7 +626,7 @@ static void brute_row(const ns_analysis_params *p, const ns_head_key *key, const
         }
         for (size_t n = 0; n < nN_cell; n++)
             if (p->N[n] < L)
-                brute_cell(p, key, m, X, Xl, d, al, la, a, order, M, delta, t, n, b, st);
+                brute_cell(p, key, m, X, Xl, d, al, la, zero, a, order, M, delta, t, n, b, st);
         long double h = 0.0L;
         for (size_t i = 0; i < L; i++)
             if (al[i] > 0.0L)
