@@ -35,3 +35,8 @@ tests_test_reduce_SOURCES = tests/test_reduce.c
 tests_test_reduce_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_reduce_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_ks tests/test_reduce
+
+# N_s exact against a 50-digit mpmath evaluation on held-out real rows at T = 0.01 and 0.1
+# (issue 12); skipped (77) only without python3-mpmath.
+TESTS += tests/ns_frac_exact.sh
+EXTRA_DIST += tests/ns_frac_exact.sh tests/check_ns_exact.py
