@@ -40,3 +40,8 @@ TESTS += tests/test_ks tests/test_reduce
 # (issue 12); skipped (77) only without python3-mpmath.
 TESTS += tests/ns_frac_exact.sh
 EXTRA_DIST += tests/ns_frac_exact.sh tests/check_ns_exact.py
+
+# A keep_samples sweep's KS tests, n_crit, counts and statistics recomputed from its kept samples
+# with scipy/numpy (issue 12).
+TESTS += tests/sweep_ks_scipy.sh
+EXTRA_DIST += tests/sweep_ks_scipy.sh tests/check_sweep_ks.py
