@@ -1,28 +1,25 @@
-/* bench_analysis: time METRICS.md's analysis of all heads of one shard (124M shape: 12 layers x
- * 12 heads, head dim 64, L_max = 1024) on the ablation grid, against one GPT-2 forward pass.
+/* bench_analysis: the cost of the rows stage's analysis against the forward pass it follows, for
+ * one shard of a sweep file's grid (every L, N, T, eps, all heads), in one process.
  *
- * usage: bench_analysis [MODEL_DIR]
- *   with MODEL_DIR (e.g. from `normsweep mkmodel --preset gpt2`): one timed forward pass without
- *   callback, then a second pass whose per-layer callback analyses every head (only the
- *   analysis is timed); prints analysis_seconds, analysis_forward_seconds, analysis_vs_forward.
- *   without: synthetic logits N(0, 2^2) and values N(0, 1); prints analysis_seconds only. */
-#include <math.h>
+ * usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast]
+ *   MODEL_DIR: e.g. a random 124M GPT-2 from `normsweep mkmodel --preset gpt2` (the sweep's own
+ *   `model:` is replaced by it; its corpus is not read: the tokens are random ids).
+ *   Times REPS (default 3) forward passes alone and REPS runs of the rows stage (forward +
+ *   analysis) over the same tokens; analysis = median(rows) - median(forward). Prints
+ *   forward_seconds_1t, analysis_seconds, analysis_vs_forward and the payload size. Run it with
+ *   OPENBLAS_NUM_THREADS=1: the sweep runs one BLAS thread per rank. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "analysis/ns_analysis.h"
-#include "analysis/ns_rng.h"
+#include "common/ns_file.h"
 #include "model/ns_gpt2.h"
-
-#define L_MAX 1024
-
-static const size_t grid_N[] = {1, 5, 10, 20, 100};
-static const double grid_T[] = {0.01, 0.1, 1, 10, 100};
-static const double grid_eps[] = {1e-3, 1e-1, 10};
-static const size_t grid_rows[] = {31, 63, 127, 255, 511, 1023}; /* L - 1 */
+#include "rows/ns_plan.h"
+#include "rows/ns_rows.h"
+#include "sweep/ns_sweep_config.h"
+#include "sweep/ns_sweep_yaml.h"
 
 static double now(void)
 {
@@ -31,139 +28,102 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-typedef struct bench_ctx {
-    ns_analysis_params p;
-    ns_analysis_ws *ws;
-    ns_row_layout lay;
-    double *out;
-    double seconds;
-    size_t heads;
-    double checksum; /* keeps the work observable */
-} bench_ctx;
-
-static int analyse_head(bench_ctx *c, const ns_head_input *in, uint32_t layer, uint32_t head,
-                        ns_err *err)
+static int cmp_double(const void *a, const void *b)
 {
-    ns_head_key key = {0, layer, head};
-    size_t nrows = sizeof grid_rows / sizeof grid_rows[0];
-    double t0 = now();
-    int rc = ns_analyze_head(&c->p, &key, in, grid_rows, nrows, c->ws, c->out, err);
-    c->seconds += now() - t0;
-    if (rc != NS_OK)
-        return rc;
-    c->heads++;
-    double v = c->out[ns_row_index_tn(&c->lay, NS_M_DISTANCE, 2, 1)];
-    if (isfinite(v))
-        c->checksum += v;
-    return NS_OK;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
-static int on_layer(void *user, const ns_attn_layer_view *view, ns_err *err)
+static double median(double *v, int n)
 {
-    bench_ctx *c = user;
-    size_t L = view->L, C = view->n_head * view->d_head;
-    for (size_t h = 0; h < view->n_head; h++) {
-        ns_head_input in = {view->logits + h * L * L, L, view->values + h * view->d_head, C, L,
-                            view->d_head};
-        NS_TRY(analyse_head(c, &in, (uint32_t)view->layer, (uint32_t)h, err));
-    }
-    return NS_OK;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int fail(const char *what, const ns_err *err)
+{
+    fprintf(stderr, "bench_analysis: %s: %s\n", what, err->msg);
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
-    bench_ctx c;
-    memset(&c, 0, sizeof c);
-    c.p.N = grid_N;
-    c.p.nN = sizeof grid_N / sizeof grid_N[0];
-    c.p.T = grid_T;
-    c.p.nT = sizeof grid_T / sizeof grid_T[0];
-    c.p.eps = grid_eps;
-    c.p.neps = sizeof grid_eps / sizeof grid_eps[0];
-    c.p.normalizer.kind = NS_NORM_SOFTMAX;
-    c.p.sphere = 1;
-    c.p.probes = 8;
-    c.p.seed = 1;
-    ns_row_layout_init(&c.lay, c.p.nT, c.p.nN, c.p.neps);
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast]\n");
+        return 2;
+    }
+    int reps = argc > 3 ? atoi(argv[3]) : 3;
+    ns_kernel kernel = argc > 4 && strcmp(argv[4], "reference") == 0 ? NS_KERNEL_REFERENCE
+                                                                      : NS_KERNEL_FAST;
+    if (reps < 1 || reps > 50)
+        reps = 3;
     ns_err err;
-    int status = 1;
+    char *text = NULL;
+    size_t len = 0;
+    ns_sweep_config cfg;
+    ns_sweep_diags diags = {0};
     ns_gpt2_model *model = NULL;
-    ns_gpt2_workspace *gws = NULL;
-    float *logits = NULL, *values = NULL;
-    int32_t *tokens = NULL;
-    size_t nrows = sizeof grid_rows / sizeof grid_rows[0];
-    c.out = malloc(nrows * c.lay.total * sizeof(double));
-    if (!c.out || ns_analysis_ws_new(&c.p, L_MAX, 64, &c.ws, &err) != NS_OK) {
-        fprintf(stderr, "bench_analysis: workspace: %s\n", c.out ? err.msg : "out of memory");
-        goto done;
+    if (ns_file_read_all(argv[1], 0, &text, &len, &err) != NS_OK)
+        return fail(argv[1], &err);
+    if (ns_sweep_parse(text, len, argv[1], &cfg, NULL, &diags, &err) != NS_OK)
+        return fail("parse", &err);
+    if (ns_gpt2_load(argv[2], &model, &err) != NS_OK)
+        return fail(argv[2], &err);
+    const ns_gpt2_config *mc = ns_gpt2_config_of(model);
+    if (ns_sweep_expand_all(&cfg, mc->n_layer, mc->n_head, &err) != NS_OK)
+        return fail("expand", &err);
+    ns_plan_grid g;
+    ns_sweep_config_grid(&cfg, &g);
+    ns_plan plan;
+    ns_rows *rows = NULL;
+    if (ns_plan_init(&plan, &g, mc, &err) != NS_OK)
+        return fail("plan", &err);
+    if (ns_rows_new(&plan, model, kernel, &rows, &err) != NS_OK)
+        return fail("rows", &err);
+    ns_gpt2_workspace *ws = NULL;
+    if (ns_gpt2_workspace_new(model, plan.L_fwd, &ws, &err) != NS_OK)
+        return fail("workspace", &err);
+    int32_t *tokens = malloc(plan.L_fwd * sizeof *tokens);
+    double *payload = malloc(plan.payload * sizeof *payload);
+    double *tf = malloc((size_t)reps * sizeof *tf), *tr = malloc((size_t)reps * sizeof *tr);
+    if (!tokens || !payload || !tf || !tr) {
+        fprintf(stderr, "bench_analysis: out of memory\n");
+        return 1;
     }
-    printf("analysis grid: L {32..1024} x N 5 x T 5 x eps 3, softmax, sphere, probes 8, rows 1\n");
-    if (argc > 1) {
-        if (ns_gpt2_load(argv[1], &model, &err) != NS_OK) {
-            fprintf(stderr, "bench_analysis: %s\n", err.msg);
-            goto done;
-        }
-        const ns_gpt2_config *cfg = ns_gpt2_config_of(model);
-        if (ns_gpt2_workspace_new(model, L_MAX, &gws, &err) != NS_OK) {
-            fprintf(stderr, "bench_analysis: %s\n", err.msg);
-            goto done;
-        }
-        tokens = malloc(L_MAX * sizeof *tokens);
-        if (!tokens)
-            goto done;
-        ns_rng rng;
-        ns_rng_init(&rng, 7);
-        for (size_t i = 0; i < L_MAX; i++)
-            tokens[i] = (int32_t)ns_rng_below(&rng, cfg->vocab_size);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < plan.L_fwd; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        tokens[i] = (int32_t)(x % mc->vocab_size);
+    }
+    for (int r = 0; r < reps; r++) {
         double t0 = now();
-        if (ns_gpt2_forward(model, gws, tokens, L_MAX, NULL, NULL, &err) != NS_OK) {
-            fprintf(stderr, "bench_analysis: forward: %s\n", err.msg);
-            goto done;
-        }
-        double fwd = now() - t0;
-        if (ns_gpt2_forward(model, gws, tokens, L_MAX, on_layer, &c, &err) != NS_OK) {
-            fprintf(stderr, "bench_analysis: analysis in forward: %s\n", err.msg);
-            goto done;
-        }
-        printf("analysis_heads: %zu\n", c.heads);
-        printf("analysis_seconds: %.3f\n", c.seconds);
-        printf("analysis_forward_seconds: %.3f\n", fwd);
-        printf("analysis_vs_forward: %.3f\n", c.seconds / fwd);
-    } else {
-        /* synthetic: 144 heads of random logits and values */
-        logits = malloc((size_t)L_MAX * L_MAX * sizeof *logits);
-        values = malloc((size_t)L_MAX * 64 * sizeof *values);
-        if (!logits || !values)
-            goto done;
-        for (uint32_t layer = 0; layer < 12; layer++) {
-            for (uint32_t head = 0; head < 12; head++) {
-                ns_rng rng;
-                ns_rng_init(&rng, 1000u * layer + head);
-                for (size_t m = 0; m < L_MAX; m++)
-                    for (size_t i = 0; i <= m; i++)
-                        logits[m * L_MAX + i] = (float)(2.0 * ns_rng_normal(&rng));
-                for (size_t i = 0; i < (size_t)L_MAX * 64; i++)
-                    values[i] = (float)ns_rng_normal(&rng);
-                ns_head_input in = {logits, L_MAX, values, 64, L_MAX, 64};
-                if (analyse_head(&c, &in, layer, head, &err) != NS_OK) {
-                    fprintf(stderr, "bench_analysis: %s\n", err.msg);
-                    goto done;
-                }
-            }
-        }
-        printf("analysis_heads: %zu\n", c.heads);
-        printf("analysis_seconds: %.3f\n", c.seconds);
-        printf("(synthetic logits/values: no model given, analysis_vs_forward not measured)\n");
+        if (ns_gpt2_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, NULL, NULL, &err))
+            return fail("forward", &err);
+        tf[r] = now() - t0;
+        t0 = now();
+        if (ns_rows_run(rows, 0, tokens, NULL, payload, &err) != NS_OK)
+            return fail("rows", &err);
+        tr[r] = now() - t0;
     }
-    printf("analysis_checksum: %.6g\n", c.checksum);
-    status = 0;
-done:
-    free(tokens);
-    free(logits);
-    free(values);
-    free(c.out);
-    ns_analysis_ws_free(c.ws);
-    ns_gpt2_workspace_free(gws);
+    double f = median(tf, reps), rr = median(tr, reps), a = rr - f;
+    printf("grid: %s (%zu layers x %zu heads, %zu L, %zu N, %zu T, %zu eps, L_max %zu), %s kernel\n",
+           argv[1], g.nlayers, g.nheads, g.nL, g.nN, g.nT, g.neps, plan.L_fwd,
+           kernel == NS_KERNEL_FAST ? "fast" : "reference");
+    printf("forward_seconds_1t: %.4f\n", f);
+    printf("rows_seconds_1t: %.4f\n", rr);
+    printf("analysis_seconds: %.4f\n", a);
+    printf("analysis_vs_forward: %.4f\n", a / f);
+    printf("payload_bytes_per_task: %zu\n", plan.payload * sizeof(double));
+    ns_gpt2_workspace_free(ws);
+    ns_rows_free(rows);
+    ns_plan_free(&plan);
     ns_gpt2_free(model);
-    return status;
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&diags);
+    free(text);
+    free(tokens);
+    free(payload);
+    free(tf);
+    free(tr);
+    return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ns_fuzz.h"
+#include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_yaml.h"
 
 #define FUZZ_SOURCE "fuzz.yaml"

@@ -53,14 +53,15 @@ cp sweep.log runs/tiny/run.log
 # ---- archive -------------------------------------------------------------------------------
 expect 0 "wrote arc.tar.gz" "$NORMSWEEP" archive runs/tiny --out arc.tar.gz
 tar tzf arc.tar.gz | sort > members.txt
-for m in arc/tiny.nc arc/sweep.yaml arc/checkpoint/journal.nsj arc/logs/run.log \
-         arc/provenance.json arc/MANIFEST.sha256; do
+for m in arc/tiny.nc arc/sweep.yaml arc/checkpoint/journal.nsj arc/checkpoint/history \
+         arc/logs/run.log arc/provenance.json arc/MANIFEST.sha256; do
   grep -qx "$m" members.txt || fail "archive lacks $m"
 done
 ls | grep -q 'arc.tar.gz.tmp' && fail "archive left a temporary file"
 mkdir x && tar xzf arc.tar.gz -C x || fail "tar cannot extract the archive"
 (cd x/arc && sha256sum -c --quiet MANIFEST.sha256) || fail "sha256sum -c rejects MANIFEST.sha256"
-[ "$(wc -l < x/arc/MANIFEST.sha256)" = 5 ] || fail "the manifest should list 5 members"
+[ "$(wc -l < x/arc/MANIFEST.sha256)" = 6 ] || fail "the manifest should list 6 members"
+grep -q "checkpoint/lock" members.txt && fail "the run's lock file was archived"
 cmp -s x/arc/sweep.yaml tiny.yaml || fail "sweep.yaml is not the exact sweep text"
 cmp -s x/arc/tiny.nc runs/tiny/tiny.nc || fail "the NetCDF member differs from the run's file"
 model_sha=$(sha256sum "$NS_TEST_MODEL_DIR/model.safetensors" | cut -d' ' -f1)
@@ -223,6 +224,33 @@ open(p, 'wb').write(d[:len(d) - (88 + plen)])
 PYEOF
 remanifest t7 && repack t7 t7.tar.gz
 expect 4 "FAIL journal: 1 of 4 tasks missing" "$NORMSWEEP" verify t7.tar.gz
+
+# ---- edited published numbers (manifest rewritten to match): the file no longer equals the
+# reduction of its journal, and verify names the variable (issue: verify checks the numbers)
+# alter_nc IN VAR: add 1 to the first finite value of VAR (n_crit: a found N becomes another)
+alter_nc() {
+  "$PY" - "$@" <<'PYEOF'
+import sys, numpy as np, netCDF4
+ds = netCDF4.Dataset(sys.argv[1], 'r+')
+v = ds.variables[sys.argv[2]]
+v.set_auto_mask(False)
+a = v[:]
+flat = a.reshape(-1)
+i = int(np.flatnonzero(np.isfinite(flat) & (flat > 0))[0])
+flat[i] = flat[i] + 1
+v[:] = flat.reshape(a.shape)
+ds.close()
+PYEOF
+}
+for var in distance_mean n_crit_expected thm1_checked; do
+  rm -rf t8 && mkdir t8 && tar xzf arc.tar.gz -C t8
+  alter_nc t8/arc/tiny.nc $var || fail "could not alter $var"
+  remanifest t8 && repack t8 t8.tar.gz
+  expect 4 "FAIL numbers: $var: 1 value differs from the reduction of the journal" \
+    "$NORMSWEEP" verify t8.tar.gz --sample 0
+  grep -q "^PASS manifest" out.txt || fail "edited $var: the re-made manifest should pass"
+done
+expect 0 "PASS numbers: every variable of tiny.nc is byte-identical" "$NORMSWEEP" verify arc.tar.gz
 
 if [ "$fails" -ne 0 ]; then
   echo "archive_verify: $fails failure(s)"

@@ -70,7 +70,7 @@ Z_MAX = 5.0
 
 TN = ["distance", "distance_d1", "distance_bound", "distance_expected", "distance_random",
       "ns_frac", "ns_lower", "ns_upper"]
-ALL = TN + ["delta", "jac_exact", "jac_lemma2", "jac_fd"]
+ALL = TN + ["delta", "jac_exact", "jac_lemma2", "entropy", "entropy_norm", "n_eff", "jac_fd"]
 DETERMINISTIC = [m for m in ALL if m not in ("distance_random", "jac_fd")]
 
 
@@ -278,6 +278,19 @@ def check_file(path):
                     nF = math.sqrt(float(np.sum(a * a)))
                     want = c * nF / (L * a.min()) + c * nF * nF / (L * L * a.min() ** 2)
                     ck.close(f"jac_lemma2[{where}] (from weights)", got["jac_lemma2"][t, l, h], want, 1e-5)
+                # attention entropy (METRICS.md section 8): nats, 0 log 0 = 0, normalized by
+                # log L, n_eff = exp(entropy); from the exact log-weights when logits are known
+                if Z is not None:
+                    y = c * z - np.max(c * z)
+                    la = y - math.log(float(np.sum(np.exp(y))))
+                    H_want = float(-np.sum(np.where(alpha > 0, alpha * la, 0.0)))
+                else:
+                    H_want = float(-np.sum(np.where(alpha > 0, alpha * np.log(np.where(alpha > 0, alpha, 1.0)), 0.0)))
+                H_got = got["entropy"][t, l, h]
+                ck.close(f"entropy[{where}]", H_got, H_want, tol, abs_w)
+                if L >= 2:
+                    ck.close(f"entropy_norm[{where}]", got["entropy_norm"][t, l, h], H_want / math.log(L), tol, abs_w)
+                ck.close(f"n_eff[{where}]", got["n_eff"][t, l, h], math.exp(H_want), tol, abs_w * math.exp(H_want))
                 je = jac_exact(alpha, c)
                 # eigvalsh is accurate to ~1e-16 ||J|| absolutely; float32 weights perturb J by
                 # ~1e-6 c relative to its largest entry

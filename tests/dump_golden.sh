@@ -14,6 +14,7 @@ n_golden=0
 
 dump() {
   "$NORMSWEEP" dump --model "$NS_TEST_MODEL_DIR" --tokenizer "$NS_TEST_TOKENIZER_DIR" \
+    --strip-gutenberg false \
     --text "$NS_TEST_CORPUS" "$@"
 }
 
@@ -56,7 +57,7 @@ expect_error() {
 total=$(wc -c <"$NS_TEST_GOLDEN_DIR/wap_tokens.i32"); total=$((total / 4))
 expect_error 2 "only $total tokens" --offset $((total - 10)) --length 11 --out "$tmp/err.nc"
 expect_error 2 "only $total tokens" --offset $((total + 5)) --length 1 --out "$tmp/err.nc"
-expect_error 2 "n_ctx=1024" --offset 0 --length 1025 --out "$tmp/err.nc"
+expect_error 2 "(n_ctx = 1024)" --offset 0 --length 1025 --out "$tmp/err.nc"
 expect_error 2 "missing --out" --offset 0 --length 8
 expect_error 2 "--length must be at least 1" --offset 0 --length 0 --out "$tmp/err.nc"
 expect_error 2 "--offset: expected a non-negative integer" --offset -3 --length 8 --out "$tmp/err.nc"

@@ -44,7 +44,7 @@
  *     magnitude): with Q = sum_i ((a_i + c) ||x_i|| + ||xbar||)^2 + 2 ||xbar|| sum_i a_i ||x_i||,
  *     both are within 2 gamma Q; bound (L - N)/L 4 gamma Q + 4 u |value|.
  *   ns_frac: a count: equal.
- * delta, jac_exact, jac_lemma2, entropy and jac_fd come from code the kernels share: bitwise
+ * delta, jac_exact, jac_lemma2, entropy(_norm) and jac_fd come from code the kernels share: bitwise
  * equal. Where N >= the row's keys both hold NaN. */
 #ifndef NS_TEST_KERNELS_H
 #define NS_TEST_KERNELS_H
@@ -245,7 +245,7 @@ static inline void ka_shared(kernel_agreement *ka, const ns_row_layout *lay, con
                              const double *rr, const char *where)
 {
     static const ns_metric_id shared[] = {NS_M_DELTA, NS_M_JAC_EXACT, NS_M_JAC_LEMMA2,
-                                          NS_M_ENTROPY, NS_M_JAC_FD};
+                                          NS_M_ENTROPY, NS_M_ENTROPY_NORM, NS_M_JAC_FD};
     for (size_t k = 0; k < sizeof shared / sizeof shared[0]; k++) {
         size_t n = 1;
         switch (ns_metric_info_of(shared[k])->dims) {

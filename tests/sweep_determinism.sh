@@ -21,30 +21,48 @@ grep -q "^master_seconds_per_task: " log2 || fail "no master time per task in th
 [ "$(forward_counts np4.nc)" = "1,1,1,1,1,1" ] || fail "shard_forward_count is $(forward_counts np4.nc)"
 # the schema (docs/OUTPUT.md): coordinates, statistics, KS, counts and provenance
 hdr=$(ncdump -h np1.nc)
-for v in "string normalizer(normalizer)" "int L(L)" "int N(N)" "double T(T)" "double eps(eps)" \
+for v in "int normalizer(normalizer)" "char normalizer_name(normalizer, name_strlen)" \
+         "int L(L)" "int N(N)" "double T(T)" "double eps(eps)" \
          "int layer(layer)" "int head(head)" \
          "double distance_mean(normalizer, L, T, N, layer, head)" \
          "int distance_count(normalizer, L, T, N, layer, head)" \
-         "double delta_q50(normalizer, L, layer, head)" \
+         "double delta_q50(L, layer, head)" \
          "double jac_exact_max(normalizer, L, T, layer, head)" \
+         "double entropy_mean(normalizer, L, T, layer, head)" \
+         "double n_eff_q50(normalizer, L, T, layer, head)" \
          "double jac_fd_q95(normalizer, L, T, eps, layer, head)" \
-         "double ks_statistic(normalizer, L, T, N, layer, head)" \
-         "double ks_pvalue(normalizer, L, T, N, layer, head)" \
-         "int n_crit(normalizer, L, T, layer, head)" "int n_samples(L)" "double jac_bound(T)" \
-         "int violations(normalizer, L, T, eps, layer, head)" \
+         "double ks_expected_statistic(normalizer, L, T, N, layer, head)" \
+         "double ks_expected_pvalue(normalizer, L, T, N, layer, head)" \
+         "double ks_random_statistic(normalizer, L, T, N, layer, head)" \
+         "double ks_random_pvalue(normalizer, L, T, N, layer, head)" \
+         "int n_crit_expected(normalizer, L, T, layer, head)" \
+         "int n_crit_random(normalizer, L, T, layer, head)" \
+         "double n_crit_expected_frac(normalizer, L, T, layer, head)" \
+         "int n_samples(L)" "double jac_bound(T)" \
+         "int thm1_violations(normalizer, L, T, N, layer, head)" \
+         "int ns_upper_violations(normalizer, L, T, N, layer, head)" \
+         "int ns_lower_vacuous(normalizer, L, T, N, layer, head)" \
+         "int jac_exact_violations(normalizer, L, T, N, layer, head)" \
+         "int jac_fd_violations(normalizer, L, T, N, eps, layer, head)" \
+         "int jac_fd_checked(normalizer, L, T, N, eps, layer, head)" \
+         "int lemma2_violations(normalizer, L, T, N, layer, head)" \
+         "int skipped_rows(normalizer, L, T, N, layer, head)" \
          "int ns_lower_undefined(normalizer, L, T, N, layer, head)" \
          "double distance_random_sample(normalizer, L, T, N, layer, head, sample)" \
          "int shard_forward_count(shard)"; do
   printf '%s\n' "$hdr" | grep -qF "$v" || fail "missing variable: $v"
 done
-for a in normsweep_version git_commit sweep_yaml model_sha256 tokenizer_sha256 corpus_sha256 \
-         model_requested model_used mpi_size blas compiler cflags start_time end_time command_line \
-         skipped_cells tie_rule quantile_method violation_rule; do
+for a in Conventions title institution source history references comment metrics_contract \
+         metrics_version normsweep_version git_commit sweep_yaml model_sha256 tokenizer_sha256 \
+         corpus_sha256 model_requested model_used mpi_size mpi_library blas compiler cflags \
+         start_time end_time command_line tie_rule quantile_method violation_rules ns_rule \
+         random_selection n_crit_rule; do
   printf '%s\n' "$hdr" | grep -q "^		:$a = " || fail "missing global attribute $a"
 done
 ncdump -h np4.nc | grep -q ':mpi_size = 4' || fail "mpi_size not recorded"
 # 6 shards x 2 rows per cell
 ncdump -v n_samples np1.nc | grep -q "n_samples = 12, 12 ;" || fail "n_samples is not 12"
-# nothing is skipped in this grid (every N < every L)
-ncdump -h np1.nc | grep -q ":skipped_cells = 0" || fail "skipped_cells should be 0"
+# nothing is skipped in this grid (every N < every L - rows + 1)
+[ "$(ncdump -v skipped_rows np1.nc | sed -n '/^ skipped_rows =/,/;/p' | tr -d ' \n;' |
+     sed 's/skipped_rows=//' | tr ',' '\n' | sort -u)" = 0 ] || fail "skipped_rows should all be 0"
 echo "sweep_determinism: ok"

@@ -19,6 +19,18 @@
 /* An address where nothing listens: connections are refused at once, on any machine. */
 #define DEAD_URL "http://127.0.0.1:1/config.json"
 
+
+/* Fetching allowed, lines dropped. */
+static const ns_assets_fetch fetch_quiet = {1, NULL, NULL};
+
+/* A log callback appending to a 4096-byte buffer (user). */
+static void collect_log(void *user, const char *line)
+{
+    char *buf = user;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 4096 - n, "%s\n", line);
+}
+
 static char base[256];
 static char mirror[300];
 static char manifest_path[300];
@@ -415,7 +427,7 @@ static void test_resolve_paths(void)
     ns_err err;
     char p[512], real[512];
     snprintf(p, sizeof p, "%s/corpus.txt", mirror);
-    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve(p, "corpus", 0, &ref, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve(p, "corpus", NULL, &ref, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.source, "path");
     CU_ASSERT_STRING_EQUAL(ref.name, "path");
     CU_ASSERT_STRING_EQUAL(ref.requested, p);
@@ -425,22 +437,22 @@ static void test_resolve_paths(void)
     CU_ASSERT_STRING_EQUAL(ref.path, real);
 
     snprintf(p, sizeof p, "%s/standin", mirror);
-    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve(p, "model", 0, &ref, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve(p, "model", NULL, &ref, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_model);
     CU_ASSERT_PTR_NOT_NULL(strstr(ref.main_file, "/model.safetensors"));
     /* a model directory used as tokenizer: identified by merges.txt */
-    CU_ASSERT_EQUAL(ns_assets_resolve(p, "tokenizer", 0, &ref, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_assets_resolve(p, "tokenizer", NULL, &ref, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_merges);
-    CU_ASSERT_EQUAL(ns_assets_resolve(p, "corpus", 0, &ref, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_assets_resolve(p, "corpus", NULL, &ref, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, p));
     snprintf(p, sizeof p, "%s/tok", mirror);
-    CU_ASSERT_EQUAL(ns_assets_resolve(p, "model", 0, &ref, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_assets_resolve(p, "model", NULL, &ref, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "model.safetensors"));
-    CU_ASSERT_EQUAL(ns_assets_resolve(p, "tokenizer", 0, &ref, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_assets_resolve(p, "tokenizer", NULL, &ref, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_vocab);
-    CU_ASSERT_EQUAL(ns_assets_resolve("/nonexistent/dir/model", "model", 1, &ref, &err), NS_ERR_IO);
+    CU_ASSERT_EQUAL(ns_assets_resolve("/nonexistent/dir/model", "model", &(ns_assets_fetch){1, NULL, NULL}, &ref, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/dir/model"));
-    CU_ASSERT_EQUAL(ns_assets_resolve(p, "weights", 0, &ref, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_assets_resolve(p, "weights", NULL, &ref, &err), NS_ERR_INVALID);
 }
 
 /* Through the environment, as the sweep calls it. */
@@ -455,11 +467,11 @@ static void test_resolve_names_and_fallback(void)
     ns_asset_ref ref;
     ns_err err;
     /* no fetch allowed and nothing present: neither the model nor its fallback */
-    int rc = ns_assets_resolve("real", "model", 0, &ref, &err);
+    int rc = ns_assets_resolve("real", "model", NULL, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fallback"));
 
-    rc = ns_assets_resolve("real", "model", 1, &ref, &err);
+    rc = ns_assets_resolve("real", "model", &fetch_quiet, &ref, &err);
     CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
     CU_ASSERT_EQUAL(ref.is_fallback, 1);
     CU_ASSERT_STRING_EQUAL(ref.requested, "real");
@@ -470,27 +482,27 @@ static void test_resolve_names_and_fallback(void)
     snprintf(want, sizeof want, "%s/standin", dir);
     CU_ASSERT_STRING_EQUAL(ref.path, want);
 
-    rc = ns_assets_resolve("standin", "model", 0, &ref, &err);
+    rc = ns_assets_resolve("standin", "model", NULL, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_OK);
     CU_ASSERT_EQUAL(ref.is_fallback, 0);
     CU_ASSERT_STRING_EQUAL(ref.source, "assets-dir");
-    rc = ns_assets_resolve("standin", "tokenizer", 0, &ref, &err);
+    rc = ns_assets_resolve("standin", "tokenizer", NULL, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_merges);
     CU_ASSERT_PTR_NOT_NULL(strstr(ref.main_file, "/merges.txt"));
 
-    rc = ns_assets_resolve("corp", "corpus", 1, &ref, &err);
+    rc = ns_assets_resolve("corp", "corpus", &fetch_quiet, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_corpus);
-    rc = ns_assets_resolve("corp", "model", 1, &ref, &err);
+    rc = ns_assets_resolve("corp", "model", &fetch_quiet, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is a corpus"));
-    rc = ns_assets_resolve("nosuch", "model", 1, &ref, &err);
+    rc = ns_assets_resolve("nosuch", "model", &fetch_quiet, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "standin")); /* lists the model assets */
     /* a checksum failure is reported as such, also through resolve */
     setenv("NORMSWEEP_OFFLINE", "1", 1);
-    rc = ns_assets_resolve("bad", "corpus", 1, &ref, &err);
+    rc = ns_assets_resolve("bad", "corpus", &fetch_quiet, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_ERR_CHECKSUM);
     unsetenv("NORMSWEEP_OFFLINE");
     unsetenv("NORMSWEEP_MANIFEST");
@@ -506,12 +518,12 @@ static void test_unpinned_checksum_is_computed_and_kept(void)
     ctx_for(&ctx, "a_unpinned");
     ctx.copy = 1;
     char logbuf[4096] = "";
-    ctx.log = fmemopen(logbuf, sizeof logbuf - 1, "w");
+    ctx.log = collect_log;
+    ctx.log_user = logbuf;
     const ns_asset_set *u = ns_manifest_find(&m, "unpinned");
     ns_asset_ref ref;
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_assets_fetch_set(&ctx, u, 1, &ref, &err), NS_OK);
-    fclose(ctx.log);
     ctx.log = NULL;
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_unpinned);
     CU_ASSERT_PTR_NOT_NULL(strstr(logbuf, sha_unpinned)); /* printed on first fetch */

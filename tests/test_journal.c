@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ns_test.h"
+#include "common/ns_lock.h"
 #include "sweep/ns_journal.h"
 
 #define NPAY 5
@@ -79,30 +80,32 @@ static void test_roundtrip(void)
     fresh_dir();
     ns_journal *j = NULL;
     ns_err err;
-    size_t torn = 9;
+    ns_journal_scan sc;
     seen s = {0};
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 0);
-    CU_ASSERT_EQUAL(torn, 0);
+    CU_ASSERT_EQUAL(sc.n_records, 0);
     uint64_t t[] = {7, 2, 11};
     append_tasks(j, t, 3);
     ns_journal_close(j);
     /* reopen without --resume: refused, nothing changed */
     off_t before = file_size();
-    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j, &torn,
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j, &sc,
                                     &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NULL(j);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--resume"));
     CU_ASSERT_EQUAL(file_size(), before);
     /* resume: the three records in file order */
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 3);
     CU_ASSERT_EQUAL(s.task[0], 7);
     CU_ASSERT_EQUAL(s.task[1], 2);
     CU_ASSERT_EQUAL(s.task[2], 11);
-    CU_ASSERT_EQUAL(torn, 0);
+    CU_ASSERT_EQUAL(sc.n_records, 3);
+    CU_ASSERT_EQUAL(sc.n_damaged, 0);
+    CU_ASSERT_EQUAL(sc.torn_bytes, 0);
     /* random access to a stored payload: values 2..3 of task 2's record are 2.5, 2.75 */
     double two[2] = {0, 0};
     CU_ASSERT_EQUAL(ns_journal_read(j, s.offset[1], 2 * sizeof(double), sizeof two, two, &err), NS_OK);
@@ -126,10 +129,10 @@ static void test_torn_tail(void)
     fresh_dir();
     ns_journal *j = NULL;
     ns_err err;
-    size_t torn = 0;
+    ns_journal_scan sc;
     seen s = {0};
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     uint64_t t[] = {0, 1};
     append_tasks(j, t, 2);
     ns_journal_close(j);
@@ -144,36 +147,103 @@ static void test_torn_tail(void)
     fwrite(junk, 1, sizeof junk, f);
     fclose(f);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 2);
-    CU_ASSERT_EQUAL(torn, 1);
+    CU_ASSERT_EQUAL(sc.torn_bytes, 50);
+    CU_ASSERT_EQUAL(sc.n_damaged, 0);
     CU_ASSERT_EQUAL(file_size(), good); /* cut off */
     uint64_t t2[] = {5};
     append_tasks(j, t2, 1);
     ns_journal_close(j);
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 3);
     CU_ASSERT_EQUAL(s.task[2], 5);
-    CU_ASSERT_EQUAL(torn, 0);
+    CU_ASSERT_EQUAL(sc.torn_bytes, 0);
     ns_journal_close(j);
 
-    /* flip one payload byte of the last record: its checksum fails, it is dropped */
+    /* flip one payload byte of the MIDDLE record: only that record is skipped (reported with
+     * its offset), the one after it is kept */
+    off_t end = file_size(), rec = (end - 128) / 3;
     int fd = open(p, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
-    off_t end = file_size();
     unsigned char b;
-    CU_ASSERT_EQUAL(pread(fd, &b, 1, end - 3), 1);
+    off_t at = 128 + rec + rec - 3; /* a payload byte of record 1 */
+    CU_ASSERT_EQUAL(pread(fd, &b, 1, at), 1);
     b ^= 0x01;
-    CU_ASSERT_EQUAL(pwrite(fd, &b, 1, end - 3), 1);
+    CU_ASSERT_EQUAL(pwrite(fd, &b, 1, at), 1);
     close(fd);
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
-                                          &torn, &err), NS_OK);
+                                          &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 2);
-    CU_ASSERT_EQUAL(torn, 1);
+    CU_ASSERT_EQUAL(s.task[0], 0);
+    CU_ASSERT_EQUAL(s.task[1], 5); /* the record after the damaged one */
+    CU_ASSERT_EQUAL(sc.n_damaged, 1);
+    CU_ASSERT_EQUAL(sc.first_damaged, (uint64_t)(128 + rec));
+    CU_ASSERT_EQUAL(sc.torn_bytes, 0);
+    CU_ASSERT_EQUAL(file_size(), end); /* nothing cut: the damaged slot stays, skipped */
+    /* the recomputed task is appended after the last record and found on the next open */
+    uint64_t t3[] = {1};
+    append_tasks(j, t3, 1);
     ns_journal_close(j);
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
+                                          &sc, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 3);
+    CU_ASSERT_EQUAL(s.task[2], 1);
+    CU_ASSERT_EQUAL(sc.n_damaged, 1);
+    ns_journal_close(j);
+    remove_dir();
+}
+
+/* A journal of normsweep 0.1 (format 1) is refused with a message saying so, not misread. */
+static void test_format1_refused(void)
+{
+    fresh_dir();
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, NS_JOURNAL_FILE);
+    unsigned char h[128];
+    memset(h, 0, sizeof h);
+    memcpy(h, "NSJOURN1", 8);
+    FILE *f = fopen(p, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(h, 1, sizeof h, f);
+    fclose(f);
+    ns_journal *j = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, NULL, NULL, &j, NULL,
+                                    &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal format 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "METRICS version 2"));
+    remove_dir();
+}
+
+/* One writer per directory: a second lock is refused naming the holder; released, it is free. */
+static void test_lock(void)
+{
+    fresh_dir();
+    ns_lock *a = NULL, *b = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_lock_acquire(dir, "first run", &a, &err), NS_OK);
+    char holder[256] = "";
+    CU_ASSERT_TRUE(ns_lock_held_elsewhere(dir, holder, sizeof holder)); /* seen from another open */
+    CU_ASSERT_PTR_NOT_NULL(strstr(holder, "first run"));
+    CU_ASSERT_EQUAL(ns_lock_acquire(dir, "second run", &b, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(b);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in use by another normsweep run"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "first run"));
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, pid));
+    ns_lock_release(a);
+    CU_ASSERT_EQUAL_FATAL(ns_lock_acquire(dir, "third run", &b, &err), NS_OK);
+    ns_lock_release(b);
+    CU_ASSERT_FALSE(ns_lock_held_elsewhere(dir, holder, sizeof holder));
+    char lp[128];
+    snprintf(lp, sizeof lp, "%s/%s", dir, NS_LOCK_FILE);
+    unlink(lp);
     remove_dir();
 }
 
@@ -220,7 +290,9 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "append and resume round trip", test_roundtrip);
-    CU_add_test(s, "torn or corrupt tail ignored and cut", test_torn_tail);
+    CU_add_test(s, "torn tail cut, damaged middle record skipped", test_torn_tail);
+    CU_add_test(s, "format 1 journals refused", test_format1_refused);
+    CU_add_test(s, "one writer per directory (lock)", test_lock);
     CU_add_test(s, "other sweep or record size refused", test_other_sweep_refused);
     CU_add_test(s, "sweep hash covers text, inputs and record size", test_sweep_hash);
     return ns_test_run_all();

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_ks_internal.h"
 #include "analysis/ns_ks.h"
 #include "common/ns_error.h"
 #include "common/ns_file.h"
@@ -199,12 +200,24 @@ static double binom(unsigned n, unsigned k)
     return c;
 }
 
+/* The test with a temporary workspace. */
+static int ks_2samp(const double *a, size_t na, const double *b, size_t nb, double *D, double *p,
+                    ns_err *err)
+{
+    ns_ks_ws *ws = NULL;
+    int rc = ns_ks_ws_new(&ws, err);
+    if (rc == NS_OK)
+        rc = ns_ks_2samp_ws(a, na, b, nb, ws, D, p, NULL, err);
+    ns_ks_ws_free(ws);
+    return rc;
+}
+
 static void test_closed_cases(void)
 {
     ns_err err;
     double D, p;
     double x[6] = {0.3, 1.0, 2.5, 4.0, 4.0, 9.0};
-    CU_ASSERT_EQUAL(ns_ks_2samp(x, 6, x, 6, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(x, 6, x, 6, &D, &p, &err), NS_OK);
     CU_ASSERT_EQUAL(D, 0.0);
     CU_ASSERT_EQUAL(p, 1.0);
 
@@ -213,22 +226,22 @@ static void test_closed_cases(void)
     unsigned sizes[][2] = {{5, 7}, {6, 6}, {7, 9}, {1, 1}, {3, 2}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         unsigned n = sizes[s][0], m = sizes[s][1];
-        CU_ASSERT_EQUAL(ns_ks_2samp(a, n, b, m, &D, &p, &err), NS_OK);
+        CU_ASSERT_EQUAL(ks_2samp(a, n, b, m, &D, &p, &err), NS_OK);
         CU_ASSERT_EQUAL(D, 1.0);
         double want = 2.0 / binom(n + m, n);
         if (want > 1.0)
             want = 1.0;
         CU_ASSERT_DOUBLE_EQUAL(p / want, 1.0, 1e-13);
-        CU_ASSERT_EQUAL(ns_ks_2samp(b, m, a, n, &D, &p, &err), NS_OK); /* symmetric */
+        CU_ASSERT_EQUAL(ks_2samp(b, m, a, n, &D, &p, &err), NS_OK); /* symmetric */
         CU_ASSERT_DOUBLE_EQUAL(p / want, 1.0, 1e-13);
     }
     /* larger disjoint samples: 2 / C(60, 30) = 1.692e-17 and 2/C(150,50) */
     double big[100];
     for (int i = 0; i < 100; i++)
         big[i] = i;
-    CU_ASSERT_EQUAL(ns_ks_2samp(big, 30, big + 30, 30, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(big, 30, big + 30, 30, &D, &p, &err), NS_OK);
     CU_ASSERT_DOUBLE_EQUAL(p / (2.0 / binom(60, 30)), 1.0, 1e-12);
-    CU_ASSERT_EQUAL(ns_ks_2samp(big, 50, big + 50, 50, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(big, 50, big + 50, 50, &D, &p, &err), NS_OK);
     CU_ASSERT_DOUBLE_EQUAL(p / (2.0 / binom(100, 50)), 1.0, 1e-12);
 }
 
@@ -238,16 +251,16 @@ static void test_nan_and_empty(void)
     double D, p, Dr, pr;
     double a[5] = {0.1, NAN, 0.5, 0.7, NAN}, a_clean[3] = {0.1, 0.5, 0.7};
     double b[4] = {0.2, 0.3, NAN, 0.9}, b_clean[3] = {0.2, 0.3, 0.9};
-    CU_ASSERT_EQUAL(ns_ks_2samp(a, 5, b, 4, &D, &p, &err), NS_OK);
-    CU_ASSERT_EQUAL(ns_ks_2samp(a_clean, 3, b_clean, 3, &Dr, &pr, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(a, 5, b, 4, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(a_clean, 3, b_clean, 3, &Dr, &pr, &err), NS_OK);
     CU_ASSERT_EQUAL(D, Dr); /* NaN values are dropped, nothing else changes */
     CU_ASSERT_EQUAL(p, pr);
     double nans[2] = {NAN, NAN};
-    CU_ASSERT_EQUAL(ns_ks_2samp(nans, 2, b, 4, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(nans, 2, b, 4, &D, &p, &err), NS_OK);
     CU_ASSERT(isnan(D) && isnan(p));
-    CU_ASSERT_EQUAL(ns_ks_2samp(a, 5, NULL, 0, &D, &p, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(a, 5, NULL, 0, &D, &p, &err), NS_OK);
     CU_ASSERT(isnan(D) && isnan(p));
-    CU_ASSERT_EQUAL(ns_ks_2samp(NULL, 3, b, 4, &D, &p, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ks_2samp(NULL, 3, b, 4, &D, &p, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "NULL"));
 }
 
@@ -367,7 +380,7 @@ static void test_workspace_reuse_is_stable(void)
     CU_ASSERT_EQUAL(ns_ks_2samp_ws(a, 12000, b, 300, ws, &D3, &p3, NULL, &err), NS_OK);
     CU_ASSERT_EQUAL(D1, D3);
     CU_ASSERT_EQUAL(p1, p3);
-    CU_ASSERT_EQUAL(ns_ks_2samp(c, 50, b, 300, &D3, &p3, &err), NS_OK);
+    CU_ASSERT_EQUAL(ks_2samp(c, 50, b, 300, &D3, &p3, &err), NS_OK);
     CU_ASSERT_EQUAL(D2, D3);
     CU_ASSERT_EQUAL(p2, p3);
     free(a);

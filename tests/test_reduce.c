@@ -4,8 +4,7 @@
  * (skipped rows, Theorem 1, Theorem 2's bounds with vacuous and undefined cases, the Jacobian
  * bounds per T and per eps, each with the rows it was checked over), worked out by hand below;
  * both KS tests and n_crit's three outcomes (found, none passes, not computable); the KS values
- * against the scipy fixtures (tests/data/ks/ks_cases.txt); derived metrics of rows with fewer
- * keys (rows > 1).
+ * against the scipy fixtures (tests/data/ks/ks_cases.txt).
  *
  * Tolerances: counts, min, max, n_crit and D are exact (counts and order statistics; D is
  * scipy's expression). mean, std and quantiles may differ from numpy by rounding only: 64 ulps of
@@ -233,7 +232,7 @@ static void test_tables_and_layout(void)
     double T[2] = {0.5, 0.1};
     ns_row_layout lay;
     ns_row_layout_init(&lay, 2, 2, 3, 0);
-    ns_slice_shape sh = {.lay = &lay, .L = 4, .rows = 1, .N = N, .nN = 3, .T = T, .nT = 2,
+    ns_slice_shape sh = {.lay = &lay, .L = 4, .N = N, .nN = 3, .T = T, .nT = 2,
                          .neps = 3, .ks_alpha = 0.01};
     ns_slice_layout sl;
     ns_slice_layout_init(&sl, &sh);
@@ -318,6 +317,10 @@ static void hand_slice(ns_row_layout *lay, double *recs)
         put_all(lay, recs, HS, NS_M_JAC_EXACT, t, 0, 0, je[t]);
         put_all(lay, recs, HS, NS_M_JAC_LEMMA2, t, 0, 0, jl[t]);
         put_all(lay, recs, HS, NS_M_ENTROPY, t, 0, 0, h[t]);
+        double hn[HS]; /* stored by the kernel: entropy / log(keys); record 4 has two keys */
+        for (size_t k = 0; k < HS; k++)
+            hn[k] = h[t][k] / log(k == 4 ? 2.0 : 4.0);
+        put_all(lay, recs, HS, NS_M_ENTROPY_NORM, t, 0, 0, hn);
         for (size_t e = 0; e < 2; e++)
             put_all(lay, recs, HS, NS_M_JAC_FD, t, 0, e, jf[t][e]);
     }
@@ -337,7 +340,7 @@ static double hT[2] = {0.5, 0.1};
 static void hand_reduce(hand_run *h, double *recs)
 {
     hand_slice(&h->lay, recs);
-    h->sh = (ns_slice_shape){.lay = &h->lay, .L = 4, .rows = 1, .N = hN, .nN = 3, .T = hT,
+    h->sh = (ns_slice_shape){.lay = &h->lay, .L = 4, .N = hN, .nN = 3, .T = hT,
                              .nT = 2, .neps = 2, .ks_alpha = 0.05};
     ns_slice_layout_init(&h->sl, &h->sh);
     h->out = malloc(h->sl.total * sizeof(double));
@@ -418,8 +421,8 @@ static void test_hand_counts(void)
 
 /* Statistics of the hand-made slice: the cells gather the right values (distance at T = 0.5,
  * N = 1 is 1..5: mean 3, population std sqrt 2, q05 1.2, q95 4.8), skipped cells are empty,
- * d1 has one value per N for every T, the derived metrics come from entropy (entropy_norm =
- * entropy / log 4 here, n_eff = exp(entropy)), +inf is a value. */
+ * d1 has one value per N for every T, entropy_norm is the stored per-row value and n_eff is
+ * derived from entropy (exp), +inf is a value. */
 static void test_hand_stats(void)
 {
     static double recs[HS * 256];
@@ -455,10 +458,12 @@ static void test_hand_stats(void)
             CU_ASSERT_EQUAL(ST(NS_M_DISTANCE_D1, n, s), ST(NS_M_DISTANCE_D1, 3 + n, s));
     CU_ASSERT(close_to(ST(NS_M_DISTANCE_D1, 0, NS_ST_MEAN), 0.7, 1.0));
     CU_ASSERT(close_to(ST(NS_M_DISTANCE_D1, 1, NS_ST_MEAN), 1.65, 2.0));
-    /* derived metrics */
-    double hsum = 0.5 + 1.0 + 1.5 + 2.0 + 0.7, nsum = exp(0.1) + exp(0.2) + exp(0.3) + exp(0.4) + exp(0.5);
-    CU_ASSERT(close_to(ST(NS_M_ENTROPY_NORM, 0, NS_ST_MEAN), hsum / 5.0 / log(4.0), 2.0));
+    /* entropy_norm as stored (record 4 over log 2), n_eff derived from entropy */
+    double hsum = (0.5 + 1.0 + 1.5 + 2.0) / log(4.0) + 0.7 / log(2.0);
+    double nsum = exp(0.1) + exp(0.2) + exp(0.3) + exp(0.4) + exp(0.5);
+    CU_ASSERT(close_to(ST(NS_M_ENTROPY_NORM, 0, NS_ST_MEAN), hsum / 5.0, 2.0));
     CU_ASSERT(close_to(ST(NS_M_ENTROPY_NORM, 0, NS_ST_MAX), 2.0 / log(4.0), 2.0));
+    CU_ASSERT(close_to(ST(NS_M_ENTROPY_NORM, 0, NS_ST_MIN), 0.5 / log(4.0), 2.0));
     CU_ASSERT(close_to(ST(NS_M_N_EFF, 1, NS_ST_MEAN), nsum / 5.0, 2.0));
     CU_ASSERT(close_to(ST(NS_M_N_EFF, 1, NS_ST_MIN), exp(0.1), 2.0));
     CU_ASSERT(close_to(ST(NS_M_DELTA, 0, NS_ST_MEAN), 0.3, 1.0));
@@ -547,7 +552,7 @@ static void test_not_computable(void)
             put(&lay, r, NS_M_JAC_FD, t, 0, 0, 0.0);
         }
     }
-    ns_slice_shape sh = {.lay = &lay, .L = 1, .rows = 1, .N = N, .nN = 2, .T = T, .nT = 2,
+    ns_slice_shape sh = {.lay = &lay, .L = 1, .N = N, .nN = 2, .T = T, .nT = 2,
                          .neps = 1, .ks_alpha = 0.01};
     ns_slice_layout sl;
     ns_slice_layout_init(&sl, &sh);
@@ -593,46 +598,6 @@ static void test_n_crit_outcomes(void)
     CU_ASSERT(NS_NCRIT_NONE != NS_NCRIT_NOT_COMPUTABLE && NS_NCRIT_NONE == 0);
 }
 
-/* Derived metrics use each record's own row: with rows = 2, records alternate between prefix row
- * L - 1 (L keys) and L - 2 (L - 1 keys), so entropy_norm = entropy / log 4 and / log 3
- * (METRICS.md section 1: "every formula uses that count as L"). */
-static void test_rows_entropy_norm(void)
-{
-    size_t N[1] = {1};
-    double T[1] = {1.0};
-    ns_row_layout lay;
-    ns_row_layout_init(&lay, 1, 1, 1, 1);
-    double recs[4 * 32];
-    const double h[4] = {1.0, 1.0, 2.0, 2.0};
-    for (size_t k = 0; k < 4; k++) {
-        for (size_t q = 0; q < lay.total; q++)
-            recs[k * lay.total + q] = NAN;
-        put(&lay, recs + k * lay.total, NS_M_ENTROPY, 0, 0, 0, h[k]);
-    }
-    ns_slice_shape sh = {.lay = &lay, .L = 4, .rows = 2, .N = N, .nN = 1, .T = T, .nT = 1,
-                         .neps = 1, .ks_alpha = 0.01};
-    double x[4];
-    ns_slice_gather(&sh, recs, 4, lay.total, NS_M_ENTROPY_NORM, 0, 0, 0, x);
-    const double want[4] = {1.0 / log(4.0), 1.0 / log(3.0), 2.0 / log(4.0), 2.0 / log(3.0)};
-    for (size_t k = 0; k < 4; k++)
-        CU_ASSERT(close_to(x[k], want[k], 2.0));
-    ns_slice_gather(&sh, recs, 4, lay.total, NS_M_N_EFF, 0, 0, 0, x);
-    CU_ASSERT(close_to(x[3], exp(2.0), 8.0));
-    ns_slice_layout sl;
-    ns_slice_layout_init(&sl, &sh);
-    double *out = malloc(sl.total * sizeof *out);
-    ns_reduce_ws *ws = NULL;
-    ns_err err;
-    CU_ASSERT_FATAL(out != NULL);
-    CU_ASSERT_EQUAL_FATAL(ns_reduce_ws_new(4, &ws, &err), NS_OK);
-    CU_ASSERT_EQUAL_FATAL(ns_reduce_slice(&sh, recs, 4, lay.total, ws, out, &err), NS_OK);
-    double mean = (want[0] + want[1] + want[2] + want[3]) / 4.0;
-    CU_ASSERT(close_to(out[sl.stats[NS_M_ENTROPY_NORM] + NS_ST_MEAN], mean, 2.0));
-    CU_ASSERT(close_to(out[sl.stats[NS_M_ENTROPY_NORM] + NS_ST_MAX], want[3], 2.0));
-    ns_reduce_ws_free(ws);
-    free(out);
-}
-
 /* The KS tests of a slice against scipy's fixtures: every generated case of
  * tests/data/ks/ks_cases.txt with both samples of at most 300 values becomes one slice (distance
  * = sample a, distance_expected and distance_random = sample b, the shorter padded with NaN,
@@ -674,7 +639,7 @@ static void test_ks_fixtures(void)
             put(&lay, r, NS_M_DISTANCE_EXPECTED, 0, 0, 0, k < nb ? b[k] : NAN);
             put(&lay, r, NS_M_DISTANCE_RANDOM, 0, 0, 0, k < nb ? b[nb - 1 - k] : NAN);
         }
-        ns_slice_shape sh = {.lay = &lay, .L = 2, .rows = 1, .N = N, .nN = 1, .T = T, .nT = 1,
+        ns_slice_shape sh = {.lay = &lay, .L = 2, .N = N, .nN = 1, .T = T, .nT = 1,
                              .neps = 1, .ks_alpha = 0.01};
         ns_slice_layout sl;
         ns_slice_layout_init(&sl, &sh);
@@ -720,7 +685,6 @@ int main(void)
     CU_add_test(s, "hand-made slice: KS tests and n_crit", test_hand_ks);
     CU_add_test(s, "every N skipped: n_crit not computable", test_not_computable);
     CU_add_test(s, "n_crit's three outcomes", test_n_crit_outcomes);
-    CU_add_test(s, "rows > 1: entropy_norm over each row's keys", test_rows_entropy_norm);
     CU_add_test(s, "slice KS tests vs scipy fixtures", test_ks_fixtures);
     return ns_test_run_all();
 }

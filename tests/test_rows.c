@@ -202,7 +202,6 @@ static void test_plan_layout(void)
         CU_ASSERT_EQUAL(Li, k % 2);
         CU_ASSERT_PTR_EQUAL(sh.lay, ns_plan_layout(&p, ni, Li));
         CU_ASSERT_EQUAL(sh.L, p.g.L[Li]);
-        CU_ASSERT_EQUAL(sh.rows, 3);
         CU_ASSERT(sh.N == p.g.N && sh.nN == 5 && sh.T == p.g.T && sh.nT == 2 && sh.neps == 2);
         CU_ASSERT_EQUAL(sh.ks_alpha, 0.05);
         ns_slice_layout sl;
@@ -216,6 +215,41 @@ static void test_plan_layout(void)
     }
     CU_ASSERT_EQUAL(ns_plan_slice_total(&p), total);
     CU_ASSERT_EQUAL(ns_plan_slice_samples(&p, 7), cells * 7);
+    ns_plan_free(&p);
+    tiny_model_free(&t);
+}
+
+/* The memory estimate follows the plan: the payload is at least the plan's doubles, a task needs
+ * the payload twice (results and the master's receive buffer) besides the workspaces, keeping
+ * the samples costs more on rank 0; ns_plan_check_memory reports the task and the reduction at
+ * NS_PLAN_AT_GRID when they exceed the limit, and nothing without a limit. */
+static void test_plan_memory(void)
+{
+    tiny_model t;
+    tiny_model_make(&t, 7);
+    ns_err err;
+    ns_plan_grid g = test_grid();
+    ns_plan p;
+    CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
+    ns_plan_memory m, mk;
+    ns_plan_memory_estimate(&g, &t.m.config, 10, 0, &m);
+    ns_plan_memory_estimate(&g, &t.m.config, 10, 1, &mk);
+    CU_ASSERT(m.payload >= (double)(p.payload * sizeof(double)));
+    CU_ASSERT(m.payload <= (double)((p.payload + 16) * sizeof(double)));
+    CU_ASSERT(m.task >= 2.0 * m.payload);
+    CU_ASSERT(mk.reduce > m.reduce && mk.task == m.task && mk.payload == m.payload);
+    /* the samples of every slice: at least S doubles per cell per slice */
+    double S = 10.0 * (double)g.rows;
+    CU_ASSERT(mk.reduce - m.reduce >=
+              sizeof(double) * S * (double)ns_plan_slice_samples(&p, 1) * (double)ns_plan_nslices(&p));
+    problems q = {0};
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &t.m.config, 10, 1, 0.0, note, &q, &err), NS_OK);
+    CU_ASSERT_EQUAL(q.n, 0);
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &t.m.config, 10, 1, 1e12, note, &q, &err), NS_OK);
+    CU_ASSERT_EQUAL(q.n, 0);
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &t.m.config, 10, 1, 1024.0, note, &q, &err), NS_OK);
+    CU_ASSERT_EQUAL(q.n, 2);
+    CU_ASSERT_EQUAL(reported(&q, NS_PLAN_AT_GRID, 0), 2);
     ns_plan_free(&p);
     tiny_model_free(&t);
 }
@@ -467,6 +501,7 @@ int main(void)
     CU_add_test(s, "single-value checks", test_single_value_checks);
     CU_add_test(s, "grid checks report each problem once, with its index", test_grid_checks);
     CU_add_test(s, "plan: payload layout, nN_L, own copies, slices", test_plan_layout);
+    CU_add_test(s, "plan: memory estimate and check", test_plan_memory);
     CU_add_test(s, "runner = direct analysis of the captured forward; kernels agree",
                 test_runner_matches_direct_analysis);
     CU_add_test(s, "runner: deterministic, keyed by the shard", test_runner_determinism);

@@ -15,8 +15,6 @@
  * two positive entries give 0. */
 double ns_jac_dmr_max(const double *w, size_t n);
 
-/* Reference: the same eigenvalue by bisection on the secular equation (slow; for tests). */
-double ns_jac_dmr_max_bisect(const double *w, size_t n);
 
 /* || dF(z/T)/dz ||_2 for the normalizer at alpha = F(z/T) (L entries):
  *   softmax   lambda_max(diag(a) - a a^T) / T

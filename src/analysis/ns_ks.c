@@ -1,5 +1,6 @@
 /* ns_ks: two-sample Kolmogorov-Smirnov statistic and p-value (exact and asymptotic), n_crit. */
 #include "analysis/ns_ks.h"
+#include "analysis/ns_ks_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -482,18 +483,6 @@ int ns_ks_2samp_ws(const double *a, size_t na, const double *b, size_t nb, ns_ks
     if (method)
         *method = NS_KS_ASYMP;
     return NS_OK;
-}
-
-int ns_ks_2samp(const double *a, size_t na, const double *b, size_t nb, double *D, double *p,
-                ns_err *err)
-{
-    ns_ks_ws *ws = NULL;
-    *D = NAN;
-    *p = NAN;
-    NS_TRY(ns_ks_ws_new(&ws, err));
-    int rc = ns_ks_2samp_ws(a, na, b, nb, ws, D, p, NULL, err);
-    ns_ks_ws_free(ws);
-    return rc;
 }
 
 int64_t ns_n_crit(const double *p, const size_t *N, size_t nN, double alpha)

@@ -44,10 +44,6 @@ void ns_ks_ws_free(ns_ks_ws *ws);
 int ns_ks_2samp_ws(const double *a, size_t na, const double *b, size_t nb, ns_ks_ws *ws, double *D,
                    double *p, ns_ks_method *method, ns_err *err);
 
-/* Same as ns_ks_2samp_ws with a temporary workspace. */
-int ns_ks_2samp(const double *a, size_t na, const double *b, size_t nb, double *D, double *p,
-                ns_err *err);
-
 /* KS statistic of two ascending, NaN-free samples: max over the pooled values v of
  * |#{a <= v}/na - #{b <= v}/nb| (exactly scipy's floating-point expression). 0 if either is empty. */
 double ns_ks_statistic_sorted(const double *a, size_t na, const double *b, size_t nb);
@@ -58,11 +54,6 @@ double ns_ks_statistic_sorted(const double *a, size_t na, const double *b, size_
  * doubles (unused when n1 == n2). Returns a value in [0, 1]. */
 double ns_ks_exact_pvalue(uint64_t n1, uint64_t n2, uint64_t h, double *col);
 
-/* Survival function of the two-sided one-sample Kolmogorov statistic D_n (scipy.stats.kstwo.sf),
- * with scipy's choice of method per region (Ruben-Gambino ends, 2 x Smirnov tail,
- * Durbin matrix, Pelz-Good). NS_ERR_NOMEM possible (Durbin matrices); ws may be NULL
- * (a temporary one is used). n >= 1. */
-int ns_kstwo_sf(double x, uint64_t n, ns_ks_ws *ws, double *sf, ns_err *err);
 
 /* One-sided Smirnov survival function P(D_n^+ >= x) (scipy.special.smirnov): exact
  * Birnbaum-Tingey sum in extended precision for n <= 1e6, Miller's approximation above. */

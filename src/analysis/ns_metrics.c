@@ -81,7 +81,7 @@ void ns_row_layout_init(ns_row_layout *lay, size_t nT, size_t nN, size_t neps, i
         case NS_DIMS_TE: size = nT * neps; break;
         case NS_DIMS_ROW: size = 1; break;
         }
-        if (id == NS_M_ENTROPY_NORM || id == NS_M_N_EFF) {
+        if (id == NS_M_N_EFF) {
             lay->offset[id] = SIZE_MAX; /* derived from entropy */
             continue;
         }
@@ -108,10 +108,7 @@ size_t ns_row_index(const ns_row_layout *lay, ns_metric_id id, size_t t, size_t 
 double ns_row_value(const ns_row_layout *lay, const double *row, size_t L, ns_metric_id id,
                     size_t t, size_t n, size_t e)
 {
-    if (id == NS_M_ENTROPY_NORM) {
-        double h = row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)];
-        return L >= 2 ? h / log((double)L) : NAN;
-    }
+    (void)L;
     if (id == NS_M_N_EFF)
         return exp(row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)]);
     if (ns_metric_table[id].dims == NS_DIMS_TN && n >= lay->nN)

@@ -8,7 +8,7 @@
  *             keys than L, when `rows` > 1, hold NaN at the N they skip),
  *   (N) or (T, N) for distance_d1 (its top-N set does not depend on T for softmax and ssmax),
  *   (T), (T, eps), and one value per row (delta, which depends only on the vectors).
- * entropy_norm and n_eff are not stored: ns_row_value derives them from entropy. */
+ * n_eff is not stored: ns_row_value derives it from entropy. */
 #ifndef NS_METRICS_H
 #define NS_METRICS_H
 
@@ -28,7 +28,7 @@ typedef enum ns_metric_id {
     NS_M_JAC_EXACT,         /* exact spectral norm of the normalizer's Jacobian (Lemma 2) */
     NS_M_JAC_LEMMA2,        /* Lemma 2's general bound (softmax, ssmax) */
     NS_M_ENTROPY,           /* attention entropy (nats) */
-    NS_M_ENTROPY_NORM,      /* entropy / log L (derived) */
+    NS_M_ENTROPY_NORM,      /* entropy / log(keys of the row) */
     NS_M_N_EFF,             /* exp(entropy) (derived) */
     NS_M_JAC_FD,            /* finite-difference sensitivity per eps */
     NS_M_COUNT
@@ -69,8 +69,8 @@ void ns_row_layout_init(ns_row_layout *lay, size_t nT, size_t nN, size_t neps, i
  * ignored; n < lay->nN). Not for the derived metrics. */
 size_t ns_row_index(const ns_row_layout *lay, ns_metric_id id, size_t t, size_t n, size_t e);
 
-/* The value of any metric (stored or derived) of a row record at (t, n, e); L is the number of
- * keys of the record's row, m + 1 (for entropy_norm). NaN when n >= lay->nN (skipped). */
+/* The value of any metric (stored or derived) of a row record at (t, n, e); L (the cell's context
+ * length) is kept for derived values that may need it. NaN when n >= lay->nN (skipped). */
 double ns_row_value(const ns_row_layout *lay, const double *row, size_t L, ns_metric_id id,
                     size_t t, size_t n, size_t e);
 

@@ -121,11 +121,8 @@ void ns_slice_layout_init(ns_slice_layout *sl, const ns_slice_shape *sh)
 void ns_slice_gather(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
                      ns_metric_id id, size_t t, size_t n, size_t e, double *out)
 {
-    size_t rows = sh->rows ? sh->rows : 1;
-    for (size_t k = 0; k < S; k++) {
-        size_t r = k % rows, keys = sh->L > r ? sh->L - r : 1;
-        out[k] = ns_row_value(sh->lay, recs + k * stride, keys, id, t, n, e);
-    }
+    for (size_t k = 0; k < S; k++)
+        out[k] = ns_row_value(sh->lay, recs + k * stride, sh->L, id, t, n, e);
 }
 
 struct ns_reduce_ws {

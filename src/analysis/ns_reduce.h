@@ -61,8 +61,6 @@ typedef enum ns_ks_test { NS_KS_EXPECTED = 0, NS_KS_RANDOM = 1, NS_KS_TESTS = 2 
 typedef struct ns_slice_shape {
     const ns_row_layout *lay; /* the slice's row records (lay->nN of the grid's N are below L) */
     size_t L;                 /* the slice's context length */
-    size_t rows;              /* rows per shard: record k is row offset r = k % rows, prefix row
-                               * m = L - 1 - r with L - r keys (METRICS.md section 1); 0 means 1 */
     const size_t *N;          /* the grid's N, ascending (cells with N >= L are skipped) */
     size_t nN;
     const double *T;
@@ -84,8 +82,7 @@ typedef struct ns_slice_layout {
 void ns_slice_layout_init(ns_slice_layout *sl, const ns_slice_shape *sh);
 
 /* One metric's sample over the slice's S records (record k at recs + k * stride, in shard then
- * row order) at grid indices (t, n, e): out[0..S). n indexes the grid's N (NaN when N >= L).
- * Each record's derived values use its own row's keys (entropy_norm = entropy / log(L - r)). */
+ * row order) at grid indices (t, n, e): out[0..S). n indexes the grid's N (NaN when N >= L). */
 void ns_slice_gather(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
                      ns_metric_id id, size_t t, size_t n, size_t e, double *out);
 

@@ -60,13 +60,6 @@ uint64_t ns_rng_below(ns_rng *r, uint64_t n)
     }
 }
 
-double ns_rng_normal(ns_rng *r)
-{
-    double u1 = ((double)(ns_rng_u64(r) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
-    double u2 = ns_rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
-
 void ns_rng_normal2(ns_rng *r, double out[2])
 {
     double u1 = ((double)(ns_rng_u64(r) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
@@ -76,13 +69,3 @@ void ns_rng_normal2(ns_rng *r, double out[2])
     out[1] = rad * sin(ang);
 }
 
-void ns_rng_subset(ns_rng *r, size_t L, size_t N, size_t *sel, unsigned char *in_set)
-{
-    size_t n = 0;
-    for (size_t j = L - N; j < L; j++) {
-        size_t t = (size_t)ns_rng_below(r, (uint64_t)j + 1);
-        size_t pick = in_set[t] ? j : t;
-        in_set[pick] = 1;
-        sel[n++] = pick;
-    }
-}

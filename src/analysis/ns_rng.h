@@ -27,13 +27,7 @@ uint64_t ns_rng_u64(ns_rng *r);
 double ns_rng_uniform(ns_rng *r);
 /* Uniform integer in [0, n) without modulo bias (rejection); n >= 1. */
 uint64_t ns_rng_below(ns_rng *r, uint64_t n);
-/* Standard normal (Box-Muller, one value per two uniforms). */
-double ns_rng_normal(ns_rng *r);
 /* Two independent standard normals from one Box-Muller pair (cos and sin branches). */
 void ns_rng_normal2(ns_rng *r, double out[2]);
-
-/* A uniformly random N-subset of [0, L) (Floyd's algorithm, N <= L): sel[0..N) gets its members
- * and in_set[i] is set to 1 for each (in_set must be all 0 on entry for indices < L). */
-void ns_rng_subset(ns_rng *r, size_t L, size_t N, size_t *sel, unsigned char *in_set);
 
 #endif

@@ -135,6 +135,14 @@ struct ns_analysis_ws {
     unsigned char *in_set, *in_rand; /* (L_max) each */
 };
 
+double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
+{
+    double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[4], s/sr/xbar */
+    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 4.0 * L + 3.0 * D;
+    return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
+}
+
 int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_analysis_ws **out,
                        ns_err *err)
 {
@@ -149,17 +157,14 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->d_cap = d;
     ws->nN = p->nN;
     ws->probes = p->probes;
-    size_t P = (size_t)p->probes + 1;
-    size_t nd = L_max * d + L_max * L_max + 6 * L_max + (2 * L_max + 2) + 2 * L_max +
-                P * L_max + 4 * L_max + 3 * d;
-    size_t bytes = nd * sizeof(double) + 2 * L_max * sizeof(size_t) +
-                   L_max * sizeof(ns_rank_item) + 2 * L_max;
-    ws->block = malloc(bytes);
+    double want = ns_analysis_ws_bytes(p->probes, L_max, d);
+    size_t bytes = want < (double)(SIZE_MAX / 2) ? (size_t)want : 0;
+    ws->block = bytes ? malloc(bytes) : NULL;
     if (!ws->block) {
         free(ws);
         return ns_fail(err, NS_ERR_NOMEM,
-                       "analysis workspace: out of memory (%zu bytes for L_max = %zu, d = %zu)",
-                       bytes, L_max, d);
+                       "analysis workspace: out of memory (%.0f bytes for L_max = %zu, d = %zu)",
+                       want, L_max, d);
     }
     double *q = ws->block;
     ws->X = q, q += L_max * d;
@@ -173,7 +178,7 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->work = q, q += 2 * L_max + 2;
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
-    ws->u = q, q += P * L_max;
+    ws->u = q, q += ((size_t)p->probes + 1) * L_max;
     for (int k = 0; k < 4; k++)
         ws->v[k] = q, q += L_max;
     ws->s = q, q += d;
@@ -200,13 +205,12 @@ void ns_analysis_ws_free(ns_analysis_ws *ws)
 
 /* ---- T-dependent metrics ------------------------------------------------------------------ */
 
-/* jac_fd for every eps at one (row, T): directions u_0 = (e_a - e_b)/sqrt 2 (a, b the two
- * largest logits, ties by the smaller index) and P random unit directions. */
-static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
-                     size_t m, size_t L, size_t t, const ns_row_layout *lay, double *row,
-                     ns_err *err)
+/* jac_fd's directions for row m (L keys): u_0 = (e_a - e_b)/sqrt 2 (a, b the two largest
+ * logits, ties by the smaller index) and P random unit directions keyed by the row, the same
+ * for every T and eps. Returns how many (in ws->u, L apart). */
+static size_t ns_fd_directions(ns_analysis_ws *ws, const ns_analysis_params *p,
+                               const ns_head_key *key, size_t m, size_t L)
 {
-    double T = p->T[t];
     size_t nu = 0;
     double *u = ws->u;
     if (L >= 2) {
@@ -224,7 +228,7 @@ static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_h
     }
     if (p->probes > 0) {
         ns_rng rng;
-        ns_rng_init(&rng, ns_analysis_rng_key(NS_RNG_FD_PROBES, p->seed, key, m, T));
+        ns_rng_init(&rng, ns_analysis_rng_key(NS_RNG_FD_PROBES, p->seed, key, m, 0.0));
         for (unsigned k = 0; k < p->probes; k++) {
             double *v = u + nu * L, nrm = 0.0;
             for (size_t i = 0; i < L; i += 2) {
@@ -243,6 +247,15 @@ static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_h
             nu++;
         }
     }
+    return nu;
+}
+
+/* jac_fd for every eps at one (row, T) over the nu directions in ws->u. */
+static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, size_t nu, size_t L,
+                     size_t t, const ns_row_layout *lay, double *row, ns_err *err)
+{
+    double T = p->T[t];
+    const double *u = ws->u;
     for (size_t e = 0; e < p->neps; e++) {
         double eps = p->eps[e], best = 0.0;
         for (size_t k = 0; k < nu; k++) {
@@ -393,7 +406,7 @@ static int ns_check_head(const ns_analysis_params *p, const ns_head_input *in,
 
 /* The metrics of one row m at temperature index t (the row's z, X, G are in place). */
 static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
-                       const ns_row_request *rq, size_t Ln, size_t t, ns_kernel kernel,
+                       const ns_row_request *rq, size_t Ln, size_t t, size_t nu, ns_kernel kernel,
                        ns_err *err)
 {
     size_t m = rq->m, L = m + 1;
@@ -409,8 +422,10 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
         ns_jac_exact_norm(&p->normalizer, ws->alpha, L, T, ws->work);
     row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] =
         t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T)) : NAN;
-    row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = ns_entropy(ws->alpha, ws->lalpha, L);
-    NS_TRY(ns_jac_fd(ws, p, key, m, L, t, lay, row, err));
+    double h = ns_entropy(ws->alpha, ws->lalpha, L);
+    row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
+    row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;
+    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, err));
 
     size_t nN = 0; /* the N's this row has: below its L keys (and within the layout) */
     while (nN < lay->nN && p->N[nN] < L)
@@ -466,8 +481,9 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
             ws->z[i] = (double)zr[i];
         }
         rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];
+        size_t nu = ns_fd_directions(ws, p, key, m, L);
         for (size_t t = 0; t < p->nT; t++)
-            NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, kernel, err));
+            NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, nu, kernel, err));
     }
     return NS_OK;
 }

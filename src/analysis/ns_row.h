@@ -71,6 +71,8 @@ typedef struct ns_analysis_ws ns_analysis_ws;
 int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_analysis_ws **out,
                        ns_err *err);
 void ns_analysis_ws_free(ns_analysis_ws *ws);
+/* Bytes of that scratch (in double: an absurd size gives a huge number, not a wrapped one). */
+double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d);
 
 /* Analyse rows[0..n_rows) of one head with the given kernel. Every row's m < in->L_max. The
  * result depends only on (p, key, in, rows), never on which process computes it. Fails with
@@ -81,8 +83,9 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
 
 /* Keys of the counter-based generator (analysis/ns_rng.h), so tests can replay a draw:
  * d_random's nested subsets are the prefixes of one random permutation keyed by
- * (seed, shard, row, layer, head, T); jac_fd's random directions are keyed by the same tuple
- * under another domain tag and are the same for every eps. */
+ * (seed, shard, row, layer, head, T); jac_fd's random directions are keyed by
+ * (seed, shard, row, layer, head) under another domain tag (pass T = 0): the same directions for
+ * every T and eps of a row, so g(T, eps) compares like with like. */
 typedef enum ns_rng_purpose {
     NS_RNG_RANDOM_SUBSET = 0,
     NS_RNG_FD_PROBES = 1

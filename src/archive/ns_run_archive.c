@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_lock.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
 #include "io/ns_nc_read.h"
@@ -137,6 +138,12 @@ static void free_strs(char **s, size_t n)
 static int keep_nc(const char *name)
 {
     return ns_str_ends_with(name, ".nc");
+}
+
+/* The checkpoint's files, but not the run's lock (runtime state) nor a stop request. */
+static int keep_ckpt(const char *name)
+{
+    return strcmp(name, NS_LOCK_FILE) != 0 && strcmp(name, "STOP") != 0;
 }
 
 static int keep_log(const char *name)
@@ -376,12 +383,18 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
     }
     if ((rc = find_ckpt(o, nc, &ckpt, err)) != NS_OK)
         goto done;
+    char holder[512];
+    if (ns_lock_held_elsewhere(ckpt, holder, sizeof holder)) {
+        rc = ns_fail(err, NS_ERR_INVALID, "%s is in use by a running sweep (%s): archive it when "
+                     "that run has ended", ckpt, holder);
+        goto done;
+    }
 
     /* Members: the NetCDF, the sweep text, the checkpoint files, the logs, provenance.json. */
     const char *nc_member = base_of(nc);
     if ((rc = src_add(&src, nc_member, nc, NULL, 0, err)) != NS_OK ||
         (rc = src_add(&src, NS_ARCHIVE_SWEEP, NULL, yaml, strlen(yaml), err)) != NS_OK ||
-        (rc = list_files(ckpt, NULL, &ck, &nck, err)) != NS_OK)
+        (rc = list_files(ckpt, keep_ckpt, &ck, &nck, err)) != NS_OK)
         goto done;
     for (size_t i = 0; i < nck; i++) {
         char *name = ns_str_printf("%s/%s", NS_ARCHIVE_CKPT_DIR, base_of(ck[i]));

@@ -158,9 +158,18 @@ static int nc_member(const char *dir, const ns_archive_list *members, char **nam
     return NS_OK;
 }
 
-/* Compare this build with the one recorded; fills why with the differences. 1 = same. */
-static int same_build(const ns_nc_info *info, char *why, size_t size)
+/* Compare this build with the one recorded; fills why with the differences. 1 = same: the
+ * executable itself is the recorded one (its SHA-256) with the same BLAS kernels, or git commit,
+ * compiler, flags and BLAS all match a known commit. */
+static int same_build(const ns_nc_info *info, const char *self_sha, char *why, size_t size)
 {
+    const char *exe = ns_nc_info_text(info, "executable_sha256"),
+               *blas = ns_nc_info_text(info, "blas");
+    if (exe && self_sha && strcmp(exe, self_sha) == 0 && strcmp(exe, "unknown") != 0 && blas &&
+        strcmp(blas, openblas_get_config()) == 0) {
+        why[0] = 0;
+        return 1;
+    }
     const char *keys[4] = {"git_commit", "compiler", "cflags", "blas"};
     const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, openblas_get_config()};
     size_t at = 0;
@@ -261,6 +270,8 @@ static int check_input(vctx *v, const char *kind, const char *asked, const ns_as
 
 typedef struct vstate {
     char *dir;
+    char *ncname;      /* the NetCDF member */
+    int exact;         /* compare byte for byte (the recorded build) */
     ns_archive_list members;
     ns_nc_info info;
     ns_sweep_config cfg;
@@ -291,6 +302,7 @@ static void vstate_free(vstate *st)
     ns_nc_info_free(&st->info);
     ns_archive_list_free(&st->members);
     ns_results_free(&st->jr.res);
+    free(st->ncname);
     free(st->mine);
     free(st->theirs);
     free(st->chosen);
@@ -438,16 +450,162 @@ static int make_workdir(const ns_verify_options *o, char **dir, ns_err *err)
     return NS_OK;
 }
 
+/* Phase 2: the recorded provenance and sweep text; the comparison mode. *go = 0 stops. */
+static int read_recorded(vctx *v, vstate *st, ns_err *err)
+{
+    const ns_verify_options *o = v->o;
+    char *path = NULL, *yaml_member = NULL;
+    size_t yaml_len = 0;
+    int rc;
+    if ((rc = nc_member(st->dir, &st->members, &st->ncname, err)) != NS_OK)
+        return rc;
+    if (!(path = ns_path_join(st->dir, st->ncname)))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    rc = ns_nc_info_read(path, &st->info, err);
+    free(path);
+    NS_TRY(rc);
+    const char *yaml = ns_nc_info_text(&st->info, "sweep_yaml");
+    if (!yaml)
+        return ns_fail(err, NS_ERR_INVALID, "%s: no sweep_yaml attribute (not a sweep output)",
+                       st->ncname);
+    if (!(path = ns_path_join(st->dir, NS_ARCHIVE_SWEEP)))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (ns_file_read_all(path, 0, &yaml_member, &yaml_len, err) == NS_OK &&
+        yaml_len == strlen(yaml) && memcmp(yaml_member, yaml, yaml_len) == 0)
+        line(v, "PASS", "%s: identical to the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
+             st->ncname);
+    else
+        line(v, "FAIL", "%s: %s the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
+             yaml_member ? "differs from" : "missing; cannot compare with", st->ncname);
+    free(path);
+    free(yaml_member);
+    ns_err_clear(err);
+    char why[2048];
+    st->exact = same_build(&st->info, o->executable_sha256, why, sizeof why) && !o->force_tolerance;
+    if (st->exact)
+        line(v, "INFO", "mode: byte-identical (the recorded build: same executable, or same git "
+             "commit, compiler, flags and BLAS)");
+    else
+        line(v, "INFO", "mode: tolerance, |archived - recomputed| <= %g * max(|archived|, "
+             "|recomputed|, 1) (%s)", o->tolerance,
+             o->force_tolerance && !why[0] ? "--tolerant given" : why);
+    const char *sweep_file = or_unknown(ns_nc_info_text(&st->info, "sweep_file"));
+    st->have_cfg = 1;
+    if ((rc = ns_sweep_parse(yaml, strlen(yaml), sweep_file, &st->cfg, NULL, &st->diags, err)) !=
+        NS_OK && rc != NS_ERR_NOMEM)
+        rc = ns_fail(err, NS_ERR_INVALID, "the archived sweep does not parse: %s",
+                     st->diags.n ? st->diags.items[0].text : err->msg);
+    return rc;
+}
+
+/* Phase 3: the model actually used (its manifest name when a fallback replaced the requested
+ * one), the tokenizer and the corpus, resolved as the run resolves them. *ok: all recorded. */
+static int check_inputs(vctx *v, vstate *st, int *ok, ns_err *err)
+{
+    const ns_verify_options *o = v->o;
+    const char *used = ns_nc_info_text(&st->info, "model_used");
+    *ok = 0;
+    if (used && st->cfg.model && strcmp(used, "path") != 0 && strcmp(used, "unknown") != 0 &&
+        strcmp(used, st->cfg.model) != 0) {
+        char *m = strdup(used);
+        if (!m)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        line(v, "INFO", "model: the sweep asked for %s; the run used %s", st->cfg.model, used);
+        free(st->cfg.model);
+        st->cfg.model = m;
+    }
+    ns_assets_fetch fetch = {o->allow_fetch, o->fetch_log, o->report_user};
+    NS_TRY(ns_sweep_resolve_model(&st->cfg, NULL, &fetch, &st->in, &st->diags, err));
+    int good = check_input(v, "model", st->cfg.model, &st->in.model_ref,
+                           st->in.model_ref.sha256[0] != 0,
+                           ns_nc_info_text(&st->info, "model_sha256"), &st->diags);
+    NS_TRY(ns_sweep_resolve_corpus(&st->cfg, NULL, &fetch, &st->in, &st->diags, err));
+    good &= check_input(v, "tokenizer", st->cfg.tokenizer, &st->in.tokenizer_ref,
+                        st->in.tokenizer_ref.sha256[0] != 0,
+                        ns_nc_info_text(&st->info, "tokenizer_sha256"), &st->diags);
+    if (st->in.have_tokenizer) {
+        good &= check_input(v, "corpus", st->cfg.corpus, &st->in.corpus_ref,
+                            st->in.corpus_ref.sha256[0] != 0,
+                            ns_nc_info_text(&st->info, "corpus_sha256"), &st->diags);
+    } else {
+        line(v, "SKIP", "corpus %s: not checked without the tokenizer", st->cfg.corpus);
+        good = 0;
+    }
+    if (good && (st->diags.nerrors || !st->in.have_model || !st->in.have_corpus)) {
+        for (size_t i = 0; i < st->diags.n; i++)
+            if (!st->diags.items[i].is_warning)
+                line(v, "FAIL", "inputs: %s", st->diags.items[i].text);
+        good = 0;
+    }
+    if (!good)
+        line(v, "SKIP", "journal and recomputation: the recorded inputs are not available");
+    *ok = good;
+    return NS_OK;
+}
+
+/* Phase 4: the plan, and the journal holding every task of this sweep. *ok: complete. */
+static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
+{
+    *ok = 0;
+    ns_plan_grid grid;
+    ns_sweep_config_grid(&st->cfg, &grid);
+    NS_TRY(ns_plan_init(&st->plan, &grid, &st->in.model_cfg, err));
+    st->have_plan = 1;
+    char hash[65];
+    const char *yaml = ns_nc_info_text(&st->info, "sweep_yaml");
+    NS_TRY(ns_journal_sweep_hash(yaml, st->in.model_ref.sha256, st->in.tokenizer_ref.sha256,
+                                 st->in.corpus_ref.sha256, st->plan.payload, hash, err));
+    NS_TRY(ns_results_init(&st->jr.res, st->cfg.shard_count, err));
+    char *path = ns_path_join(st->dir, NS_ARCHIVE_CKPT_DIR);
+    char *jpath = path ? ns_path_join(path, NS_JOURNAL_FILE) : NULL;
+    int have_journal = jpath && ns_file_is_regular(jpath);
+    free(jpath);
+    if (!path)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (!have_journal) {
+        free(path);
+        line(v, "FAIL", "journal: %s/%s is not in the archive", NS_ARCHIVE_CKPT_DIR,
+             NS_JOURNAL_FILE);
+        line(v, "SKIP", "recomputation: no journal to compare with");
+        return NS_OK;
+    }
+    ns_err je;
+    ns_err_clear(&je);
+    ns_journal_scan scan;
+    int jrc = ns_journal_open(path, hash, st->plan.payload * sizeof(double), 1, on_record, &st->jr,
+                              &st->journal, &scan, &je);
+    free(path);
+    if (jrc != NS_OK) {
+        line(v, "FAIL", "journal: %s", je.msg);
+        line(v, "SKIP", "recomputation: the journal cannot be read for this sweep");
+        return NS_OK;
+    }
+    size_t missing = 0, first_missing = 0;
+    for (size_t i = 0; i < st->cfg.shard_count; i++)
+        if (!ns_results_has(&st->jr.res, i) && missing++ == 0)
+            first_missing = i;
+    if (missing || scan.n_damaged || scan.torn_bytes || st->jr.n_foreign)
+        line(v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s%s", missing,
+             st->cfg.shard_count, first_missing,
+             scan.n_damaged ? "; damaged records were found" : "",
+             scan.torn_bytes ? "; an incomplete last record was found" : "",
+             st->jr.n_foreign ? "; records of unknown tasks" : "");
+    else
+        line(v, "PASS", "journal: all %zu tasks recorded (%zu values each)", st->cfg.shard_count,
+             st->plan.payload);
+    if (missing)
+        line(v, "SKIP", "recomputation: the journal is incomplete");
+    *ok = !missing;
+    return NS_OK;
+}
+
 int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
 {
     vctx v = {o, s};
     vstate st;
     memset(&st, 0, sizeof st);
     memset(s, 0, sizeof *s);
-    char *ncname = NULL, *path = NULL, *yaml_member = NULL;
-    size_t yaml_len = 0;
-    int rc;
-
+    int rc, ok = 0;
     /* 1. Extract and check the manifest. */
     if ((rc = make_workdir(o, &st.dir, err)) != NS_OK)
         goto done;
@@ -463,162 +621,16 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
             line(&v, "SKIP", "inputs and recomputation: the archive failed its manifest check");
         goto done;
     }
-
-    /* 2. The recorded provenance and sweep. */
-    if ((rc = nc_member(st.dir, &st.members, &ncname, err)) != NS_OK)
+    /* 2.-5. The recorded sweep, its inputs, the journal, every number of the file from the
+     * journal, then the sampled tasks recomputed from the model. */
+    if ((rc = read_recorded(&v, &st, err)) != NS_OK ||
+        (rc = check_inputs(&v, &st, &ok, err)) != NS_OK || !ok ||
+        (rc = open_journal(&v, &st, &ok, err)) != NS_OK || !ok)
         goto done;
-    if (!(path = ns_path_join(st.dir, ncname))) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if ((rc = check_reduction(&v, &st, st.ncname, st.exact, err)) != NS_OK)
         goto done;
-    }
-    if ((rc = ns_nc_info_read(path, &st.info, err)) != NS_OK)
-        goto done;
-    const char *yaml = ns_nc_info_text(&st.info, "sweep_yaml");
-    if (!yaml) {
-        rc = ns_fail(err, NS_ERR_INVALID, "%s: no sweep_yaml attribute (not a sweep output)",
-                     ncname);
-        goto done;
-    }
-    free(path);
-    if (!(path = ns_path_join(st.dir, NS_ARCHIVE_SWEEP))) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (ns_file_read_all(path, 0, &yaml_member, &yaml_len, err) == NS_OK &&
-        yaml_len == strlen(yaml) && memcmp(yaml_member, yaml, yaml_len) == 0)
-        line(&v, "PASS", "%s: identical to the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
-             ncname);
-    else
-        line(&v, "FAIL", "%s: %s the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
-             yaml_member ? "differs from" : "missing; cannot compare with", ncname);
-    ns_err_clear(err);
-
-    char why[2048];
-    int exact = same_build(&st.info, why, sizeof why) && !o->force_tolerance;
-    if (exact)
-        line(&v, "INFO", "mode: byte-identical (git commit, compiler, flags and BLAS match the "
-             "recorded build)");
-    else
-        line(&v, "INFO", "mode: tolerance, |archived - recomputed| <= %g * max(|archived|, "
-             "|recomputed|, 1) (%s)", o->tolerance,
-             o->force_tolerance && !why[0] ? "--tolerant given" : why);
-
-    const char *sweep_file = or_unknown(ns_nc_info_text(&st.info, "sweep_file"));
-    st.have_cfg = 1;
-    if ((rc = ns_sweep_parse(yaml, strlen(yaml), sweep_file, &st.cfg, NULL, &st.diags, err)) !=
-        NS_OK) {
-        if (rc != NS_ERR_NOMEM)
-            rc = ns_fail(err, NS_ERR_INVALID, "the archived sweep does not parse: %s",
-                         st.diags.n ? st.diags.items[0].text : err->msg);
-        goto done;
-    }
-
-    /* 3. Inputs: the model actually used (its manifest name when a fallback replaced the
-     * requested one), the tokenizer and the corpus, resolved as the run resolves them. */
-    const char *used = ns_nc_info_text(&st.info, "model_used");
-    if (used && st.cfg.model && strcmp(used, "path") != 0 && strcmp(used, "unknown") != 0 &&
-        strcmp(used, st.cfg.model) != 0) {
-        char *m = strdup(used);
-        if (!m) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        line(&v, "INFO", "model: the sweep asked for %s; the run used %s", st.cfg.model, used);
-        free(st.cfg.model);
-        st.cfg.model = m;
-    }
-    if ((rc = ns_sweep_resolve_model(&st.cfg, NULL, o->allow_fetch, &st.in, &st.diags, err)) !=
-        NS_OK)
-        goto done;
-    int inputs_ok = check_input(&v, "model", st.cfg.model, &st.in.model_ref,
-                                st.in.model_ref.sha256[0] != 0,
-                                ns_nc_info_text(&st.info, "model_sha256"), &st.diags);
-    if ((rc = ns_sweep_resolve_corpus(&st.cfg, NULL, o->allow_fetch, &st.in, &st.diags, err)) !=
-        NS_OK)
-        goto done;
-    inputs_ok &= check_input(&v, "tokenizer", st.cfg.tokenizer, &st.in.tokenizer_ref,
-                             st.in.tokenizer_ref.sha256[0] != 0,
-                             ns_nc_info_text(&st.info, "tokenizer_sha256"), &st.diags);
-    if (st.in.have_tokenizer) {
-        inputs_ok &= check_input(&v, "corpus", st.cfg.corpus, &st.in.corpus_ref,
-                                 st.in.corpus_ref.sha256[0] != 0,
-                                 ns_nc_info_text(&st.info, "corpus_sha256"), &st.diags);
-    } else {
-        line(&v, "SKIP", "corpus %s: not checked without the tokenizer", st.cfg.corpus);
-        inputs_ok = 0;
-    }
-    if (inputs_ok && (st.diags.nerrors || !st.in.have_model || !st.in.have_corpus)) {
-        for (size_t i = 0; i < st.diags.n; i++)
-            if (!st.diags.items[i].is_warning)
-                line(&v, "FAIL", "inputs: %s", st.diags.items[i].text);
-        inputs_ok = 0;
-    }
-    if (!inputs_ok) {
-        line(&v, "SKIP", "journal and recomputation: the recorded inputs are not available");
-        goto done;
-    }
-
-    /* 4. The journal: every task recorded, for this sweep. */
-    ns_plan_grid grid;
-    ns_sweep_config_grid(&st.cfg, &grid);
-    if ((rc = ns_plan_init(&st.plan, &grid, &st.in.model_cfg, err)) != NS_OK)
-        goto done;
-    st.have_plan = 1;
-    char hash[65];
-    if ((rc = ns_journal_sweep_hash(yaml, st.in.model_ref.sha256, st.in.tokenizer_ref.sha256,
-                                    st.in.corpus_ref.sha256, st.plan.payload, hash, err)) != NS_OK)
-        goto done;
-    if ((rc = ns_results_init(&st.jr.res, st.cfg.shard_count, err)) != NS_OK)
-        goto done;
-    free(path);
-    if (!(path = ns_path_join(st.dir, NS_ARCHIVE_CKPT_DIR))) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    char *jpath = ns_path_join(path, NS_JOURNAL_FILE);
-    int have_journal = jpath && ns_file_is_regular(jpath);
-    free(jpath);
-    if (!have_journal) {
-        line(&v, "FAIL", "journal: %s/%s is not in the archive", NS_ARCHIVE_CKPT_DIR,
-             NS_JOURNAL_FILE);
-        line(&v, "SKIP", "recomputation: no journal to compare with");
-        goto done;
-    }
-    ns_err je;
-    ns_err_clear(&je);
-    ns_journal_scan scan;
-    if (ns_journal_open(path, hash, st.plan.payload * sizeof(double), 1, on_record, &st.jr,
-                        &st.journal, &scan, &je) != NS_OK) {
-        line(&v, "FAIL", "journal: %s", je.msg);
-        line(&v, "SKIP", "recomputation: the journal cannot be read for this sweep");
-        goto done;
-    }
-    size_t missing = 0, first_missing = 0;
-    for (size_t i = 0; i < st.cfg.shard_count; i++)
-        if (!ns_results_has(&st.jr.res, i) && missing++ == 0)
-            first_missing = i;
-    if (missing || scan.n_damaged || scan.torn_bytes || st.jr.n_foreign)
-        line(&v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s%s", missing,
-             st.cfg.shard_count, first_missing,
-             scan.n_damaged ? "; damaged records were found" : "",
-             scan.torn_bytes ? "; an incomplete last record was found" : "",
-             st.jr.n_foreign ? "; records of unknown tasks" : "");
-    else
-        line(&v, "PASS", "journal: all %zu tasks recorded (%zu values each)", st.cfg.shard_count,
-             st.plan.payload);
-    if (missing) {
-        line(&v, "SKIP", "recomputation: the journal is incomplete");
-        goto done;
-    }
-
-    /* 5. Every number of the file from the journal, then the sample recomputed from the model. */
-    if ((rc = check_reduction(&v, &st, ncname, exact, err)) != NS_OK)
-        goto done;
-    rc = recompute(&v, &st, exact, err);
+    rc = recompute(&v, &st, st.exact, err);
 done:
-    free(ncname);
-    free(path);
-    free(yaml_member);
     vstate_free(&st);
     return rc;
 }

@@ -24,10 +24,12 @@ typedef struct ns_verify_options {
     double tolerance;            /* relative tolerance of the tolerance mode */
     int force_tolerance;         /* compare within the tolerance even when the build matches */
     int allow_fetch;             /* let asset names be fetched (mirror / download) */
+    void (*fetch_log)(void *user, const char *line); /* what fetching does (user: report_user) */
     const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
     /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
+    const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

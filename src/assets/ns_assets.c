@@ -45,11 +45,13 @@ static void logf_(const ns_assets_ctx *ctx, const char *fmt, ...)
 {
     if (!ctx->log)
         return;
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(ctx->log, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fflush(ctx->log);
+    line[strcspn(line, "\n")] = '\0'; /* one line each */
+    ctx->log(ctx->log_user, line);
 }
 
 static int join(char *out, size_t len, const char *a, const char *b, ns_err *err)
@@ -207,7 +209,6 @@ int ns_assets_ctx_init(ns_assets_ctx *ctx, const char *assets_dir, const char *m
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->connect_timeout_s = 10;
-    ctx->log = stderr;
     const char *env = getenv("NORMSWEEP_ASSETS");
     if (assets_dir) {
         NS_TRY(make_absolute(assets_dir, ctx->assets_dir, sizeof ctx->assets_dir, err));
@@ -445,7 +446,8 @@ static int place_download(ns_assets_ctx *ctx, const ns_asset_set *set, const ns_
         int unreachable = 0;
         ns_err e;
         ns_err_clear(&e);
-        if (ns_download_file(url, tmp, ctx->connect_timeout_s, ctx->log, &unreachable, &e) != NS_OK) {
+        if (ns_download_file(url, tmp, ctx->connect_timeout_s, ctx->log, ctx->log_user, &unreachable,
+                             &e) != NS_OK) {
             if (unreachable)
                 mark_dead(ctx, host);
             logf_(ctx, "[%s] %s: download failed: %s\n", set->name, file->name, e.msg);
@@ -889,16 +891,13 @@ int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *n
     const ns_asset_set *fb = ns_manifest_find(m, set->fallback);
     if (!fb)
         return rc; /* the manifest loader guarantees it exists */
-    if (ctx->log) {
-        fprintf(ctx->log,
-                "normsweep: WARNING: ******************************************************\n"
-                "normsweep: WARNING: %s \"%s\" cannot be had: %s\n"
-                "normsweep: WARNING: falling back to \"%s\": results are NOT from \"%s\".\n"
-                "normsweep: WARNING: (provenance records requested=%s, used=%s)\n"
-                "normsweep: WARNING: ******************************************************\n",
-                kind, set->name, err->msg, fb->name, set->name, set->name, fb->name);
-        fflush(ctx->log);
-    }
+    logf_(ctx, "normsweep: WARNING: ******************************************************");
+    logf_(ctx, "normsweep: WARNING: %s \"%s\" cannot be had: %s", kind, set->name, err->msg);
+    logf_(ctx, "normsweep: WARNING: falling back to \"%s\": results are NOT from \"%s\".",
+          fb->name, set->name);
+    logf_(ctx, "normsweep: WARNING: (provenance records requested=%s, used=%s)", set->name,
+          fb->name);
+    logf_(ctx, "normsweep: WARNING: ******************************************************");
     char first[NS_ERR_MSG_MAX];
     snprintf(first, sizeof first, "%s", err->msg);
     ns_err_clear(err);
@@ -913,9 +912,10 @@ int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *n
     return NS_OK;
 }
 
-int ns_assets_resolve(const char *name_or_path, const char *kind, int allow_fetch,
+int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
                       ns_asset_ref *out, ns_err *err)
 {
+    int allow_fetch = fetch && fetch->allow;
     if (name_or_path && *name_or_path && ns_file_exists(name_or_path)) {
         ns_assets_ctx pctx;
         memset(&pctx, 0, sizeof pctx); /* a path needs no assets directory */
@@ -923,6 +923,8 @@ int ns_assets_resolve(const char *name_or_path, const char *kind, int allow_fetc
     }
     ns_assets_ctx ctx;
     NS_TRY(ns_assets_ctx_init(&ctx, NULL, NULL, err));
+    if (fetch)
+        ctx.log = fetch->log, ctx.log_user = fetch->log_user;
     char mpath[NS_ASSET_PATH_MAX];
     NS_TRY(ns_manifest_locate(mpath, sizeof mpath, err));
     ns_manifest m;

@@ -24,12 +24,23 @@ typedef struct ns_asset_ref {
                               not be had (e.g. gpt2 offline -> gpt2-standin); a warning was printed */
 } ns_asset_ref;
 
+/* Where fetching tells what it does (copies from the mirror, downloads, the fallback warning):
+ * one line at a time (no newline); the CLI prints them. */
+typedef void (*ns_assets_log_fn)(void *user, const char *line);
+
+/* Whether and how ns_assets_resolve may fetch missing files. */
+typedef struct ns_assets_fetch {
+    int allow;              /* 0: only files already in the assets directory */
+    ns_assets_log_fn log;   /* NULL: silent */
+    void *log_user;
+} ns_assets_fetch;
+
 /* Resolve name_or_path for kind "model", "tokenizer" or "corpus".
  * A path that exists is used as is (its checksum computed). Otherwise the name is looked up in the
  * manifest (NORMSWEEP_MANIFEST, else the installed/source manifest), made present in the assets
  * directory (NORMSWEEP_ASSETS, else ~/.cache/normsweep/assets) from NORMSWEEP_MIRROR or by
- * download when allow_fetch, verified, and described in *out. */
-int ns_assets_resolve(const char *name_or_path, const char *kind, int allow_fetch,
+ * download when fetch->allow (fetch NULL: no fetching), verified, and described in *out. */
+int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
                       ns_asset_ref *out, ns_err *err);
 
 /* ---- The manifest (assets/manifest.json, format "normsweep-assets-1") ---- */
@@ -87,7 +98,8 @@ typedef struct ns_assets_ctx {
     int offline;             /* never download */
     int copy;                /* copy mirror files instead of symlinking them */
     long connect_timeout_s;  /* per download attempt (default 10) */
-    FILE *log;               /* progress lines and warnings; NULL: silent */
+    ns_assets_log_fn log;    /* progress lines and warnings; NULL: silent */
+    void *log_user;
     int verbose;             /* also log files that were already present (the CLI sets it) */
     char dead_hosts[NS_ASSETS_MAX_DEAD_HOSTS][256];
     size_t n_dead_hosts;
@@ -95,7 +107,7 @@ typedef struct ns_assets_ctx {
 
 /* Fill ctx. assets_dir NULL: NORMSWEEP_ASSETS, else $XDG_CACHE_HOME or ~/.cache + /normsweep/assets.
  * mirror_dir NULL: NORMSWEEP_MIRROR (empty = none), else ../shared/data beside the source tree
- * when it exists. offline from NORMSWEEP_OFFLINE=1. log = stderr. Relative paths are made
+ * when it exists. offline from NORMSWEEP_OFFLINE=1. log NULL (silent). Relative paths are made
  * absolute; nothing is created. */
 int ns_assets_ctx_init(ns_assets_ctx *ctx, const char *assets_dir, const char *mirror_dir,
                        ns_err *err);

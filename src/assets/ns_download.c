@@ -15,7 +15,8 @@
 typedef struct dl_sink {
     int fd;
     int write_errno;
-    FILE *log;
+    ns_download_log_fn log;
+    void *log_user;
     const char *url;
     int last_decile; /* progress printed in 10% steps */
 } dl_sink;
@@ -46,8 +47,9 @@ static int dl_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
     int decile = (int)(dlnow * 10 / dltotal);
     if (decile > s->last_decile && decile < 10) {
         s->last_decile = decile;
-        fprintf(s->log, "  %d%% of %.1f MB\n", decile * 10, (double)dltotal / 1e6);
-        fflush(s->log);
+        char line[64];
+        snprintf(line, sizeof line, "  %d%% of %.1f MB", decile * 10, (double)dltotal / 1e6);
+        s->log(s->log_user, line);
     }
     return 0;
 }
@@ -91,13 +93,14 @@ static int curl_failure(CURLcode c, const char *errbuf, const char *url, long co
     return ns_fail(err, NS_ERR_IO, "%s: %s", url, why);
 }
 
-int ns_download_file(const char *url, const char *dest, long connect_timeout_s, FILE *log,
+int ns_download_file(const char *url, const char *dest, long connect_timeout_s,
+                     ns_download_log_fn log, void *log_user,
                      int *unreachable, ns_err *err)
 {
     *unreachable = 0;
     char errbuf[CURL_ERROR_SIZE] = "";
     int rc = NS_OK;
-    dl_sink sink = {.fd = -1, .log = log, .url = url, .last_decile = 0};
+    dl_sink sink = {.fd = -1, .log = log, .log_user = log_user, .url = url, .last_decile = 0};
     CURL *h = curl_easy_init();
     if (!h)
         return ns_fail(err, NS_ERR_LIBRARY, "%s: curl_easy_init failed", url);

@@ -6,6 +6,13 @@
 
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
+
+/* A line of `assets` output on stdout. */
+static void out_line(void *user, const char *line)
+{
+    (void)user;
+    printf("%s\n", line);
+}
 #include "common/ns_file.h"
 
 static void usage(FILE *out)
@@ -97,7 +104,7 @@ static int setup(const char *cmd, const assets_opts *o, ns_assets_ctx *ctx, ns_m
     if (o->offline)
         ctx->offline = 1;
     ctx->copy = o->copy;
-    ctx->log = stdout;
+    ctx->log = out_line;
     if (o->manifest)
         snprintf(path, sizeof path, "%s", o->manifest);
     else if (ns_manifest_locate(path, sizeof path, &err) != NS_OK)
@@ -280,7 +287,7 @@ static int cmd_path(ns_assets_ctx *ctx, const ns_manifest *m, const char *name)
     ns_asset_ref ref;
     ns_err err;
     ns_err_clear(&err);
-    ctx->log = stderr;
+    ctx->log = ns_cli_log_line;
     if (ns_assets_fetch_set(ctx, s, 0, &ref, &err) != NS_OK)
         return ns_cli_report("assets path", &err);
     printf("%s\n", ref.path);

@@ -16,6 +16,7 @@
 #include "cli/ns_cli.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
 #include "model/ns_gpt2.h"
@@ -347,7 +348,8 @@ static int dump_resolve(const char *arg, const char *dflt, const char *kind, ns_
         snprintf(ref->name, sizeof ref->name, "path");
         return NS_OK;
     }
-    int rc = ns_assets_resolve(arg ? arg : dflt, kind, 1, ref, err);
+    ns_assets_fetch fetch = {1, ns_cli_log_line, NULL};
+    int rc = ns_assets_resolve(arg ? arg : dflt, kind, &fetch, ref, err);
     if (rc != NS_OK)
         ns_err_prefix(err, "--%s %s", kind, arg ? arg : dflt);
     return rc;
@@ -360,7 +362,9 @@ static int plan_problem(void *user, ns_plan_where where, size_t index, const cha
     (void)index;
     if (!first->code)
         ns_fail(first, NS_ERR_INVALID, "%s: %s",
-                where == NS_PLAN_AT_L_MAX || where == NS_PLAN_AT_L ? "--length" : "--N", text);
+                where == NS_PLAN_AT_L_MAX || where == NS_PLAN_AT_L ? "--length"
+                : where == NS_PLAN_AT_GRID                         ? "the grid (--N, --T, --eps, --probes)"
+                                                                   : "--N", text);
     return NS_OK;
 }
 
@@ -465,6 +469,8 @@ static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
     ns_err_clear(&first);
     NS_TRY(ns_plan_check(&g, plan_problem, &first, err));
     NS_TRY(ns_plan_check_model(&g, &s->mc, s->mref.path, plan_problem, &first, err));
+    NS_TRY(ns_plan_check_memory(&g, &s->mc, 1, 0, (double)ns_sys_memory_bytes(), plan_problem,
+                                &first, err));
     if (first.code) {
         *err = first;
         return first.code;
@@ -522,9 +528,9 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
     s.logits = o->logits;
     int rc;
     /* cheap checks first: the model's shape, the text, the window, the grid */
-    if ((rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
-        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = load_window(o, &s, err)) ||
-        (rc = make_plan(o, &s, err)))
+    if ((rc = load_window(o, &s, err)) ||
+        (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
+        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
     const ns_plan_grid *g = &s.plan.g;
     size_t H = g->nheads, B = g->nN > g->neps ? g->nN : g->neps;

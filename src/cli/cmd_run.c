@@ -241,6 +241,9 @@ int ns_cmd_run(int argc, char **argv)
     opt.command_line = cmd;
     opt.segment_info = seg;
     opt.institution = getenv("NORMSWEEP_INSTITUTION");
+    char exe_sha[65];
+    ns_cli_self_sha256(exe_sha);
+    opt.executable_sha256 = exe_sha;
     show sh = {0};
     ns_sweep_hooks hooks = {
         .line = show_line, .progress = show_progress, .progress_live = isatty(STDERR_FILENO),

@@ -1,7 +1,9 @@
 /* cmd_tokenize: the `normsweep tokenize` subcommand, GPT-2 token ids of a file, one per line. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -13,32 +15,95 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep tokenize [--tokenizer DIR|NAME] FILE\n"
+            "usage: normsweep tokenize [--tokenizer DIR|NAME] [--decode] FILE\n"
             "\n"
             "Print the GPT-2 token ids of FILE, one per line (byte-level BPE: any bytes are\n"
             "accepted; invalid UTF-8 is tokenized byte-level and decodes back to the same bytes).\n"
+            "With --decode, FILE holds token ids (separated by white space, e.g. this command's\n"
+            "output) and their bytes are written instead.\n"
             "\n"
             "Options:\n"
+            "  --decode              token ids -> text\n"
             "  --tokenizer DIR|NAME  directory holding encoder.json + vocab.bpe (or vocab.json +\n"
             "                        merges.txt), or an asset name from the manifest\n"
             "                        (default: the \"tokenizer\" asset, fetched if needed)\n"
             "  -h, --help            show this help\n");
 }
 
+/* FILE's bytes -> token ids, one per line on stdout. */
+static int encode_text(const ns_tokenizer *tok, const char *path, const ns_mmap *map, ns_tokens *ids,
+                       ns_err *err)
+{
+    if (ns_tokenizer_encode(tok, (const char *)map->data, map->size, ids, err) != NS_OK)
+        return ns_err_prefix(err, "%s", path);
+    for (size_t i = 0; i < ids->n; i++)
+        printf("%d\n", (int)ids->ids[i]);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return ns_fail(err, NS_ERR_IO, "writing the token ids to standard output: %s",
+                       strerror(errno));
+    return NS_OK;
+}
+
+/* FILE's token ids (white-space separated) -> their bytes on stdout. */
+static int decode_ids(const ns_tokenizer *tok, const char *path, const ns_mmap *map, ns_err *err)
+{
+    size_t n = 0, cap = 1024;
+    int32_t *ids = malloc(cap * sizeof *ids);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ids ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; rc == NS_OK && i < map->size;) {
+        const char *c = (const char *)map->data + i;
+        if (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r') {
+            i++;
+            continue;
+        }
+        long v = 0;
+        size_t k = 0;
+        while (i + k < map->size && c[k] >= '0' && c[k] <= '9' && v <= INT32_MAX)
+            v = v * 10 + (c[k++] - '0');
+        if (k == 0 || v > INT32_MAX || (i + k < map->size && !strchr(" \n\t\r", c[k]))) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: byte %zu: expected a token id (a non-negative "
+                         "integer)", path, i);
+            break;
+        }
+        if (n == cap) {
+            int32_t *more = realloc(ids, 2 * cap * sizeof *ids);
+            if (!more) {
+                rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                break;
+            }
+            ids = more, cap *= 2;
+        }
+        ids[n++] = (int32_t)v;
+        i += k;
+    }
+    if (rc == NS_OK && (rc = ns_tokenizer_decode(tok, ids, n, &text, &len, err)) != NS_OK)
+        ns_err_prefix(err, "%s", path);
+    if (rc == NS_OK && (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0))
+        rc = ns_fail(err, NS_ERR_IO, "writing the text to standard output: %s", strerror(errno));
+    free(ids);
+    free(text);
+    return rc;
+}
+
 int ns_cmd_tokenize(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"tokenizer", required_argument, NULL, 't'},
+        {"decode", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *tok_arg = NULL;
+    int decode = 0;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 't': tok_arg = optarg; break;
+        case 'd': decode = 1; break;
         case 'h': usage(stdout); return NS_EXIT_OK;
         default:
             if (optopt == 't')
@@ -70,20 +135,14 @@ int ns_cmd_tokenize(int argc, char **argv)
         rc = ns_tokenizer_load(tok_arg, &tok, &err);
     } else {
         ns_asset_ref ref;
-        rc = ns_assets_resolve(tok_arg ? tok_arg : "tokenizer", "tokenizer", 1, &ref, &err);
+        ns_assets_fetch fetch = {1, ns_cli_log_line, NULL};
+        rc = ns_assets_resolve(tok_arg ? tok_arg : "tokenizer", "tokenizer", &fetch, &ref, &err);
         if (rc == NS_OK)
             rc = ns_tokenizer_load(ref.path, &tok, &err);
     }
     if (rc != NS_OK)
         goto done;
-    if ((rc = ns_tokenizer_encode(tok, (const char *)map.data, map.size, &ids, &err)) != NS_OK) {
-        ns_err_prefix(&err, "%s", path);
-        goto done;
-    }
-    for (size_t i = 0; i < ids.n; i++)
-        fprintf(stdout, "%d\n", (int)ids.ids[i]);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        rc = ns_fail(&err, NS_ERR_IO, "writing the token ids to standard output: %s", strerror(errno));
+    rc = decode ? decode_ids(tok, path, &map, &err) : encode_text(tok, path, &map, &ids, &err);
 done:
     ns_tokens_free(&ids);
     ns_tokenizer_free(tok);

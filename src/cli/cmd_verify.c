@@ -73,6 +73,7 @@ int ns_cmd_verify(int argc, char **argv)
     o.tolerance = NS_VERIFY_DEFAULT_TOLERANCE;
     o.allow_fetch = 1;
     o.report = report_line;
+    o.fetch_log = ns_cli_log_line;
     int c;
     unsigned long long u;
     opterr = 0;
@@ -125,6 +126,9 @@ int ns_cmd_verify(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.archive = argv[optind];
+    char exe_sha[65];
+    ns_cli_self_sha256(exe_sha);
+    o.executable_sha256 = exe_sha;
     ns_verify_summary s;
     ns_err err;
     ns_err_clear(&err);

@@ -20,6 +20,12 @@ enum ns_exit_code {
  * (NS_EXIT_USAGE for invalid/format input found before work, NS_EXIT_FAILURE otherwise). */
 int ns_cli_report(const char *cmd, const ns_err *err);
 
+/* A library's informational line on stderr (user unused): the log callback of fetching. */
+void ns_cli_log_line(void *user, const char *line);
+
+/* SHA-256 (hex) of the running executable (/proc/self/exe) into hex[65]; "unknown" on failure. */
+void ns_cli_self_sha256(char hex[65]);
+
 /* The current time as ISO 8601 UTC ("2026-11-23T12:00:00Z"). */
 void ns_cli_iso_now(char *buf, size_t size);
 

@@ -23,12 +23,17 @@ void ns_err_clear(ns_err *err)
         return;
     err->code = NS_OK;
     err->msg[0] = '\0';
+    err->file = NULL;
+    err->line = 0;
 }
 
-int ns_fail(ns_err *err, int code, const char *fmt, ...)
+int ns_fail_at(ns_err *err, const char *file, int line, int code, const char *fmt, ...)
 {
     if (!err)
         return code;
+    const char *src = file ? strstr(file, "src/") : NULL;
+    err->file = src ? src : file;
+    err->line = line;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);

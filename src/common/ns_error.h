@@ -24,17 +24,21 @@ enum ns_status {
 typedef struct ns_err {
     int code;                   /* one of enum ns_status */
     char msg[NS_ERR_MSG_MAX];   /* one line, no trailing newline */
+    const char *file;           /* where the error arose (source file, from "src/"), or NULL */
+    int line;
 } ns_err;
 
 /* Clear an error record (code NS_OK, empty message). */
 void ns_err_clear(ns_err *err);
 
 /* Fill err with code and a printf-style message (control characters, which quoted input may
- * carry, are replaced so the message stays one line); returns code, so callers can
+ * carry, are replaced so the message stays one line) and the source file and line where it
+ * arose (PETSc-style: the CLI shows them with NORMSWEEP_DEBUG=1); returns code, so callers can
  * write `return ns_fail(err, NS_ERR_IO, "open %s: %s", path, strerror(errno));`.
  * err may be NULL (the message is then dropped). */
-int ns_fail(ns_err *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define ns_fail(err, code, ...) ns_fail_at((err), __FILE__, __LINE__, (code), __VA_ARGS__)
+int ns_fail_at(ns_err *err, const char *file, int line, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Prepend context to an existing message: "ctx: old message". Returns err->code. */
 int ns_err_prefix(ns_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

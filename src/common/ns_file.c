@@ -13,23 +13,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int ns_file_read_all(const char *path, size_t max_bytes, char **data, size_t *len, ns_err *err)
+/* Open path for reading only if it is a regular file: a FIFO, device or socket would block or
+ * never end (opened without blocking, checked, then switched back to blocking reads). */
+static int open_regular(const char *path, int *fd_out, struct stat *st, ns_err *err)
 {
-    *data = NULL;
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return ns_fail(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, st) != 0) {
         int e = errno;
         close(fd);
         return ns_fail(err, NS_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st->st_mode)) {
         close(fd);
         return ns_fail(err, NS_ERR_IO, "%s: is a directory, expected a file", path);
     }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return ns_fail(err, NS_ERR_INVALID, "%s: is not a regular file (a %s)", path,
+                       S_ISFIFO(st->st_mode) ? "FIFO" : S_ISSOCK(st->st_mode) ? "socket" : "device");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return ns_fail(err, NS_ERR_IO, "%s: fcntl: %s", path, strerror(e));
+    }
+    *fd_out = fd;
+    return NS_OK;
+}
+
+int ns_file_open_regular(const char *path, int *fd, ns_err *err)
+{
+    struct stat st;
+    return open_regular(path, fd, &st, err);
+}
+
+int ns_file_read_all(const char *path, size_t max_bytes, char **data, size_t *len, ns_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    int fd;
+    struct stat st;
+    NS_TRY(open_regular(path, &fd, &st, err));
     size_t size = (size_t)st.st_size;
     if (max_bytes && size > max_bytes) {
         close(fd);
@@ -68,19 +95,9 @@ int ns_mmap_open(const char *path, ns_mmap *map, ns_err *err)
     map->data = NULL;
     map->size = 0;
     map->fd = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ns_fail(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return ns_fail(err, NS_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return ns_fail(err, NS_ERR_IO, "%s: not a regular file", path);
-    }
+    NS_TRY(open_regular(path, &fd, &st, err));
     map->fd = fd;
     map->size = (size_t)st.st_size;
     if (map->size == 0)

@@ -15,6 +15,10 @@
  * the NUL). Refuses files larger than max_bytes (0 = no limit) with NS_ERR_INVALID. */
 int ns_file_read_all(const char *path, size_t max_bytes, char **data, size_t *len, ns_err *err);
 
+/* Open path read-only when it is a regular file (a FIFO, device, socket or directory is refused
+ * at once, naming what it is, instead of blocking); *fd is the caller's to close. */
+int ns_file_open_regular(const char *path, int *fd, ns_err *err);
+
 /* A read-only, shared memory map of a whole file. */
 typedef struct ns_mmap {
     const uint8_t *data; /* NULL for an empty file */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,16 +14,23 @@
 
 struct ns_lock {
     int fd;
+    int created; /* this acquire created the lock file */
+    char *path;
+    char *old;   /* the previous holder's record (restored by ns_lock_abandon) */
+    ssize_t old_len;
+    struct timespec old_times[2]; /* its access and modification times */
 };
 
+#define NS_LOCK_RECORD_MAX 4096
+
 /* An exclusive open-file-description lock on the whole file; 0, or -1 with errno. */
-static int try_lock(int fd, int cmd, short type)
+static int try_lock(int fd)
 {
     struct flock fl;
     memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
+    fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
-    return fcntl(fd, cmd, &fl);
+    return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
 /* The holder's record (one line) into buf. */
@@ -32,7 +40,7 @@ static void read_holder(int fd, char *buf, size_t size)
     buf[n > 0 ? n : 0] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     if (!buf[0])
-        snprintf(buf, size, "unknown holder");
+        snprintf(buf, size, "holder not recorded yet");
 }
 
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err)
@@ -41,17 +49,24 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
     char *path = ns_path_join(dir, NS_LOCK_FILE);
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int created = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        created = 1;
+    else if (errno == EEXIST)
+        fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         int rc = ns_fail(err, NS_ERR_IO, "open %s: %s", path, strerror(errno));
         free(path);
         return rc;
     }
-    if (try_lock(fd, F_OFD_SETLK, F_WRLCK) != 0) {
+    if (try_lock(fd) != 0) {
         int e = errno;
         char holder[512];
         read_holder(fd, holder, sizeof holder);
         close(fd);
+        if (created)
+            unlink(path);
         int rc = (e == EAGAIN || e == EACCES)
                      ? ns_fail(err, NS_ERR_INVALID,
                                "%s is in use by another normsweep run (%s); wait for it to end, "
@@ -61,6 +76,36 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
         free(path);
         return rc;
     }
+    ns_lock *l = malloc(sizeof *l);
+    if (!l) {
+        close(fd);
+        free(path);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    l->fd = fd;
+    l->created = created;
+    l->path = path;
+    l->old = NULL;
+    struct stat st;
+    if (!created && fstat(fd, &st) == 0 && (l->old = malloc(NS_LOCK_RECORD_MAX))) {
+        l->old_len = pread(fd, l->old, NS_LOCK_RECORD_MAX, 0);
+        l->old_times[0] = st.st_atim;
+        l->old_times[1] = st.st_mtim;
+        if (l->old_len < 0)
+            free(l->old), l->old = NULL;
+    }
+    *out = l;
+    /* the holder is named from the first moment, so a runner refused meanwhile can say who */
+    int rc = ns_lock_note(l, what ? what : "starting", err);
+    if (rc != NS_OK) {
+        ns_lock_abandon(l);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int ns_lock_note(ns_lock *l, const char *what, ns_err *err)
+{
     char host[256] = "unknown", when[32] = "unknown", rec[1024];
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
@@ -68,23 +113,11 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     int n = snprintf(rec, sizeof rec, "host %s, pid %ld, since %s: %s\n", host, (long)getpid(),
-                     when, what ? what : "normsweep");
+                     when, what);
     if (n >= (int)sizeof rec)
         n = (int)sizeof rec - 1, rec[n - 1] = '\n';
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, rec, (size_t)n, 0) != n) {
-        int rc = ns_fail(err, NS_ERR_IO, "write %s: %s", path, strerror(errno));
-        close(fd);
-        free(path);
-        return rc;
-    }
-    free(path);
-    ns_lock *l = malloc(sizeof *l);
-    if (!l) {
-        close(fd);
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    }
-    l->fd = fd;
-    *out = l;
+    if (ftruncate(l->fd, 0) != 0 || pwrite(l->fd, rec, (size_t)n, 0) != n)
+        return ns_fail(err, NS_ERR_IO, "write %s: %s", l->path, strerror(errno));
     return NS_OK;
 }
 
@@ -113,5 +146,22 @@ void ns_lock_release(ns_lock *lock)
     if (!lock)
         return;
     close(lock->fd); /* closing the description releases its lock */
+    free(lock->path);
+    free(lock->old);
     free(lock);
+}
+
+void ns_lock_abandon(ns_lock *lock)
+{
+    if (!lock)
+        return;
+    /* before the release, so nobody else can hold it meanwhile: a created file goes, an existing
+     * one gets its previous record and times back (a refused run leaves no trace) */
+    if (lock->created) {
+        unlink(lock->path);
+    } else if (lock->old && ftruncate(lock->fd, 0) == 0 &&
+               pwrite(lock->fd, lock->old, (size_t)lock->old_len, 0) == lock->old_len) {
+        futimens(lock->fd, lock->old_times);
+    }
+    ns_lock_release(lock);
 }

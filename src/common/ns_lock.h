@@ -11,15 +11,23 @@
 
 typedef struct ns_lock ns_lock;
 
-/* Take the lock of dir (which must exist) and record the holder (what: e.g. the command line).
- * A lock held by another process gives NS_ERR_INVALID: "DIR is in use by another normsweep run
- * (host H, pid P, since T: WHAT); ...". Release with ns_lock_release. */
+/* Take the lock of dir (which must exist) and record the holder at once (see ns_lock_note;
+ * what NULL records "starting"). A lock held by another process gives NS_ERR_INVALID: "DIR is in
+ * use by another normsweep run (host H, pid P, since T: WHAT); ...". Release with
+ * ns_lock_release or ns_lock_abandon. */
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err);
 
-/* 1 when another process holds dir's lock (holder, up to size bytes, receives its record). */
+/* Record this process as the holder: "host H, pid P, since T: WHAT" (what: the command line). */
+int ns_lock_note(ns_lock *lock, const char *what, ns_err *err);
+
+/* 1 when dir's lock is held -- seen from a new open of the lock file, so also a lock this process
+ * took (holder, up to size bytes, receives the holder's record). */
 int ns_lock_held_elsewhere(const char *dir, char *holder, size_t size);
 
 /* Release and free (the file stays, holding the last holder's record); NULL is fine. */
 void ns_lock_release(ns_lock *lock);
+/* Release, leaving no trace (a run that changed nothing): the lock file is removed when this
+ * acquire created it, else its previous record and times are restored. */
+void ns_lock_abandon(ns_lock *lock);
 
 #endif

@@ -1,6 +1,10 @@
 /* ns_sha256: SHA-256 of buffers and files through libcrypto's EVP interface. */
 #include "common/ns_sha256.h"
 
+#include <unistd.h>
+
+#include "common/ns_file.h"
+
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -29,9 +33,13 @@ int ns_sha256_buffer(const void *data, size_t len, char hex[NS_SHA256_HEX_LEN + 
 
 int ns_sha256_file(const char *path, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd;
+    NS_TRY(ns_file_open_regular(path, &fd, err));
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
         return ns_fail(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char *buf = malloc(1 << 20);
     int rc = NS_OK;

@@ -167,19 +167,6 @@ int ns_corpus_from_text(const char *text, size_t len, const char *name, int stri
     return NS_OK;
 }
 
-int ns_corpus_load(const char *path, int strip_gutenberg, const ns_tokenizer *tok, ns_corpus *out,
-                   ns_err *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int rc = ns_file_read_all(path, 0, &text, &len, err);
-    if (rc != NS_OK)
-        return rc;
-    rc = ns_corpus_from_text(text, len, path, strip_gutenberg, tok, out, err);
-    free(text);
-    return rc;
-}
-
 void ns_corpus_free(ns_corpus *c)
 {
     if (!c)

@@ -32,13 +32,9 @@ int ns_gutenberg_body(const char *text, size_t len, const char *name, size_t *be
  * the first bad byte's offset and, for invalid UTF-8, its value and line. */
 int ns_corpus_check_text(const char *text, size_t len, const char *name, ns_err *err);
 
-/* Read path (a text file), check it with ns_corpus_check_text, strip it when strip_gutenberg,
- * and tokenize the result with tok.
- * *out is filled (free with ns_corpus_free) only on success; errors name the file. */
-int ns_corpus_load(const char *path, int strip_gutenberg, const ns_tokenizer *tok, ns_corpus *out,
-                   ns_err *err);
-
-/* Like ns_corpus_load on text already in memory (name is used in messages and stored as path). */
+/* Check text[0..len) with ns_corpus_check_text, strip it when strip_gutenberg, and tokenize the
+ * result with tok. name is used in messages and stored as path. *out is filled (free with
+ * ns_corpus_free) only on success; errors name the text. */
 int ns_corpus_from_text(const char *text, size_t len, const char *name, int strip_gutenberg,
                         const ns_tokenizer *tok, ns_corpus *out, ns_err *err);
 

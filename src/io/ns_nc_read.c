@@ -184,12 +184,3 @@ int ns_nc_info_double(const ns_nc_info *info, const char *name, double *out)
     return 0;
 }
 
-int ns_nc_info_dim_len(const ns_nc_info *info, const char *name, size_t *len)
-{
-    for (size_t i = 0; i < info->ndims; i++)
-        if (strcmp(info->dims[i].name, name) == 0) {
-            *len = info->dims[i].len;
-            return 1;
-        }
-    return 0;
-}

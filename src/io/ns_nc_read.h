@@ -40,7 +40,5 @@ const char *ns_nc_info_text(const ns_nc_info *info, const char *name);
 int ns_nc_info_int(const ns_nc_info *info, const char *name, long long *out);
 /* 1 and *out when global attribute name is a single float or double, else 0. */
 int ns_nc_info_double(const ns_nc_info *info, const char *name, double *out);
-/* 1 and *len when dimension name exists, else 0. */
-int ns_nc_info_dim_len(const ns_nc_info *info, const char *name, size_t *len);
 
 #endif

@@ -14,7 +14,7 @@
 
 #define NAME_LEN 16 /* characters of normalizer_name */
 
-struct ns_results_desc {
+typedef struct ns_results_desc {
     ns_nc_desc desc;
     ns_nc_dim dims[10];
     ns_nc_var *vars;
@@ -24,7 +24,9 @@ struct ns_results_desc {
     void **blocks;          /* every allocation the description points into */
     size_t nblocks, blocks_cap;
     int nomem;
-};
+} ns_results_desc;
+
+static void ns_results_desc_free(ns_results_desc *rd);
 
 /* ---- building ----------------------------------------------------------------------------- */
 
@@ -352,8 +354,10 @@ static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
     return k;
 }
 
-int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
-                        ns_results_desc **out, ns_err *err)
+/* The whole file's description (prov may be NULL: no global attributes, for comparisons). The
+ * arrays it points to are allocated here; free with ns_results_desc_free. */
+static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
+                               ns_results_desc **out, ns_err *err)
 {
     *out = NULL;
     ns_results_desc *rd = calloc(1, sizeof *rd);
@@ -395,12 +399,7 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
     return NS_OK;
 }
 
-const ns_nc_desc *ns_results_desc_get(const ns_results_desc *rd)
-{
-    return &rd->desc;
-}
-
-void ns_results_desc_free(ns_results_desc *rd)
+static void ns_results_desc_free(ns_results_desc *rd)
 {
     if (!rd)
         return;

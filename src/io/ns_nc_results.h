@@ -27,15 +27,6 @@ typedef struct ns_results_data {
                                      (a comparison from the journal), the variable is left out */
 } ns_results_data;
 
-typedef struct ns_results_desc ns_results_desc;
-
-/* The whole file's description (prov may be NULL: no global attributes, for comparisons). The
- * arrays it points to are allocated here; free with ns_results_desc_free. */
-int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
-                        ns_results_desc **out, ns_err *err);
-const ns_nc_desc *ns_results_desc_get(const ns_results_desc *rd);
-void ns_results_desc_free(ns_results_desc *rd);
-
 /* Write the sweep file to path (atomically). */
 int ns_nc_results_write(const char *path, const ns_results_data *d, const ns_provenance *prov,
                         ns_err *err);

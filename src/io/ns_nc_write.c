@@ -90,12 +90,6 @@ void ns_nc_var_int(ns_nc_var *v, const char *name, int value)
         v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .ival = value, .is_int32 = 1};
 }
 
-void ns_nc_var_double(ns_nc_var *v, const char *name, double value)
-{
-    if (v->nattrs < NS_NC_MAX_ATTRS)
-        v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .dval = value, .is_double = 1};
-}
-
 size_t ns_nc_var_len(const ns_nc_desc *d, const ns_nc_var *v)
 {
     size_t n = 1;

@@ -48,11 +48,10 @@ typedef struct ns_nc_var {
     size_t nattrs;
 } ns_nc_var;
 
-/* Append a text / int32 / double attribute to a variable (ignored beyond NS_NC_MAX_ATTRS, which
- * the layouts never reach). */
+/* Append a text / int32 attribute to a variable (ignored beyond NS_NC_MAX_ATTRS, which the
+ * layouts never reach). */
 void ns_nc_var_text(ns_nc_var *v, const char *name, const char *text);
 void ns_nc_var_int(ns_nc_var *v, const char *name, int value);
-void ns_nc_var_double(ns_nc_var *v, const char *name, double value);
 
 typedef struct ns_nc_desc {
     const ns_nc_dim *dims;

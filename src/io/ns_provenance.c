@@ -44,8 +44,8 @@ static const char *const ns_rules[][2] = {
                  "subtracted"},
     {"fd_probes", "jac_fd maximizes over u = (e_a - e_b)/sqrt(2) (a, b the two largest logits, "
                   "ties by index) and `probes` random unit directions keyed by (seed, shard, row, "
-                  "layer, head, T), the same for every eps; at small T and large eps it is a "
-                  "secant, not a derivative"},
+                  "layer, head): the same directions for every T and eps of a row; at small T and "
+                  "large eps it is a secant, not a derivative"},
     {"violation_rules", "thm1: d > d_bound + 1e-9 |d_bound|; ns_upper: ns_frac > ns_upper; "
                         "ns_lower: ns_frac < ns_lower; jac_exact, jac_fd: value > jac_bound + "
                         "1e-6 jac_bound with jac_bound = min(1/(4T), sqrt 2); lemma2: jac_exact > "
@@ -108,6 +108,7 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("compiler", NS_BUILD_CC);
     PUT_TEXT("cflags", NS_BUILD_CFLAGS);
     PUT_TEXT("blas", p->blas);
+    PUT_TEXT("executable_sha256", p->executable_sha256);
     PUT_TEXT("mpi_library", p->mpi_library);
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "mpi_size", .ival = p->mpi_size};

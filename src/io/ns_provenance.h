@@ -25,6 +25,7 @@ typedef struct ns_provenance {
     long long mpi_size;
     const char *mpi_library;     /* MPI_Get_library_version, first line */
     const char *blas;            /* CBLAS name and version */
+    const char *executable_sha256; /* SHA-256 of the normsweep executable that wrote the file */
     const char *sweep_file, *sweep_yaml;
     int strip_gutenberg;
     int all_softmax_family;      /* every normalizer ranks keys by logit (ranking_rule text) */

@@ -100,6 +100,31 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
                            "%s: key \"activation_function\" = \"%.64s\" is not supported (only gelu_new)",
                            path, json_string_value(act));
     }
+    /* Hugging Face GPT-2 options that change the attention this forward computes are refused
+     * (their results would be silently wrong); options that do not change it in float32 pass:
+     * reorder_and_upcast_attn only makes Hugging Face scale before the product and compute the
+     * scores in float32 under half precision, which is what this forward always does, and the
+     * dropout probabilities do not apply to inference. docs/MODEL.md lists every key. */
+    json_t *mt = json_object_get(root, "model_type");
+    if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), "gpt2") != 0))
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"model_type\" = %s%.64s%s is not supported "
+                       "(only gpt2)", path, json_is_string(mt) ? "\"" : "",
+                       json_is_string(mt) ? json_string_value(mt) : type_name(mt),
+                       json_is_string(mt) ? "\"" : "");
+    static const struct { const char *key; int want; const char *why; } flags[] = {
+        {"scale_attn_weights", 1, "the scores must be divided by sqrt(head dim)"},
+        {"scale_attn_by_inverse_layer_idx", 0, "the scores would also be divided by layer + 1"},
+        {"add_cross_attention", 0, "cross-attention layers are not part of GPT-2"},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        json_t *f = json_object_get(root, flags[i].key);
+        if (f && (!json_is_boolean(f) || json_is_true(f) != flags[i].want))
+            return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %s is not supported (%s; "
+                           "normsweep computes GPT-2's attention with %s = %s)", path,
+                           flags[i].key, json_is_boolean(f) ? (json_is_true(f) ? "true" : "false")
+                                                           : type_name(f),
+                           flags[i].why, flags[i].key, flags[i].want ? "true" : "false");
+    }
     if (cfg->n_embd % cfg->n_head != 0)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s: key \"n_embd\" = %zu is not a multiple of key \"n_head\" = %zu", path,

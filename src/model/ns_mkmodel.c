@@ -1,6 +1,7 @@
 /* ns_mkmodel: write a random-weight GPT-2 (Hugging Face layout, GPT-2 initialisation) from a
  * counter-based generator, streaming the safetensors data through a temporary file. */
 #include "model/ns_mkmodel.h"
+#include "model/ns_mkmodel_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -26,16 +26,6 @@ int ns_mkmodel_check(const ns_gpt2_config *cfg, ns_err *err);
 /* Number of model parameters (without the attention mask buffers). */
 size_t ns_mkmodel_param_count(const ns_gpt2_config *cfg);
 
-/* Standard normal sample number `index` of stream `stream` for a seed: a pure function of its
- * arguments (SplitMix64 hashing + Box-Muller), so any chunking gives the same values. */
-double ns_mkmodel_normal(uint64_t seed, uint64_t stream, uint64_t index);
-
-/* The F32 value (before rounding to opts->dtype) of element `index` (row-major) of tensor `name`
- * (Hugging Face name without prefix), as ns_mkmodel_write writes it. NAN for an unknown name.
- * Weights: N(0, 0.02), c_proj weights N(0, 0.02 / sqrt(2 n_layer)); biases 0; LayerNorm weight 1,
- * bias 0; h.N.attn.bias the causal mask (1 on and below the diagonal). */
-float ns_mkmodel_value(const ns_mkmodel_opts *opts, const char *name, size_t index);
-
 /* Create out_dir (mkdir -p) and write out_dir/model.safetensors then out_dir/config.json, each
  * through a temporary name renamed into place, so a failure never leaves a partial file.
  * Tensor order: wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,

@@ -23,6 +23,7 @@ typedef struct ns_sweep_options {
     const char *command_line;    /* the exact command (launcher and rank count included) */
     const char *institution;     /* recorded as the CF `institution` (NULL: unknown) */
     const char *segment_info;    /* this run segment's batch facts (Slurm job, nodes, restart) */
+    const char *executable_sha256; /* the build that runs (recorded; verify compares it) */
     double stall_timeout;        /* seconds a busy rank may stay silent before the sweep stops
                                     (0: NS_SWEEP_STALL_TIMEOUT) */
 } ns_sweep_options;

@@ -338,7 +338,6 @@ int ns_sweep_expand_all(ns_sweep_config *cfg, size_t n_layer, size_t n_head, ns_
         NS_TRY(fill_range(&cfg->layers, &cfg->nlayers, n_layer, err));
     if (cfg->heads_all)
         NS_TRY(fill_range(&cfg->heads, &cfg->nheads, n_head, err));
-    cfg->layers_all = cfg->heads_all = 0;
     return NS_OK;
 }
 

@@ -10,6 +10,16 @@
 int ns_sweep_diag_add(ns_sweep_diags *d, const char *source, ns_sweep_mark mark, int is_warning,
                       const char *fmt, ...)
 {
+    if (d->n >= NS_SWEEP_MAX_DIAGS) {
+        d->suppressed++;
+        if (is_warning)
+            d->nwarnings++;
+        else
+            d->nerrors++;
+        if (!d->source && !(d->source = strdup(source)))
+            return NS_ERR_NOMEM;
+        return NS_OK;
+    }
     char raw[1024], msg[4 * sizeof raw];
     va_list ap;
     va_start(ap, fmt);
@@ -63,6 +73,20 @@ int ns_sweep_mark_before(ns_sweep_mark a, ns_sweep_mark b)
 
 void ns_sweep_diags_sort(ns_sweep_diags *d)
 {
+    if (d->suppressed && d->n == NS_SWEEP_MAX_DIAGS) {
+        /* one more line (beyond the cap, once): how many problems were not shown */
+        ns_sweep_diag *items = realloc(d->items, (d->n + 1) * sizeof *items);
+        char *text = NULL;
+        if (items && asprintf(&text, "%s: %zu more problem%s not shown", d->source,
+                              d->suppressed, d->suppressed == 1 ? "" : "s") >= 0) {
+            d->items = items;
+            d->cap = d->n + 1;
+            d->items[d->n++] = (ns_sweep_diag){{0, 0}, 0, text};
+        } else if (items) {
+            d->items = items;
+            d->cap = d->n;
+        }
+    }
     /* insertion sort: stable, and the lists are short */
     for (size_t i = 1; i < d->n; i++) {
         ns_sweep_diag x = d->items[i];
@@ -82,6 +106,7 @@ void ns_sweep_diags_free(ns_sweep_diags *d)
     for (size_t i = 0; i < d->n; i++)
         free(d->items[i].text);
     free(d->items);
+    free(d->source);
     memset(d, 0, sizeof *d);
 }
 

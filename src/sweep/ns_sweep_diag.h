@@ -25,7 +25,13 @@ typedef struct ns_sweep_diags {
     size_t n, cap;
     size_t nerrors;
     size_t nwarnings;
+    size_t suppressed;       /* problems counted but not kept beyond NS_SWEEP_MAX_DIAGS */
+    char *source;            /* the file the suppressed ones belong to */
 } ns_sweep_diags;
+
+/* At most this many diagnostics are kept; the rest are counted, and ns_sweep_diags_sort adds one
+ * line saying how many were not shown (a hostile file cannot flood the terminal or memory). */
+#define NS_SWEEP_MAX_DIAGS 100
 
 /* Append a problem at mark of file source. Returns NS_OK or NS_ERR_NOMEM (the list is unchanged). */
 int ns_sweep_diag_add(ns_sweep_diags *d, const char *source, ns_sweep_mark mark, int is_warning,

@@ -29,16 +29,17 @@ typedef struct ns_sweep_inputs {
 
 void ns_sweep_inputs_free(ns_sweep_inputs *in);
 
-/* Resolve the model through ns_assets_resolve (fetching when allow_fetch), read its config.json
+/* Resolve the model through ns_assets_resolve (fetching as fetch allows; NULL: no fetching), read its config.json
  * and run ns_sweep_check_model. Failures to resolve or read become diagnostics at `model:`. */
-int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks, int allow_fetch,
+int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                           const ns_assets_fetch *fetch,
                            ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
 /* Resolve and load the tokenizer, resolve, read, strip and tokenize the corpus, and run
  * ns_sweep_check_tokens (only when the shard settings parsed). Failures become diagnostics at
  * `tokenizer:` / `corpus:` / `strip_gutenberg:`. */
 int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
-                            int allow_fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
+                            const ns_assets_fetch *fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
                             ns_err *err);
 
 enum ns_sweep_load_flags {
@@ -52,7 +53,7 @@ enum ns_sweep_load_flags {
  * are filled; free them even on failure. Returns NS_OK when no problem was found, NS_ERR_INVALID
  * when diags holds errors (err: "N problems in FILE"), NS_ERR_IO when path cannot be read (err
  * names it; diags empty), NS_ERR_NOMEM. */
-int ns_sweep_load(const char *path, int allow_fetch, int flags, ns_sweep_config *cfg,
+int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_sweep_config *cfg,
                   ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
 #endif

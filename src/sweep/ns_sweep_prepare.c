@@ -69,7 +69,8 @@ static int load_sweep(sweep_ctx *c, ns_err *err)
     ns_sweep_diags diags = {0};
     ns_sweep_marks marks;
     memset(&marks, 0, sizeof marks);
-    int rc = ns_sweep_load(opt->sweep_path, 1, 0, &c->cfg, &marks, &c->in, &diags, err);
+    ns_assets_fetch fetch = {1, c->hooks->line, c->hooks->user};
+    int rc = ns_sweep_load(opt->sweep_path, &fetch, 0, &c->cfg, &marks, &c->in, &diags, err);
     for (size_t i = 0; i < diags.n; i++)
         ns_sweep_say(c, "%s", diags.items[i].text);
     ns_sweep_diags_free(&diags);
@@ -315,7 +316,8 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
     if (rc == NS_OK && (rc = mkdirs_tracked(ckpt, &cd, err)) != NS_OK && rc != NS_ERR_NOMEM)
         rc = err->code = NS_ERR_INVALID; /* an unusable --checkpoint-dir: input (exit 2) */
     if (rc == NS_OK)
-        rc = ns_lock_acquire(ckpt, c->opt->command_line, &c->lock, err);
+        rc = ns_lock_acquire(ckpt, c->opt->command_line ? c->opt->command_line : "normsweep run",
+                             &c->lock, err);
     if (rc == NS_OK)
         rc = open_journal(c, err);
     if (rc == NS_ERR_IO)
@@ -327,14 +329,9 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
     if (rc != NS_OK) {
         ns_journal_close(c->journal);
         c->journal = NULL;
-        if (jpath && !had_journal && c->lock) {
-            char *lp = ns_path_join(ckpt, NS_LOCK_FILE);
-            unlink(jpath); /* a journal this run started, and its lock */
-            if (lp)
-                unlink(lp);
-            free(lp);
-        }
-        ns_lock_release(c->lock);
+        if (jpath && !had_journal && c->lock)
+            unlink(jpath); /* a journal this run started */
+        ns_lock_abandon(c->lock);
         c->lock = NULL;
         created_dirs_undo(&cd);
     } else {

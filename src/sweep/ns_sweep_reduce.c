@@ -214,6 +214,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             .model = &c->in.model_ref, .tokenizer = &c->in.tokenizer_ref,
             .corpus = &c->in.corpus_ref, .model_requested = c->cfg.model, .mpi_size = c->size,
             .mpi_library = mpi_lib, .blas = openblas_get_config(),
+            .executable_sha256 = c->opt->executable_sha256,
             .sweep_file = c->cfg.source_path, .sweep_yaml = c->cfg.yaml_text,
             .strip_gutenberg = c->cfg.strip_gutenberg, .all_softmax_family = all_softmax,
         };

@@ -12,8 +12,13 @@
 #include <strings.h>
 #include <yaml.h>
 
-/* A range {from, to, step} may expand to at most this many values (guards against typos). */
+/* A range {from, to, step} may expand to at most this many values (guards against typos), a
+ * list to at most NS_SWEEP_MAX_ITEMS (aliases can repeat a range many times over), and flow
+ * collections nest at most NS_SWEEP_MAX_DEPTH deep (libyaml's cost grows with the square of
+ * the depth: 200,000 levels take minutes). */
 #define NS_SWEEP_MAX_RANGE 100000
+#define NS_SWEEP_MAX_ITEMS 1000000
+#define NS_SWEEP_MAX_DEPTH 64
 
 /* ---- parser state and node helpers -------------------------------------------------------- */
 
@@ -314,10 +319,17 @@ typedef struct item {
 typedef struct items {
     item *v;
     size_t n, cap;
+    size_t too_many;  /* values refused beyond NS_SWEEP_MAX_ITEMS */
 } items;
 
 static int items_push(ps *p, items *it, long long i, double d, ns_sweep_mark mark)
 {
+    if (it->n >= NS_SWEEP_MAX_ITEMS) {
+        if (!it->too_many++)
+            problem_at(p, mark, "more than %d values in one list (aliases repeating a range?)",
+                       NS_SWEEP_MAX_ITEMS);
+        return -1;
+    }
     if (it->n == it->cap) {
         size_t cap = it->cap ? 2 * it->cap : 16;
         item *v = realloc(it->v, cap * sizeof *v);
@@ -848,6 +860,45 @@ static void parse_root(ps *p, const yaml_node_t *root)
         mk->checkpoint_dir = mark_of(v[K_CHECKPOINT]);
 }
 
+/* 1 when flow collections ([ ], { }) nest deeper than max (*at: where), outside quoted scalars
+ * and comments. Block collections cannot nest deep in a file of bounded size (each level costs
+ * a line of growing indentation). */
+static int flow_depth_exceeds(const char *text, size_t len, int max, ns_sweep_mark *at)
+{
+    int depth = 0;
+    char quote = 0;
+    ns_sweep_mark m = {1, 1};
+    for (size_t i = 0; i < len; i++, m.col++) {
+        char c = text[i];
+        if (c == '\n') {
+            m.line++, m.col = 0;
+            if (quote == '#')
+                quote = 0;
+            continue;
+        }
+        if (quote) {
+            if (c == quote && quote != '#')
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < len)
+                i++, m.col++;
+            continue;
+        }
+        if (c == '"' || c == '\'')
+            quote = c;
+        else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' ||
+                              text[i - 1] == '\n'))
+            quote = '#';
+        else if (c == '[' || c == '{') {
+            if (++depth > max) {
+                *at = m;
+                return 1;
+            }
+        } else if ((c == ']' || c == '}') && depth > 0)
+            depth--;
+    }
+    return 0;
+}
+
 /* Line and column of a byte offset (for reader errors, which carry only an offset). */
 static ns_sweep_mark mark_of_offset(const char *text, size_t len, size_t offset)
 {
@@ -908,6 +959,11 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
     memcpy(cfg->yaml_text, text, len);
     cfg->yaml_text[len] = '\0';
 
+    ns_sweep_mark deep;
+    if (flow_depth_exceeds(text, len, NS_SWEEP_MAX_DEPTH, &deep)) {
+        problem_at(&p, deep, "collections nested more than %d levels deep", NS_SWEEP_MAX_DEPTH);
+        goto checked;
+    }
     if (!yaml_parser_initialize(&parser)) {
         rc = ns_fail(err, NS_ERR_NOMEM, "%s: cannot initialise the YAML parser", source_name);
         goto done;

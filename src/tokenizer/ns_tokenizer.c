@@ -478,13 +478,6 @@ static int tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
     return NS_OK;
 }
 
-int ns_tokens_push(ns_tokens *t, int32_t id, ns_err *err)
-{
-    NS_TRY(tokens_reserve(t, 1, err));
-    t->ids[t->n++] = id;
-    return NS_OK;
-}
-
 /* ---------- encoding ---------- */
 
 /* Per-call cache of pre-token bytes -> ids (no state kept in the shared tokenizer). */

@@ -34,11 +34,6 @@ size_t ns_tokenizer_vocab_size(const ns_tokenizer *tok);
 
 /* --- additions --- */
 
-/* Append one id to t (grows it); NS_ERR_NOMEM on allocation failure. */
-int ns_tokens_push(ns_tokens *t, int32_t id, ns_err *err);
-
-/* The raw bytes a token stands for (not NUL-terminated), or NULL when id is out of range. */
-const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t *len);
 
 /* The id of the token whose raw bytes are bytes[0..len), or -1 if there is none. */
 int32_t ns_tokenizer_token_id(const ns_tokenizer *tok, const char *bytes, size_t len);
@@ -48,11 +43,5 @@ int32_t ns_tokenizer_token_id(const ns_tokenizer *tok, const char *bytes, size_t
 int ns_tokenizer_decode(const ns_tokenizer *tok, const int32_t *ids, size_t n, char **out,
                         size_t *len, ns_err *err);
 
-/* Path of the merges file the tokenizer was loaded from (".../vocab.bpe" or ".../merges.txt"),
- * e.g. for provenance records. Owned by tok. */
-const char *ns_tokenizer_merges_path(const ns_tokenizer *tok);
-
-/* Number of merge rules loaded (50000 for GPT-2). */
-size_t ns_tokenizer_merge_count(const ns_tokenizer *tok);
 
 #endif

@@ -64,6 +64,14 @@ int ns_pretok_init(ns_pretok *it, const ns_tokenizer *tok, const char *text, siz
 int ns_pretok_next(ns_pretok *it, size_t *start, size_t *n, int *invalid, ns_err *err);
 void ns_pretok_free(ns_pretok *it);
 
+/* What the module's tests inspect besides the public interface. */
+/* The raw bytes a token stands for (not NUL-terminated), or NULL when id is out of range. */
+const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t *len);
+/* Path of the merges file the tokenizer was loaded from (".../vocab.bpe" or ".../merges.txt"). */
+const char *ns_tokenizer_merges_path(const ns_tokenizer *tok);
+/* Number of merge rules loaded (50000 for GPT-2). */
+size_t ns_tokenizer_merge_count(const ns_tokenizer *tok);
+
 /* Tokenize one pre-token's bytes (BPE from its single-byte tokens) with the kernel the
  * tokenizer uses (or the reference when use_reference); appends to out. */
 int ns_tokenizer_encode_word(const ns_tokenizer *tok, const char *word, size_t n,
