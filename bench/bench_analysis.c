@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         double t0 = now();
         for (size_t l = 0; l < st.n; l++)
-            if (ns_rows_analyse_layer(rows, 0, &st.v[l], payload, &err) != NS_OK)
+            if (ns_rows_analyse_layer(rows, 0, &st.v[l], NULL, payload, &err) != NS_OK)
                 return fail("analysis", &err);
         tr[r] = now() - t0;
     }

@@ -107,23 +107,21 @@ static int analyse_layer(ns_rows *r, const ns_attn_layer_view *v, ns_err *err)
     return NS_OK;
 }
 
+int ns_rows_analyse_layer(ns_rows *r, uint64_t shard, const ns_attn_layer_view *v,
+                          const ns_rows_hooks *hooks, double *payload, ns_err *err)
+{
+    r->shard = shard;
+    r->payload = payload;
+    r->hooks = hooks;
+    return analyse_layer(r, v, err);
+}
+
 static int on_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
 {
     ns_rows *r = user;
     if (r->hooks && r->hooks->layer)
         NS_TRY(r->hooks->layer(r->hooks->layer_user, v, err));
-    return analyse_layer(r, v, err);
-}
-
-int ns_rows_analyse_layer(ns_rows *r, uint64_t shard, const ns_attn_layer_view *v,
-                          double *payload, ns_err *err)
-{
-    r->shard = shard;
-    r->payload = payload;
-    r->hooks = NULL;
-    int rc = analyse_layer(r, v, err);
-    r->payload = NULL;
-    return rc;
+    return ns_rows_analyse_layer(r, r->shard, v, r->hooks, r->payload, err);
 }
 
 int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows_hooks *hooks,
