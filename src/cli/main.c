@@ -40,7 +40,8 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-10s %s\n", ns_commands[i].name, ns_commands[i].summary);
     fprintf(out,
             "\n"
-            "Run `normsweep COMMAND --help` for a command's options.\n"
+            "Run `normsweep COMMAND --help` for a command's options. Every number normsweep\n"
+            "writes is defined in docs/METRICS.md (installed with the other docs).\n"
             "Exit codes: 0 success, 1 runtime failure, 2 usage or invalid input (nothing written),\n"
             "3 interrupted by SIGTERM/SIGINT with the journal saved (continue with --resume),\n"
             "4 verify found a difference.\n");
