@@ -14,6 +14,9 @@
 
 /* Four doubles, for reductions in a fixed lane order (lane k sums keys i = k mod 4, then the
  * lanes are added 0+1+2+3): the same result whatever vector width the compiler uses. */
+/* v4d values pass between static functions of this file only (inlined), so the ABI note on
+ * passing 32-byte vectors without AVX concerns no external caller. */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4i __attribute__((vector_size(32)));
 /* The hot loops are compiled twice, for AVX2 and for the x86-64 baseline, and picked at run
