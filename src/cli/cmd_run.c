@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
 
 static void run_usage(FILE *out)
@@ -221,6 +222,13 @@ int ns_cmd_run(int argc, char **argv)
     }
     if (p != NS_EXIT_OK)
         return p;
+    /* A sweep not found from here is looked up in the data directory (installed sweeps/). */
+    char *sweep_path = opt.sweep_path ? ns_datadir_sweep(opt.sweep_path) : NULL;
+    if (opt.sweep_path && !sweep_path) {
+        fprintf(stderr, "normsweep run: out of memory\n");
+        return NS_EXIT_FAILURE;
+    }
+    opt.sweep_path = sweep_path;
     /* The handlers come first: a signal during MPI_Init (a fraction of a second) must also stop
      * the run cleanly (exit 3, nothing written) rather than kill it. */
     install_handlers();
@@ -259,6 +267,7 @@ int ns_cmd_run(int argc, char **argv)
     int code = exit_code(rc, &out, &err);
     free(cmd);
     free(seg);
+    free(sweep_path);
     if (out.unresponsive || code == NS_EXIT_FAILURE) {
         /* MPI cannot be shut down (a silent rank), or a runtime failure: leave at once, without
          * the libraries' exit handlers (HDF5's crash on a file whose close failed, e.g. the
