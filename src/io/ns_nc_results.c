@@ -186,8 +186,9 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     if ((v = add_var(rd, "normalizer", NS_NC_INT, "normalizer", norm,
                      "attention normalizer index (label: normalizer_name)", NULL)))
         v->fill = NS_FILL_NONE;
-    add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
-            "attention normalizer", NULL);
+    if ((v = add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
+                     "attention normalizer", NULL)))
+        ns_nc_var_text(v, "_Encoding", "utf-8"); /* read as text, not bytes, by xarray */
     add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
             "scalable softmax parameter s (missing for the other normalizers)", "1");
     add_var(rd, "L", NS_NC_INT, "L", L, "context length (keys of the analysed query row)", NULL);
