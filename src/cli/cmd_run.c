@@ -3,7 +3,6 @@
  * the sweep's messages and progress, runs the sweep (src/sweep/ns_sweep) and turns its status
  * into the exit code. */
 #include <mpi.h>
-#include <cblas.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
 
@@ -243,8 +243,7 @@ int ns_cmd_run(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
      * unless the user chose otherwise. */
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1);
+    ns_blas_single_thread();
     char *cmd = command_line(argc, argv, size), *seg = segment_info();
     opt.command_line = cmd;
     opt.segment_info = seg;

@@ -1,10 +1,12 @@
 /* normsweep: entry point; dispatches to the subcommands and is the only place that exits. */
 #include "config.h"
 
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
 
 typedef int (*ns_cmd_fn)(int argc, char **argv);
 
@@ -46,6 +48,28 @@ static void print_usage(FILE *out)
             "4 verify found a difference.\n");
 }
 
+/* The version and what the build is made of (MPI_Get_library_version may be called before
+ * MPI_Init). */
+static void print_version(void)
+{
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
+    int len = 0, threads = ns_blas_threads();
+    const char *var = ns_blas_thread_variable();
+    MPI_Get_library_version(mpi, &len);
+    mpi[strcspn(mpi, "\n")] = '\0';
+    ns_blas_identity(blas, sizeof blas);
+    printf("normsweep %s (git %s)\n", PACKAGE_VERSION, NS_GIT_COMMIT);
+    printf("compiler: %s; flags: %s\n", NS_BUILD_CC, NS_BUILD_CFLAGS);
+    printf("MPI: %s\n", mpi);
+    printf("BLAS: %s\n", blas);
+    if (threads > 0 && var)
+        printf("BLAS threads: %d by default here; run and verify use 1 per rank unless %s is "
+               "set\n", threads, var);
+    else
+        printf("BLAS threads: not controlled by normsweep (set the library's own variable, e.g. "
+               "OMP_NUM_THREADS=1)\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -53,7 +77,7 @@ int main(int argc, char **argv)
         return NS_EXIT_OK;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("normsweep %s (git %s)\n", PACKAGE_VERSION, NS_GIT_COMMIT);
+        print_version();
         return NS_EXIT_OK;
     }
     if (argc >= 2) {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # local_cluster.sh: a real one-node Slurm (munged + slurmctld + slurmd) on this machine, for tests.
-#   local_cluster.sh install          apt-get install slurm-wlm munge (Debian), if missing
+#   local_cluster.sh install          apt-get install slurmctld slurmd slurm-client munge (Debian),
+#                                     if missing
 #   local_cluster.sh start DIR        write DIR/etc/slurm.conf, start the daemons, wait until idle
 #   local_cluster.sh stop DIR         stop exactly the daemons started for DIR, by their PIDs
 # Clients need SLURM_CONF=DIR/etc/slurm.conf (printed by start). Recipe: shared/docs/SLURM-LOCAL.md.
@@ -12,12 +13,16 @@ set -eu
 cmd=${1:?usage: local_cluster.sh install|start DIR|stop DIR}
 
 install_slurm() {
-  if command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1; then
+  if command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 &&
+     command -v sbatch >/dev/null 2>&1 && command -v munged >/dev/null 2>&1; then
     return 0
   fi
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq slurm-wlm munge
+  # The daemons, the clients and the basic plugins (munge auth, pmix, linuxproc); not the
+  # recommended database, monitoring and -dev plugin packages of slurm-wlm.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    slurmctld slurmd slurm-client munge
 }
 
 # Wait until PID is gone or a zombie (killed daemons linger <defunct> for a few seconds).
@@ -126,6 +131,17 @@ CONF
     done
   fi
   export SLURM_CONF="$dir/etc/slurm.conf"
+  # slurmd initialises its cgroup plugin even when nothing uses cgroups (proctrack/linuxproc,
+  # task/none), and refuses to start where no cgroup file system is mounted at /sys/fs/cgroup
+  # ("No filesystem mounted on /sys/fs/cgroup": a chroot, a minimal container). There it gets
+  # the cgroup v1 layout its probe looks for -- a tmpfs with a cgroup hierarchy at systemd/ --
+  # made of a new, empty named hierarchy that nothing else uses; stop unmounts both.
+  if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = sysfs ]; then
+    mount -t tmpfs -o size=1m,mode=755 normsweep-slurm-test /sys/fs/cgroup &&
+      echo /sys/fs/cgroup > "$dir/run/cgroup.mount" && mkdir /sys/fs/cgroup/systemd &&
+      mount -t cgroup -o none,name=normsweep-slurm-test cgroup /sys/fs/cgroup/systemd &&
+      echo /sys/fs/cgroup/systemd > "$dir/run/cgroup.mount"
+  fi
   slurmctld -D -c -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
   echo $! > "$dir/run/slurmctld.daemon.pid"
   sleep 1
@@ -156,6 +172,10 @@ stop)
   stop_pidfile "$dir/run/slurmd.daemon.pid"
   stop_pidfile "$dir/run/slurmctld.daemon.pid"
   stop_pidfile "$dir/run/munged.pid"
+  if [ -f "$dir/run/cgroup.mount" ]; then
+    [ "$(cat "$dir/run/cgroup.mount")" = /sys/fs/cgroup/systemd ] && umount /sys/fs/cgroup/systemd
+    umount /sys/fs/cgroup && rm -f "$dir/run/cgroup.mount"
+  fi
   ;;
 *)
   echo "usage: local_cluster.sh install|start DIR|stop DIR" >&2
