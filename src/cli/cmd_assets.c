@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "  --offline        never download (also NORMSWEEP_OFFLINE=1)\n"
             "  --copy           copy files from the mirror instead of symlinking them (also turns\n"
             "                   existing symlinks into copies)\n"
-            "  -h, --help       this help\n"
+            "  -h, --help       show this help\n"
             "\n"
             "Exit status: 0 success, 1 a set could not be fetched or a file is missing,\n"
             "2 bad usage or manifest, 4 verify found a checksum mismatch.\n");

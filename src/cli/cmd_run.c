@@ -18,13 +18,15 @@
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
+            "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
             "                       [--stall-timeout SECONDS] [SWEEP.yaml]\n"
             "       mpirun -np 64 normsweep SWEEP.yaml\n"
             "\n"
             "Run a sweep: one forward pass per shard, every metric of docs/METRICS.md, reduced by\n"
             "every rank into one NetCDF-4 file. Without SWEEP.yaml the built-in default sweep\n"
-            "(sweeps/quick.yaml) runs.\n"
+            "(sweeps/quick.yaml) runs. A SWEEP.yaml not found from the current directory is looked\n"
+            "up in normsweep's data directory, as given and under sweeps/ (installed:\n"
+            "PREFIX/share/normsweep; NORMSWEEP_DATADIR overrides).\n"
             "\n"
             "Options (override the sweep file):\n"
             "  --output PATH          NetCDF file to write (written under a temporary name, renamed\n"
@@ -36,13 +38,13 @@ static void run_usage(FILE *out)
             "  --resume               continue from the journal, recomputing nothing already done\n"
             "  --stall-timeout S      stop (checkpointed, exit 3) when a busy rank has sent nothing\n"
             "                         for S seconds (default 600)\n"
-            "  -h, --help             this text\n"
+            "  -h, --help             show this help\n"
             "\n"
             "SIGTERM, SIGINT or SIGUSR1 (or a file CHECKPOINT_DIR/STOP) make the sweep save every\n"
             "result and exit 3; --resume continues. Progress goes to stderr. Environment:\n"
             "NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
-            "Exit codes: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
-            "3 interrupted with the journal saved. See docs/RUNNING.md.\n");
+            "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
+            "3 interrupted with the journal saved. See docs/RUNNING.md; under Slurm docs/SLURM.md.\n");
 }
 
 /* The one piece of process state a signal handler can reach: the stop request. */

@@ -32,6 +32,7 @@ static void print_usage(FILE *out)
     fprintf(out,
             "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume] [SWEEP.yaml]\n"
             "       normsweep COMMAND [OPTIONS] ...\n"
+            "       normsweep --version | --help\n"
             "\n"
             "Measures how softmax-style normalization limits attention (distance collapse,\n"
             "critical top-N, geometric separability, gradient sensitivity) on GPT-2.\n"
@@ -42,10 +43,15 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-10s %s\n", ns_commands[i].name, ns_commands[i].summary);
     fprintf(out,
             "\n"
-            "Run `normsweep COMMAND --help` for a command's options.\n"
-            "Exit codes: 0 success, 1 runtime failure, 2 usage or invalid input (nothing written),\n"
-            "3 interrupted by SIGTERM/SIGINT with the journal saved (continue with --resume),\n"
-            "4 verify found a difference.\n");
+            "Options:\n"
+            "  --version   print the version, git commit, compiler, MPI and BLAS of this build\n"
+            "  -h, --help  show this help\n"
+            "\n"
+            "Run `normsweep COMMAND --help` for a command's options; `man normsweep`; docs/ (installed\n"
+            "in PREFIX/share/normsweep/docs).\n"
+            "Exit status: 0 success, 1 runtime failure, 2 usage or invalid input (nothing written),\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 with the journal saved (continue with\n"
+            "--resume), 4 verify found a difference.\n");
 }
 
 /* The version and what the build is made of (MPI_Get_library_version may be called before
