@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/ns_blas.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
 
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
            dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
     printf("forward_L: %zu\n", L);
     printf("forward_reps: %zu\n", reps);
-    printf("forward_blas_threads: %d\n", openblas_get_num_threads());
+    printf("forward_blas_threads: %d\n", ns_blas_threads());
     printf("forward_gemm_count: %zu\n", ng);
     printf("forward_gflop_per_pass: %.2f\n", flops * 1e-9);
     printf("forward_seconds: %.4f\n", fwd);

@@ -4,7 +4,6 @@
 
 #include "archive/ns_run_archive.h"
 
-#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ns_blas.h"
 #include "common/ns_file.h"
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
@@ -320,7 +320,9 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     json_object_set_new(arch, "git_commit", json_string(NS_GIT_COMMIT));
     json_object_set_new(arch, "compiler", json_string(NS_BUILD_CC));
     json_object_set_new(arch, "cflags", json_string(NS_BUILD_CFLAGS));
-    json_object_set_new(arch, "blas", json_string(openblas_get_config()));
+    char blas[NS_BLAS_ID_MAX];
+    ns_blas_identity(blas, sizeof blas);
+    json_object_set_new(arch, "blas", json_string(blas));
     json_object_set_new(root, "archiver", arch);
 
     ns_machine_info m;

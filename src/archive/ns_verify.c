@@ -4,7 +4,6 @@
 
 #include "archive/ns_verify.h"
 
-#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "analysis/ns_rng.h"
+#include "common/ns_blas.h"
 #include "archive/ns_archive.h"
 #include "archive/ns_archive_layout.h"
 #include "common/ns_file.h"
@@ -245,13 +245,15 @@ static int same_build(const ns_nc_info *info, const char *self_sha, char *why, s
 {
     const char *exe = ns_nc_info_text(info, "executable_sha256"),
                *blas = ns_nc_info_text(info, "blas");
+    char my_blas[NS_BLAS_ID_MAX];
+    ns_blas_identity(my_blas, sizeof my_blas);
     if (exe && self_sha && strcmp(exe, self_sha) == 0 && strcmp(exe, "unknown") != 0 && blas &&
-        strcmp(blas, openblas_get_config()) == 0) {
+        strcmp(blas, my_blas) == 0) {
         why[0] = 0;
         return 1;
     }
     const char *keys[4] = {"git_commit", "compiler", "cflags", "blas"};
-    const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, openblas_get_config()};
+    const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, my_blas};
     size_t at = 0;
     why[0] = 0;
     for (size_t i = 0; i < 4; i++) {
@@ -422,8 +424,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
     line(v, "INFO", "sample: %zu of %zu tasks, seed %llu: shards %s", K, M,
          (unsigned long long)o->seed, list);
 
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1); /* as the sweep runs it */
+    ns_blas_single_thread(); /* as the sweep runs it */
     NS_TRY(ns_gpt2_load(st->in.model_ref.path, &st->model, err));
     NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, &st->rows, err));
     size_t P = st->plan.payload;
