@@ -9,6 +9,11 @@
 #include "common/ns_file.h"
 #include "model/ns_gpt2.h"
 
+/* Query rows per block of the causal attention: each block of rows [m0, m0 + B) is multiplied
+ * only with keys [0, m0 + B), so the forward forms sum over blocks of B (m0 + B) scores instead of
+ * L^2 (0.5625 L^2 at L = 8B). bench/bench_forward issues the same GEMMs for its baseline. */
+#define NS_GPT2_ATT_BLOCK 128
+
 typedef struct ns_gpt2_layer_weights {
     const float *ln_1_w, *ln_1_b;           /* (C), (C) */
     const float *attn_w, *attn_b;           /* c_attn: (C, 3C), (3C); columns q | k | v */
