@@ -8,10 +8,10 @@ include bench/tokenize.mk
 include bench/forward.mk
 include bench/analysis.mk
 include bench/sweep.mk
-EXTRA_DIST += bench/run bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh
+EXTRA_DIST += bench/run bench/verdict.sh bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh
 CLEANFILES += $(EXTRA_PROGRAMS)
 
-bench: normsweep $(NS_BENCH_BINS)
+bench: normsweep $(NS_BENCH_BINS) assets.stamp
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 	NORMSWEEP='$(abs_top_builddir)/normsweep' MPIEXEC='$(MPIEXEC)' \
 	$(SHELL) $(top_srcdir)/bench/run
