@@ -627,13 +627,14 @@ static void test_shipped_sweeps_and_embedded_default(void)
     CU_ASSERT_STRING_EQUAL(ns_sweep_default_yaml(), quick);
     free(quick);
 
-    /* ns_sweep_load(NULL) reads the embedded default under the name "<embedded>" */
+    /* ns_sweep_load(NULL) reads the embedded default under the name "<embedded>" (GPT-2, with the
+     * stand-in as the manifest's fallback) */
     ns_sweep_config cfg;
     ns_sweep_diags d = {0};
     ns_err err;
     CU_ASSERT_EQUAL(ns_sweep_load(NULL, NULL, NS_SWEEP_SCHEMA_ONLY, &cfg, NULL, NULL, &d, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(cfg.source_path, NS_SWEEP_DEFAULT_NAME);
-    CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2-standin");
+    CU_ASSERT_STRING_EQUAL(cfg.model, "gpt2");
     CU_ASSERT_STRING_EQUAL(cfg.output, "runs/quick/quick.nc");
     ns_sweep_config_free(&cfg);
     ns_sweep_diags_free(&d);
