@@ -6,10 +6,11 @@ src_model_libns_model_a_SOURCES = \
 	src/model/ns_gpt2_config.c \
 	src/model/ns_gpt2_load.c \
 	src/model/ns_mkmodel.c \
-	src/model/ns_gpt2_forward.c
+	src/model/ns_gpt2_forward.c \
+	src/model/ns_gpt2_attn.c
 src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 noinst_HEADERS += src/model/ns_gpt2.h src/model/ns_gpt2_internal.h src/model/ns_safetensors.h \
-	src/model/ns_mkmodel.h
+	src/model/ns_mkmodel.h src/model/ns_mkmodel_internal.h
 
 check_PROGRAMS += tests/test_safetensors
 tests_test_safetensors_SOURCES = tests/test_safetensors.c

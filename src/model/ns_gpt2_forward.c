@@ -2,7 +2,8 @@
  *
  * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H, F = n_inner, V = vocab.
  * Exactly GPT-2: token + learned position embeddings, pre-LayerNorm blocks, causal attention with
- * scale 1/sqrt(D), GELU (tanh approximation), residual connections. Every matrix product goes
+ * scale 1/sqrt(D), GELU (tanh approximation), residual connections. The attention normalizer is
+ * the model's own (config.json): GPT-2's softmax at T = 1 here, any other through ns_gpt2_attn.c. Every matrix product goes
  * through cblas_sgemm; the element-wise parts are plain loops. The LM head (and ln_f) is not
  * computed, and nor is the last layer's attention projection and MLP: nothing after the last
  * attention is observable through ns_gpt2_forward's interface. */
@@ -25,7 +26,8 @@ struct ns_gpt2_workspace {
     float *att;            /* (L, C)   attention output, heads concatenated */
     float *fc;             /* (L, F)   MLP hidden activations */
     float *logits;         /* (H, L, L) scaled pre-softmax scores */
-    float *weights;        /* (H, L, L) softmax weights, zero above the diagonal */
+    float *weights;        /* (H, L, L) attention weights, zero above the diagonal */
+    double *attn_work;     /* NS_GPT2_ATTN_WORK(L) doubles for a model's own normalizer */
 };
 
 /* Round a float count up to a multiple of 16 (64 bytes), so every buffer stays cache-line aligned. */
@@ -54,7 +56,7 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
                        "forward workspace: bad model shape (n_embd=%zu, n_head=%zu, n_inner=%zu)", C,
                        H, F);
 
-    size_t sizes[8] = {
+    size_t sizes[9] = {
         ns_mul(L_max, C),                 /* x */
         ns_mul(L_max, C),                 /* ln */
         ns_mul(L_max, ns_mul(3, C)),      /* qkv */
@@ -63,9 +65,10 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
         ns_mul(L_max, F),                 /* fc */
         ns_mul(H, ns_mul(L_max, L_max)),  /* logits */
         ns_mul(H, ns_mul(L_max, L_max)),  /* weights */
+        ns_mul(2, NS_GPT2_ATTN_WORK(L_max)), /* attn_work (doubles) */
     };
     size_t total = 0;
-    for (size_t i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 9; i++) {
         if (sizes[i] == SIZE_MAX || ns_round16(sizes[i]) > SIZE_MAX / sizeof(float) - total)
             return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max=%zu is too large", L_max);
         sizes[i] = ns_round16(sizes[i]);
@@ -95,6 +98,7 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
         *bufs[i] = p;
         p += sizes[i];
     }
+    ws->attn_work = (double *)(void *)p;
     *out = ws;
     return NS_OK;
 }
@@ -240,6 +244,7 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
 
     const size_t D = C / H, C3 = 3 * C;
     const float scale = (float)(1.0 / sqrt((double)D));
+    const int default_attn = ns_gpt2_attn_is_default(cfg);
     float *x = ws->x, *ln = ws->ln, *qkv = ws->qkv, *values = ws->values, *att = ws->att;
     float *fc = ws->fc, *logits = ws->logits, *weights = ws->weights;
 
@@ -258,7 +263,11 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
             float *zh = logits + h * L * L, *wh = weights + h * L * L;      /* (L, L) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)L, (int)D, scale, q,
                         (int)C3, k, (int)C3, 0.0f, zh, (int)L);             /* z = q k^T / sqrt(D) */
-            ns_softmax_causal(wh, zh, L);
+            if (default_attn)
+                ns_softmax_causal(wh, zh, L);
+            else
+                NS_TRY(ns_gpt2_attn_rows(wh, zh, L, &cfg->attn_norm,
+                                         ns_gpt2_attn_temperature(cfg), ws->attn_work, err));
             ns_mm(att + h * D, C, wh, L, values + h * D, C, L, D, L, 1.0f, 0.0f); /* (L, D; ld C) */
         }
         if (fn) {
