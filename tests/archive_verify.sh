@@ -239,14 +239,23 @@ flat = a.reshape(-1)
 i = int(np.flatnonzero(np.isfinite(flat) & (flat > 0))[0])
 flat[i] = flat[i] + 1
 v[:] = flat.reshape(a.shape)
+# where the edit is, as verify names it: each dimension's coordinate value (%.17g, or %d for ints)
+idx = np.unravel_index(i, a.shape)
+parts = []
+for d, k in zip(v.dimensions, idx):
+    c = ds.variables[d]
+    c.set_auto_mask(False)
+    x = c[k]
+    parts.append('%s=%d' % (d, int(x)) if np.issubdtype(c.dtype, np.integer) else '%s=%.17g' % (d, float(x)))
+print(', '.join(parts))
 ds.close()
 PYEOF
 }
 for var in distance_mean n_crit_expected thm1_checked; do
   rm -rf t8 && mkdir t8 && tar xzf arc.tar.gz -C t8
-  alter_nc t8/arc/tiny.nc $var || fail "could not alter $var"
+  where=$(alter_nc t8/arc/tiny.nc $var) || fail "could not alter $var"
   remanifest t8 && repack t8 t8.tar.gz
-  expect 4 "FAIL numbers: $var: 1 value differs from the reduction of the journal" \
+  expect 4 "FAIL numbers: $var: 1 value differs from the reduction of the journal; first at $where: file" \
     "$NORMSWEEP" verify t8.tar.gz --sample 0
   grep -q "^PASS manifest" out.txt || fail "edited $var: the re-made manifest should pass"
 done

@@ -176,7 +176,8 @@ resume_ok d4.nc ck4 "model restored"
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 # Replaced during start-up, between the checksum (rank 0, validation) and the memory map: the run
 # must not use other weights than the recorded checksum's. Made deterministic with gdb: the file is
-# replaced when ns_gpt2_load is entered, (a) on rank 0 (its mapped bytes no longer hash to the
+# replaced when ns_gpt2_load is first entered (on rank 0 that is validation's load, after the
+# checksum; later loads do not stop), (a) on rank 0 (its mapped bytes no longer hash to the
 # recorded checksum) and (b) on rank 1 of 2 (it mapped another file than rank 0: device, inode,
 # size, mtime). Both: exit 1, one line naming the file, nothing written; the next run works.
 if command -v gdb > /dev/null 2>&1; then
@@ -190,7 +191,7 @@ out=gdb.$$.out
 [ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" && export ASAN_OPTIONS
 gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_gpt2_load' -ex run \
   -ex 'shell cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors' \
-  -ex continue --args "$@" > "$out" < /dev/null
+  -ex delete -ex continue --args "$@" > "$out" < /dev/null
 code=$(sed -n 's/.*exited with code \([0-9]*\).*/\1/p' "$out" | tail -n 1)
 grep -q "exited normally" "$out" && code=0
 rm -f "$out"

@@ -45,3 +45,15 @@ forward_counts() {
   ncdump -v shard_forward_count "$1" | sed -n '/^ shard_forward_count =/,/;/p' | tr -d ' \n;}' |
     sed 's/shard_forward_count=//'
 }
+
+# workers_of MASTER_PID: the pids of normsweep processes started in this directory other than the
+# master (read from /proc, so the tests need no procps)
+workers_of() {
+  here=$(pwd -P)
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$(cat "$d/comm" 2>/dev/null)" = normsweep ] || continue
+    [ "$p" != "$1" ] && [ "$(readlink "$d/cwd" 2>/dev/null)" = "$here" ] && echo "$p"
+  done
+  return 0
+}

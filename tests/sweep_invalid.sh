@@ -31,3 +31,16 @@ sed 's/^seed: 7/seed: 8/' tiny.yaml > other.yaml
 expect2 "resume with a different sweep" run_np 2 other.yaml --output out/t.nc --checkpoint-dir ck --resume
 grep -q "different sweep" err.log || fail "no 'different sweep' message"
 echo "sweep_invalid: ok"
+
+# many bad items from aliases (100,000 references to one bad scalar, 400 kB): at most 100
+# diagnostics and a count of the rest, within 1 GB of address space (an 826-byte alias file used
+# to print 9.9 million lines using 1.8 GB)
+{ printf 'shards: {count: 1, L_max: 64}\nx: &x bad\ngrid: {L: [32], N: [1], T: [*x'
+  i=1; while [ $i -lt 100000 ]; do printf ',*x,*x,*x,*x,*x,*x,*x,*x,*x,*x'; i=$((i + 10)); done
+  printf ']}\n'; } > bomb.yaml
+( ulimit -v 1000000; "$NORMSWEEP" validate bomb.yaml > /dev/null 2> err.log ); rc=$?
+[ $rc -eq 2 ] || { tail -3 err.log >&2; fail "alias bomb: exit $rc, expected 2"; }
+lines=$(wc -l < err.log)
+[ "$lines" -le 102 ] || fail "alias bomb: $lines lines of diagnostics (at most 100 + 2 expected)"
+grep -q "more problems not shown" err.log || fail "alias bomb: no count of the problems not shown"
+echo "sweep_invalid: alias bomb ok"

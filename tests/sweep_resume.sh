@@ -22,11 +22,7 @@ run_np 3 slow.yaml --output a.nc --checkpoint-dir cka 2> loga &
 launcher=$!
 wait_progress loga
 mpid=$(master_pid loga)
-# a worker: a normsweep process running in this directory that is not the master
-here=$(pwd -P); worker=
-for p in $(pgrep -x normsweep); do
-  [ "$p" != "$mpid" ] && [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$here" ] && { worker=$p; break; }
-done
+worker=$(workers_of "$mpid" | head -n 1)
 [ -n "$worker" ] || fail "no worker process found"
 kill -KILL "$worker"
 wait "$launcher" && fail "run with a killed worker exited 0"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_analysis_internal.h"
+#include "analysis/ns_ks_internal.h"
 #include "analysis/ns_ks.h"
 #include "common/ns_error.h"
 #include "common/ns_file.h"

@@ -13,7 +13,6 @@
 
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
-#include "model/ns_mkmodel.h"
 #include "model/ns_mkmodel_internal.h"
 #include "model/ns_safetensors.h"
 #include "ns_test.h"

@@ -293,6 +293,101 @@ static void test_grid_rows_and_counts(void)
     ns_sweep_diags_free(&d);
 }
 
+/* ---- memory estimate --------------------------------------------------------------------- */
+
+typedef struct grid_msgs {
+    int n;
+    ns_plan_where where[4];
+    char text[4][512];
+} grid_msgs;
+
+static int keep_msg(void *user, ns_plan_where where, size_t index, const char *text)
+{
+    grid_msgs *m = user;
+    (void)index;
+    if (m->n < 4) {
+        m->where[m->n] = where;
+        snprintf(m->text[m->n], sizeof m->text[m->n], "%s", text);
+    }
+    m->n++;
+    return NS_OK;
+}
+
+/* The estimate against the plan's own sizes and a hand count of the forward workspace; the
+ * check refuses exactly above the limit, and a payload beyond one MPI message whatever the limit. */
+static void test_memory_estimate(void)
+{
+    ns_sweep_config cfg;
+    ns_sweep_diags d;
+    int rc = parse("shards: {count: 3, L_max: 16}\n"
+                   "grid: {L: [16, 4, 8], N: [1, 4, 6, 8, 20], T: [0.5, 1, 2], layers: [0, 2]}\n"
+                   "rows: 3\nnormalizer: [softmax, sparsemax]\n",
+                   "g.yaml", &cfg, NULL, &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 2, &err), NS_OK);
+    ns_gpt2_config mc = {.n_layer = 4, .n_head = 2, .n_embd = 8, .n_ctx = 16,
+                         .vocab_size = 50257, .n_inner = 32, .ln_eps = 1e-5};
+    ns_plan_grid g;
+    ns_sweep_config_grid(&cfg, &g);
+    ns_plan plan;
+    CU_ASSERT_EQUAL_FATAL(ns_plan_init(&plan, &g, &mc, &err), NS_OK);
+    ns_plan_memory m;
+    ns_plan_memory_estimate(&g, &mc, 3, 0, &m);
+    /* the payload the plan lays out, plus the two header doubles of the message */
+    CU_ASSERT_EQUAL(m.payload, 8.0 * (double)(plan.payload + 2));
+    /* forward workspace for L = 16, C = 8, H = 2, F = 32, in floats: x, ln, values, att (4 L C),
+     * qkv (3 L C), fc (L F), logits and weights (2 H L^2); each rounded up to 16 floats adds at
+     * most 8 x 64 bytes, which the estimate counts in full */
+    double fwd = 4.0 * (4 * 16 * 8 + 3 * 16 * 8 + 16 * 32 + 2 * 2 * 16 * 16) + 512.0;
+    CU_ASSERT_EQUAL(ns_gpt2_workspace_bytes(&mc, 16), fwd);
+    CU_ASSERT_EQUAL(m.task, fwd + ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
+    /* rank 0: every slice's result twice, plus one slice's 9 rows of the largest record */
+    size_t maxrec = 0;
+    for (size_t i = 0; i < 2 * 3; i++)
+        maxrec = plan.lay[i].total > maxrec ? plan.lay[i].total : maxrec;
+    double red = 8.0 * (2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan)) +
+                        9.0 * (double)maxrec);
+    CU_ASSERT_EQUAL(m.reduce, red);
+    ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
+    CU_ASSERT_EQUAL(m.reduce, red + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
+                                                         ns_plan_slice_samples(&plan, 9)));
+
+    /* the limit: one byte short of the task refuses, the exact need passes, 0 = no limit */
+    double need = m.task > m.reduce ? m.task : m.reduce;
+    grid_msgs msgs = {0};
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &mc, 3, 1, need, keep_msg, &msgs, &err), NS_OK);
+    CU_ASSERT_EQUAL(msgs.n, 0);
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &mc, 3, 1, 0.0, keep_msg, &msgs, &err), NS_OK);
+    CU_ASSERT_EQUAL(msgs.n, 0);
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &mc, 3, 1, m.task - 1.0, keep_msg, &msgs, &err),
+                    NS_OK);
+    CU_ASSERT_FATAL(msgs.n >= 1);
+    CU_ASSERT_EQUAL(msgs.where[0], NS_PLAN_AT_GRID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs.text[0], "computing one task needs about"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs.text[0], "more than this machine's"));
+
+    /* 2,000,000 temperatures: 2.7e9 doubles per task, beyond one MPI message (and refused by
+     * ns_plan_init too, so no size in the plan can wrap) */
+    double *manyT = malloc(2000000 * sizeof *manyT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(manyT);
+    for (size_t i = 0; i < 2000000; i++)
+        manyT[i] = 1.0 + (double)i;
+    ns_plan_grid big = g;
+    big.T = manyT;
+    big.nT = 2000000;
+    msgs.n = 0;
+    CU_ASSERT_EQUAL(ns_plan_check_memory(&big, &mc, 3, 0, 0.0, keep_msg, &msgs, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(msgs.n, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msgs.text[0], "more than one MPI message carries"));
+    ns_plan big_plan;
+    CU_ASSERT_EQUAL(ns_plan_init(&big_plan, &big, &mc, &err), NS_ERR_INVALID);
+    free(manyT);
+    ns_plan_free(&plan);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
 /* ---- checks against a model and a token count (no files) ---------------------------------- */
 
 static void test_check_model_pure(void)
@@ -938,6 +1033,7 @@ int main(void)
     CU_add_test(s, "shipped sweeps and embedded default", test_shipped_sweeps_and_embedded_default);
     CU_add_test(s, "unreadable sweep file", test_unreadable_sweep_file);
     CU_add_test(s, "pack/unpack round trip", test_pack_roundtrip);
+    CU_add_test(s, "memory estimate and limits", test_memory_estimate);
     CU_add_test(s, "Gutenberg stripping (synthetic)", test_gutenberg_synthetic);
     CU_add_test(s, "Gutenberg stripping (War and Peace)", test_gutenberg_war_and_peace);
     CU_add_test(s, "shard ranges", test_shard_ranges);

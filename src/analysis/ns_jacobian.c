@@ -1,6 +1,6 @@
 /* ns_jacobian: exact normalizer Jacobian norms via the secular equation; Lemma 2's bound. */
 #include "analysis/ns_jacobian.h"
-#include "analysis/ns_analysis_internal.h"
+#include "analysis/ns_jacobian_internal.h"
 
 #include <float.h>
 #include <math.h>

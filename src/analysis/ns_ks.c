@@ -1,6 +1,6 @@
 /* ns_ks: two-sample Kolmogorov-Smirnov statistic and p-value (exact and asymptotic), n_crit. */
 #include "analysis/ns_ks.h"
-#include "analysis/ns_analysis_internal.h"
+#include "analysis/ns_ks_internal.h"
 
 #include <float.h>
 #include <math.h>

@@ -135,6 +135,14 @@ struct ns_analysis_ws {
     unsigned char *in_set, *in_rand; /* (L_max) each */
 };
 
+double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
+{
+    double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[4], s/sr/xbar */
+    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 4.0 * L + 3.0 * D;
+    return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
+}
+
 int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_analysis_ws **out,
                        ns_err *err)
 {
@@ -149,17 +157,14 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->d_cap = d;
     ws->nN = p->nN;
     ws->probes = p->probes;
-    size_t P = (size_t)p->probes + 1;
-    size_t nd = L_max * d + L_max * L_max + 6 * L_max + (2 * L_max + 2) + 2 * L_max +
-                P * L_max + 4 * L_max + 3 * d;
-    size_t bytes = nd * sizeof(double) + 2 * L_max * sizeof(size_t) +
-                   L_max * sizeof(ns_rank_item) + 2 * L_max;
-    ws->block = malloc(bytes);
+    double want = ns_analysis_ws_bytes(p->probes, L_max, d);
+    size_t bytes = want < (double)(SIZE_MAX / 2) ? (size_t)want : 0;
+    ws->block = bytes ? malloc(bytes) : NULL;
     if (!ws->block) {
         free(ws);
         return ns_fail(err, NS_ERR_NOMEM,
-                       "analysis workspace: out of memory (%zu bytes for L_max = %zu, d = %zu)",
-                       bytes, L_max, d);
+                       "analysis workspace: out of memory (%.0f bytes for L_max = %zu, d = %zu)",
+                       want, L_max, d);
     }
     double *q = ws->block;
     ws->X = q, q += L_max * d;
@@ -173,7 +178,7 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->work = q, q += 2 * L_max + 2;
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
-    ws->u = q, q += P * L_max;
+    ws->u = q, q += ((size_t)p->probes + 1) * L_max;
     for (int k = 0; k < 4; k++)
         ws->v[k] = q, q += L_max;
     ws->s = q, q += d;

@@ -71,6 +71,8 @@ typedef struct ns_analysis_ws ns_analysis_ws;
 int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_analysis_ws **out,
                        ns_err *err);
 void ns_analysis_ws_free(ns_analysis_ws *ws);
+/* Bytes of that scratch (in double: an absurd size gives a huge number, not a wrapped one). */
+double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d);
 
 /* Analyse rows[0..n_rows) of one head with the given kernel. Every row's m < in->L_max. The
  * result depends only on (p, key, in, rows), never on which process computes it. Fails with

@@ -83,13 +83,14 @@ static ns_evalue e_of(const ns_row_ctx *c, size_t i, const double *sxv)
     return ns_ev(a, c->lalpha[i], a * c->gdiag[i] - 2.0 * sxv[i]);
 }
 
-/* log |e| of a negative e, or +inf when e >= 0 (then nothing can stop the scan). */
+/* log |e| of a negative e, or -inf when e >= 0: then a later e_j, however small |e_j| is, may
+ * still be negative and so smaller, and nothing can stop the scan. */
 static double log_neg_mag(ns_evalue e)
 {
     if (!e.tiny)
-        return e.v < 0.0 ? log(-e.v) : INFINITY;
+        return e.v < 0.0 ? log(-e.v) : -INFINITY;
     ns_slog l = ns_slog_of(e.la, e.q);
-    return l.sign < 0 ? l.lmag : INFINITY;
+    return l.sign < 0 ? l.lmag : -INFINITY;
 }
 
 /* min over j outside I of e_j. The complement is scanned in rank order (weights descending):

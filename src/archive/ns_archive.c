@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_sys.h"
 
 #define BLOCK (1u << 20)
 
@@ -717,9 +718,6 @@ void ns_machine_describe(ns_machine_info *m)
         }
         fclose(f);
     }
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    m->cores = c > 0 ? c : 0;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    m->memory_bytes = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page
-                                            : 0;
+    m->cores = ns_sys_cores();
+    m->memory_bytes = ns_sys_memory_bytes();
 }

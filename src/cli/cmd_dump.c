@@ -16,6 +16,7 @@
 #include "cli/ns_cli.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
 #include "model/ns_gpt2.h"
@@ -361,7 +362,9 @@ static int plan_problem(void *user, ns_plan_where where, size_t index, const cha
     (void)index;
     if (!first->code)
         ns_fail(first, NS_ERR_INVALID, "%s: %s",
-                where == NS_PLAN_AT_L_MAX || where == NS_PLAN_AT_L ? "--length" : "--N", text);
+                where == NS_PLAN_AT_L_MAX || where == NS_PLAN_AT_L ? "--length"
+                : where == NS_PLAN_AT_GRID                         ? "the grid (--N, --T, --eps, --probes)"
+                                                                   : "--N", text);
     return NS_OK;
 }
 
@@ -466,6 +469,8 @@ static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
     ns_err_clear(&first);
     NS_TRY(ns_plan_check(&g, plan_problem, &first, err));
     NS_TRY(ns_plan_check_model(&g, &s->mc, s->mref.path, plan_problem, &first, err));
+    NS_TRY(ns_plan_check_memory(&g, &s->mc, 1, 0, (double)ns_sys_memory_bytes(), plan_problem,
+                                &first, err));
     if (first.code) {
         *err = first;
         return first.code;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_sys.h"
+#include "rows/ns_plan.h"
 #include "sweep/ns_sweep_inputs.h"
 
 static void usage(FILE *out)
@@ -151,6 +153,19 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
     printf("  sampling:    sphere %s, seed %llu, ks_alpha %g, probes %u, keep_samples %s\n",
            cfg->sphere ? "true" : "false", (unsigned long long)cfg->seed, cfg->ks_alpha,
            cfg->probes, cfg->keep_samples ? "true" : "false");
+    if (!schema_only) {
+        ns_plan_grid pg;
+        ns_plan_memory m;
+        ns_sweep_config_grid(cfg, &pg);
+        ns_plan_memory_estimate(&pg, &in->model_cfg, cfg->shard_count, cfg->keep_samples, &m);
+        char task[64], pay[64], red[64], have[64];
+        ns_sys_format_bytes(m.task, task, sizeof task);
+        ns_sys_format_bytes(m.payload, pay, sizeof pay);
+        ns_sys_format_bytes(m.reduce, red, sizeof red);
+        ns_sys_format_bytes((double)ns_sys_memory_bytes(), have, sizeof have);
+        printf("  memory:      about %s per rank computing (%s of results per task), %s on rank "
+               "0 reducing; this machine has %s\n", task, pay, red, have);
+    }
     printf("  output:      %s\n", cfg->output);
     printf("  checkpoint:  %s\n", cfg->checkpoint_dir);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,7 +16,12 @@ struct ns_lock {
     int fd;
     int created; /* this acquire created the lock file */
     char *path;
+    char *old;   /* the previous holder's record (restored by ns_lock_abandon) */
+    ssize_t old_len;
+    struct timespec old_times[2]; /* its access and modification times */
 };
+
+#define NS_LOCK_RECORD_MAX 4096
 
 /* An exclusive open-file-description lock on the whole file; 0, or -1 with errno. */
 static int try_lock(int fd)
@@ -79,8 +85,23 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
     l->fd = fd;
     l->created = created;
     l->path = path;
+    l->old = NULL;
+    struct stat st;
+    if (!created && fstat(fd, &st) == 0 && (l->old = malloc(NS_LOCK_RECORD_MAX))) {
+        l->old_len = pread(fd, l->old, NS_LOCK_RECORD_MAX, 0);
+        l->old_times[0] = st.st_atim;
+        l->old_times[1] = st.st_mtim;
+        if (l->old_len < 0)
+            free(l->old), l->old = NULL;
+    }
     *out = l;
-    return what ? ns_lock_note(l, what, err) : NS_OK;
+    /* the holder is named from the first moment, so a runner refused meanwhile can say who */
+    int rc = ns_lock_note(l, what ? what : "starting", err);
+    if (rc != NS_OK) {
+        ns_lock_abandon(l);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int ns_lock_note(ns_lock *l, const char *what, ns_err *err)
@@ -126,12 +147,21 @@ void ns_lock_release(ns_lock *lock)
         return;
     close(lock->fd); /* closing the description releases its lock */
     free(lock->path);
+    free(lock->old);
     free(lock);
 }
 
 void ns_lock_abandon(ns_lock *lock)
 {
-    if (lock && lock->created)
-        unlink(lock->path); /* before the release: nobody else can hold it meanwhile */
+    if (!lock)
+        return;
+    /* before the release, so nobody else can hold it meanwhile: a created file goes, an existing
+     * one gets its previous record and times back (a refused run leaves no trace) */
+    if (lock->created) {
+        unlink(lock->path);
+    } else if (lock->old && ftruncate(lock->fd, 0) == 0 &&
+               pwrite(lock->fd, lock->old, (size_t)lock->old_len, 0) == lock->old_len) {
+        futimens(lock->fd, lock->old_times);
+    }
     ns_lock_release(lock);
 }

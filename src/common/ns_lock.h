@@ -11,10 +11,10 @@
 
 typedef struct ns_lock ns_lock;
 
-/* Take the lock of dir (which must exist) and, when what is not NULL, record the holder (see
- * ns_lock_note). A lock held by another process gives NS_ERR_INVALID: "DIR is in use by another
- * normsweep run (host H, pid P, since T: WHAT); ...". Release with ns_lock_release or
- * ns_lock_abandon. */
+/* Take the lock of dir (which must exist) and record the holder at once (see ns_lock_note;
+ * what NULL records "starting"). A lock held by another process gives NS_ERR_INVALID: "DIR is in
+ * use by another normsweep run (host H, pid P, since T: WHAT); ...". Release with
+ * ns_lock_release or ns_lock_abandon. */
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err);
 
 /* Record this process as the holder: "host H, pid P, since T: WHAT" (what: the command line). */
@@ -26,7 +26,8 @@ int ns_lock_held_elsewhere(const char *dir, char *holder, size_t size);
 
 /* Release and free (the file stays, holding the last holder's record); NULL is fine. */
 void ns_lock_release(ns_lock *lock);
-/* Release, removing the lock file when this acquire created it (a run that changed nothing). */
+/* Release, leaving no trace (a run that changed nothing): the lock file is removed when this
+ * acquire created it, else its previous record and times are restored. */
 void ns_lock_abandon(ns_lock *lock);
 
 #endif

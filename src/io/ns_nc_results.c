@@ -186,8 +186,9 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     if ((v = add_var(rd, "normalizer", NS_NC_INT, "normalizer", norm,
                      "attention normalizer index (label: normalizer_name)", NULL)))
         v->fill = NS_FILL_NONE;
-    add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
-            "attention normalizer", NULL);
+    if ((v = add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
+                     "attention normalizer", NULL)))
+        ns_nc_var_text(v, "_Encoding", "utf-8"); /* read as text, not bytes, by xarray */
     add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
             "scalable softmax parameter s (missing for the other normalizers)", "1");
     add_var(rd, "L", NS_NC_INT, "L", L, "context length (keys of the analysed query row)", NULL);
@@ -434,6 +435,41 @@ static int same(double a, double b, int exact, double tol)
     return fabs(a - b) <= tol * scale;
 }
 
+/* Where flat index j of variable v lies, as "dim=value, ..." with each dimension's coordinate
+ * value when the description has a coordinate variable of that name, else its index. */
+static void describe_index(const ns_results_desc *rd, const ns_nc_var *v, size_t j, char *buf,
+                           size_t size)
+{
+    size_t idx[NS_NC_MAX_DIMS], used = 0;
+    for (size_t k = v->ndims; k-- > 0;) {
+        size_t len = 1;
+        for (size_t i = 0; i < rd->desc.ndims; i++)
+            if (strcmp(rd->desc.dims[i].name, v->dims[k]) == 0)
+                len = rd->desc.dims[i].len;
+        idx[k] = len ? j % len : 0;
+        j = len ? j / len : 0;
+    }
+    buf[0] = '\0';
+    for (size_t k = 0; k < v->ndims && used < size; k++) {
+        const ns_nc_var *c = NULL;
+        for (size_t i = 0; i < rd->nvars && !c; i++)
+            if (rd->vars[i].ndims == 1 && strcmp(rd->vars[i].name, v->dims[k]) == 0 &&
+                strcmp(rd->vars[i].dims[0], v->dims[k]) == 0 && rd->vars[i].type != NS_NC_CHAR)
+                c = &rd->vars[i];
+        int n;
+        if (c && c->type == NS_NC_INT)
+            n = snprintf(buf + used, size - used, "%s%s=%d", k ? ", " : "", v->dims[k],
+                         (int)((const int32_t *)c->data)[idx[k]]);
+        else if (c)
+            n = snprintf(buf + used, size - used, "%s%s=%.17g", k ? ", " : "", v->dims[k],
+                         ((const double *)c->data)[idx[k]]);
+        else
+            n = snprintf(buf + used, size - used, "%s%s index %zu", k ? ", " : "", v->dims[k],
+                         idx[k]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
 int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact, double tol,
                           ns_nc_diff_fn diff, void *user, size_t *n_bad, ns_err *err)
 {
@@ -458,20 +494,20 @@ int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact,
         if (nc_inq_varid(ncid, v->name, &varid) != NC_NOERR) {
             (*n_bad)++;
             if (diff)
-                diff(user, v->name, n, 0, NAN, NAN);
+                diff(user, v->name, n, "missing from the file", NAN, NAN);
         } else if (v->type == NS_NC_CHAR) {
             char *txt = calloc(n + 1, 1);
             if (!txt || nc_get_var_text(ncid, varid, txt) != NC_NOERR ||
                 memcmp(txt, v->data, n) != 0) {
                 (*n_bad)++;
                 if (diff)
-                    diff(user, v->name, 1, 0, NAN, NAN);
+                    diff(user, v->name, 1, "text differs", NAN, NAN);
             }
             free(txt);
         } else if (nc_get_var_double(ncid, varid, got) != NC_NOERR) {
             (*n_bad)++;
             if (diff)
-                diff(user, v->name, n, 0, NAN, NAN);
+                diff(user, v->name, n, "unreadable", NAN, NAN);
         } else {
             size_t nd = 0, first = 0;
             for (size_t j = 0; j < n; j++) {
@@ -485,7 +521,9 @@ int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact,
                 if (diff) {
                     double want = v->type == NS_NC_INT ? (double)((const int32_t *)v->data)[first]
                                                        : ((const double *)v->data)[first];
-                    diff(user, v->name, nd, first, got[first], want);
+                    char where[512];
+                    describe_index(rd, v, first, where, sizeof where);
+                    diff(user, v->name, nd, where, got[first], want);
                 }
             }
         }

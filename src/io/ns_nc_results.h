@@ -32,7 +32,7 @@ int ns_nc_results_write(const char *path, const ns_results_data *d, const ns_pro
                         ns_err *err);
 
 /* Called for each variable that differs: its name, the differing values and the first index. */
-typedef void (*ns_nc_diff_fn)(void *user, const char *var, size_t n_diff, size_t first,
+typedef void (*ns_nc_diff_fn)(void *user, const char *var, size_t n_diff, const char *where,
                               double file_value, double expected);
 
 /* Compare every variable of the description with path's: bit-identical when exact, else within

@@ -74,6 +74,9 @@ typedef struct ns_gpt2_workspace ns_gpt2_workspace;
 int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
                           ns_err *err);
 void ns_gpt2_workspace_free(ns_gpt2_workspace *ws);
+/* Bytes ns_gpt2_workspace_new allocates for a model of this shape (computed in double, so an
+ * absurd L_max gives a huge number rather than a wrapped one): for memory estimates. */
+double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max);
 
 /* Causal forward over tokens[0..L) through layers 0..n_layers-1 (1 <= n_layers <= n_layer: a
  * caller that observes only the first layers stops there). Token ids must be < vocab_size and

@@ -160,7 +160,10 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
                            path, json_string_value(act));
     }
     /* Hugging Face GPT-2 options that change the attention this forward computes are refused
-     * (their results would be silently wrong); options that do not change it in float32 pass. */
+     * (their results would be silently wrong); options that do not change it in float32 pass:
+     * reorder_and_upcast_attn only makes Hugging Face scale before the product and compute the
+     * scores in float32 under half precision, which is what this forward always does, and the
+     * dropout probabilities do not apply to inference. docs/MODEL.md lists every key. */
     json_t *mt = json_object_get(root, "model_type");
     if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), "gpt2") != 0))
         return ns_fail(err, NS_ERR_INVALID, "%s: key \"model_type\" = %s%.64s%s is not supported "

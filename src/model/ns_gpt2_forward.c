@@ -41,6 +41,34 @@ static size_t ns_mul(size_t a, size_t b)
     return a * b;
 }
 
+/* The buffers of a workspace for L_max tokens, in floats (SIZE_MAX when one would overflow):
+ * x, ln, qkv, values, att, fc, logits, weights, then attn_work (doubles, counted as 2 floats). */
+#define NS_WS_BUFFERS 9
+static void workspace_sizes(size_t C, size_t H, size_t F, size_t L_max, size_t sizes[NS_WS_BUFFERS])
+{
+    sizes[0] = ns_mul(L_max, C);                /* x */
+    sizes[1] = ns_mul(L_max, C);                /* ln */
+    sizes[2] = ns_mul(L_max, ns_mul(3, C));     /* qkv */
+    sizes[3] = ns_mul(L_max, C);                /* values */
+    sizes[4] = ns_mul(L_max, C);                /* att */
+    sizes[5] = ns_mul(L_max, F);                /* fc */
+    sizes[6] = ns_mul(H, ns_mul(L_max, L_max)); /* logits */
+    sizes[7] = ns_mul(H, ns_mul(L_max, L_max)); /* weights */
+    sizes[8] = ns_mul(2, NS_GPT2_ATTN_WORK(L_max)); /* attn_work */
+}
+
+double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max)
+{
+    if (L_max > cfg->n_ctx)
+        L_max = cfg->n_ctx;
+    double L = (double)L_max, C = (double)cfg->n_embd, H = (double)cfg->n_head;
+    double F = (double)cfg->n_inner;
+    /* the sizes of workspace_sizes, in double so no product can wrap (rounding to 16 floats
+     * adds at most 8 x 64 bytes) */
+    return sizeof(float) * (L * C * 7.0 + L * F + 2.0 * H * L * L) +
+           sizeof(double) * NS_GPT2_ATTN_WORK(L) + NS_WS_BUFFERS * 64.0;
+}
+
 int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
                           ns_err *err)
 {
@@ -56,19 +84,10 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
                        "forward workspace: bad model shape (n_embd=%zu, n_head=%zu, n_inner=%zu)", C,
                        H, F);
 
-    size_t sizes[9] = {
-        ns_mul(L_max, C),                 /* x */
-        ns_mul(L_max, C),                 /* ln */
-        ns_mul(L_max, ns_mul(3, C)),      /* qkv */
-        ns_mul(L_max, C),                 /* values */
-        ns_mul(L_max, C),                 /* att */
-        ns_mul(L_max, F),                 /* fc */
-        ns_mul(H, ns_mul(L_max, L_max)),  /* logits */
-        ns_mul(H, ns_mul(L_max, L_max)),  /* weights */
-        ns_mul(2, NS_GPT2_ATTN_WORK(L_max)), /* attn_work (doubles) */
-    };
+    size_t sizes[NS_WS_BUFFERS];
+    workspace_sizes(C, H, F, L_max, sizes);
     size_t total = 0;
-    for (size_t i = 0; i < 9; i++) {
+    for (size_t i = 0; i < NS_WS_BUFFERS; i++) {
         if (sizes[i] == SIZE_MAX || ns_round16(sizes[i]) > SIZE_MAX / sizeof(float) - total)
             return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max=%zu is too large", L_max);
         sizes[i] = ns_round16(sizes[i]);

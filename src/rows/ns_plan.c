@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/ns_topn.h"
+#include "common/ns_sys.h"
 
 const char *ns_plan_N_problem(unsigned long long N)
 {
@@ -118,12 +119,89 @@ static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
     return NS_OK;
 }
 
+/* ---- memory ------------------------------------------------------------------------------ */
+
+void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+                             int keep_samples, ns_plan_memory *m)
+{
+    *m = (ns_plan_memory){0, 0, 0};
+    if (!g->nL || !g->nT || !g->nnormalizers)
+        return;
+    /* Beyond this many cells per (layer, head, L) the layouts' size_t arithmetic could wrap:
+     * such a grid cannot fit any machine anyway. */
+    double cells = (double)g->nT * (double)g->nN * (double)(g->neps ? g->neps : 1);
+    if (cells > 1e12) {
+        m->payload = m->task = m->reduce = HUGE_VAL;
+        return;
+    }
+    double rec_sum = 0.0, rec_max = 0.0; /* doubles per row record over (normalizer, L) */
+    ns_row_layout lay = {0};
+    for (size_t ni = 0; ni < g->nnormalizers; ni++) {
+        int t_free = ns_topn_rank_is_T_free(&g->normalizers[ni]);
+        size_t nN_L = 0;
+        for (size_t Li = 0; Li < g->nL; Li++) {
+            while (nN_L < g->nN && g->N[nN_L] < g->L[Li])
+                nN_L++;
+            ns_row_layout_init(&lay, g->nT, nN_L, g->neps, t_free);
+            rec_sum += (double)lay.total;
+            rec_max = (double)lay.total > rec_max ? (double)lay.total : rec_max;
+        }
+    }
+    double heads = (double)g->nlayers * (double)g->nheads, rows = (double)g->rows;
+    m->payload = sizeof(double) * (2.0 + heads * rows * rec_sum);
+    size_t L_fwd = g->L[g->nL - 1], d = mc->n_head ? mc->n_embd / mc->n_head : 0;
+    m->task = ns_gpt2_workspace_bytes(mc, L_fwd) + ns_analysis_ws_bytes(g->probes, L_fwd, d) +
+              2.0 * m->payload;
+    /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
+    ns_slice_shape sh = {.lay = &lay, .L = L_fwd, .N = g->N, .nN = g->nN, .T = g->T,
+                         .nT = g->nT, .neps = g->neps, .ks_alpha = 0.0};
+    ns_slice_layout sl;
+    ns_slice_layout_init(&sl, &sh);
+    double slice_cells = 0.0;
+    for (int k = 0; k < NS_M_COUNT; k++)
+        slice_cells += (double)sl.cells[k];
+    double nsl = heads * (double)g->nnormalizers * (double)g->nL;
+    double S = (double)n_shards * rows;
+    m->reduce = sizeof(double) * (2.0 * nsl * (double)sl.total + S * rec_max);
+    if (keep_samples)
+        m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
+}
+
+int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+                         int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
+                         ns_err *err)
+{
+    ns_plan_memory m;
+    ns_plan_memory_estimate(g, mc, n_shards, keep_samples, &m);
+    char pay[64], task[64], red[64], lim[64];
+    ns_sys_format_bytes(m.payload, pay, sizeof pay);
+    ns_sys_format_bytes(m.task, task, sizeof task);
+    ns_sys_format_bytes(m.reduce, red, sizeof red);
+    ns_sys_format_bytes(mem_limit, lim, sizeof lim);
+    if (!(m.payload / sizeof(double) <= NS_PLAN_MAX_PAYLOAD))
+        return reportf(report, user, NS_PLAN_AT_GRID, 0, err,
+                       "one task's results would take %s (layers x heads x normalizers x L x rows "
+                       "x N x T), more than one MPI message carries (16 GiB); split the grid over "
+                       "several sweeps", pay);
+    if (mem_limit > 0.0 && !(m.task <= mem_limit))
+        NS_TRY(reportf(report, user, NS_PLAN_AT_GRID, 0, err,
+                       "computing one task needs about %s per process (forward, analysis and "
+                       "%s of results), more than this machine's %s of memory", task, pay, lim));
+    if (mem_limit > 0.0 && !(m.reduce <= mem_limit))
+        NS_TRY(reportf(report, user, NS_PLAN_AT_GRID, 0, err,
+                       "the reduction needs about %s on rank 0%s, more than this machine's %s of "
+                       "memory", red, keep_samples ? " (keep_samples keeps every row's values)" : "",
+                       lim));
+    return NS_OK;
+}
+
 int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err)
 {
     memset(p, 0, sizeof *p);
     first_problem fp = {"", 0};
     NS_TRY(ns_plan_check(g, note_first, &fp, err));
     NS_TRY(ns_plan_check_model(g, mc, "in use", note_first, &fp, err));
+    NS_TRY(ns_plan_check_memory(g, mc, 1, 0, 0.0, note_first, &fp, err)); /* no size_t wraps */
     if (!fp.found && (!g->nL || !g->nlayers || !g->nheads || !g->nnormalizers || !g->rows ||
                       !g->nT || g->nnormalizers > NS_PLAN_MAX_NORMALIZERS))
         snprintf(fp.text, sizeof fp.text, "empty grid or too many normalizers"), fp.found = 1;

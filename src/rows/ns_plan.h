@@ -54,7 +54,8 @@ typedef enum ns_plan_where {
     NS_PLAN_AT_ROWS,
     NS_PLAN_AT_L_MAX,
     NS_PLAN_AT_LAYER,    /* index: the layer */
-    NS_PLAN_AT_HEAD      /* index: the head */
+    NS_PLAN_AT_HEAD,     /* index: the head */
+    NS_PLAN_AT_GRID      /* the grid as a whole (its size) */
 } ns_plan_where;
 
 /* Receives each problem found (text without the location); returns NS_OK or NS_ERR_NOMEM. */
@@ -65,6 +66,28 @@ int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, n
 /* Against a model: L_max <= n_ctx, layers < n_layer, heads < n_head (model_desc names it). */
 int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err);
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+/* What a sweep of n_shards shards of this grid needs, in bytes per process (computed in double:
+ * an absurd grid gives huge numbers, never wrapped ones). */
+typedef struct ns_plan_memory {
+    double payload;   /* one task's results */
+    double task;      /* computing a task: forward workspace + analysis scratch + the payload
+                         and the master's receive buffer */
+    double reduce;    /* rank 0 reducing: every cell's result twice (gathered and laid out for
+                         NetCDF), one slice's rows, and the samples when keep_samples */
+} ns_plan_memory;
+void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+                             int keep_samples, ns_plan_memory *m);
+
+/* One task's results travel in one MPI message: at most this many doubles (16 GiB). */
+#define NS_PLAN_MAX_PAYLOAD 2147483600.0
+/* Refuse (reported at NS_PLAN_AT_GRID) a payload above NS_PLAN_MAX_PAYLOAD and, when
+ * mem_limit > 0, a grid whose task or reduction needs more than mem_limit bytes per process. */
+int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+                         int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
+                         ns_err *err);
 
 /* ---- the plan ---------------------------------------------------------------------------- */
 

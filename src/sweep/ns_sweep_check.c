@@ -1,6 +1,7 @@
 /* ns_sweep_check: multi-setting checks of a sweep, as positioned diagnostics (see header). */
 #include "sweep/ns_sweep_check.h"
 
+#include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
 
 static const ns_sweep_mark no_mark = {0, 0};
@@ -29,6 +30,9 @@ static int report(void *user, ns_plan_where where, size_t index, const char *tex
     case NS_PLAN_AT_L_MAX: at = MARK(mk, L_max), path = "shards.L_max"; break;
     case NS_PLAN_AT_LAYER: at = ITEM_MARK(mk, layers, index), path = "grid.layers"; break;
     case NS_PLAN_AT_HEAD: at = ITEM_MARK(mk, heads, index), path = "grid.heads"; break;
+    case NS_PLAN_AT_GRID:
+        at = MARK(mk, grid).line ? MARK(mk, grid) : MARK(mk, root), path = "grid";
+        break;
     }
     return ns_sweep_diag_add(r->diags, r->cfg->source_path, at, 0, "%s: %s", path, text);
 }
@@ -60,7 +64,11 @@ int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
     NS_TRY(ns_sweep_expand_all(cfg, mc->n_layer, mc->n_head, err));
     ns_plan_grid g;
     ns_sweep_config_grid(cfg, &g);
-    return ns_plan_check_model(&g, mc, model_desc, report, &r, err);
+    NS_TRY(ns_plan_check_model(&g, mc, model_desc, report, &r, err));
+    /* memory per process against this machine's: a sweep that cannot fit is refused here, not
+     * by the kernel's OOM killer hours into the run (docs/SWEEP.md, "Size limits") */
+    return ns_plan_check_memory(&g, mc, cfg->shard_count, cfg->keep_samples,
+                                (double)ns_sys_memory_bytes(), report, &r, err);
 }
 
 int ns_sweep_check_tokens(const ns_sweep_config *cfg, const ns_sweep_marks *marks, size_t n_tokens,

@@ -64,6 +64,15 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     if (ns_gpt2_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+    /* The weights too: a NaN or infinity, a wrong shape or a truncated file is refused here,
+     * before any work (a map and one pass over the weights, about 0.1 s for 124M). */
+    ns_gpt2_model *m = NULL;
+    if (ns_gpt2_load(in->model_ref.path, &m, &e) != NS_OK) {
+        if (e.code == NS_ERR_NOMEM)
+            return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
+        return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+    }
+    ns_gpt2_free(m);
     in->have_model = 1;
     return ns_sweep_check_model(cfg, marks, &in->model_cfg, asset_desc(&in->model_ref), diags,
                                 err);

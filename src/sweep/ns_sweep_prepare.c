@@ -316,12 +316,10 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
     if (rc == NS_OK && (rc = mkdirs_tracked(ckpt, &cd, err)) != NS_OK && rc != NS_ERR_NOMEM)
         rc = err->code = NS_ERR_INVALID; /* an unusable --checkpoint-dir: input (exit 2) */
     if (rc == NS_OK)
-        rc = ns_lock_acquire(ckpt, NULL, &c->lock, err);
+        rc = ns_lock_acquire(ckpt, c->opt->command_line ? c->opt->command_line : "normsweep run",
+                             &c->lock, err);
     if (rc == NS_OK)
         rc = open_journal(c, err);
-    if (rc == NS_OK) /* the holder is recorded once the run is sure to go ahead */
-        rc = ns_lock_note(c->lock, c->opt->command_line ? c->opt->command_line : "normsweep run",
-                          err);
     if (rc == NS_ERR_IO)
         rc = err->code = NS_ERR_INVALID;
     if (rc == NS_OK && unlink(stop) == 0)

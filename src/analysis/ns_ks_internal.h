@@ -1,17 +1,12 @@
-/* ns_analysis_internal: what the analysis module's tests need beyond its public interface -- the
- * slow reference kernels kept beside the fast ones, and parts of the KS test checked against
- * scipy on their own. Not for use by the program. */
-#ifndef NS_ANALYSIS_INTERNAL_H
-#define NS_ANALYSIS_INTERNAL_H
+/* ns_ks_internal: a part of the KS test that tests check against scipy on its own. Not for use by
+ * the program. */
+#ifndef NS_KS_INTERNAL_H
+#define NS_KS_INTERNAL_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis/ns_ks.h"
 #include "common/ns_error.h"
-
-/* Reference of ns_jac_dmr_max: the same eigenvalue by bisection on the secular equation. */
-double ns_jac_dmr_max_bisect(const double *w, size_t n);
 
 /* Survival function of the two-sided one-sample Kolmogorov statistic D_n (scipy.stats.kstwo.sf),
  * with scipy's choice of method per region (Ruben-Gambino ends, 2 x Smirnov tail, Durbin

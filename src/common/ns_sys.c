@@ -1,0 +1,31 @@
+/* ns_sys: machine queries (see header). */
+#include "common/ns_sys.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+unsigned long long ns_sys_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : 0;
+}
+
+long ns_sys_cores(void)
+{
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? c : 0;
+}
+
+void ns_sys_format_bytes(double b, char *buf, size_t n)
+{
+    static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    if (!isfinite(b) || b >= 1e21) {
+        snprintf(buf, n, "more than any machine has");
+        return;
+    }
+    while (b >= 1024.0 && u < 6)
+        b /= 1024.0, u++;
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}

@@ -1,0 +1,16 @@
+/* ns_sys: what the machine offers, read from the operating system (physical memory, online
+ * processors), and memory sizes written for people. Read-only queries; nothing is cached. */
+#ifndef NS_SYS_H
+#define NS_SYS_H
+
+#include <stddef.h>
+
+/* Physical memory in bytes, or 0 when the system does not say. */
+unsigned long long ns_sys_memory_bytes(void);
+/* Online processors, or 0 when the system does not say. */
+long ns_sys_cores(void);
+/* bytes as "512 bytes", "3.2 MiB", "1.5 GiB", ... into buf (a non-finite or absurd size reads
+ * "more than any machine has"). */
+void ns_sys_format_bytes(double bytes, char *buf, size_t n);
+
+#endif

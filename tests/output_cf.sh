@@ -1,0 +1,25 @@
+#!/bin/sh
+# output_cf: the sweep's NetCDF file follows CF-1.8 as xarray and the netCDF tools read it
+# (tests/check_cf.py: global attributes, the normalizer as an integer coordinate with a label,
+# no units on index coordinates, cell_methods on every statistic, flag attributes on n_crit,
+# counts integers in xarray); `history` gains one line per run segment, with the Slurm job, node
+# list and restart count when the segment ran under Slurm; `nccopy -d 5` (and -k nc4) copies it
+# with the same data.
+. "$top_srcdir/tests/sweep_common.sh"
+make_sweep two
+cd "$work" || fail "cd"
+# two run segments: the first under a (simulated) Slurm job, then a --resume that rewrites the file
+SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=node[01-02] SLURM_RESTART_COUNT=1 \
+  "$NORMSWEEP" two.yaml --output o.nc --checkpoint-dir ck 2> log1 || { cat log1 >&2; fail "first segment"; }
+"$NORMSWEEP" two.yaml --output o.nc --checkpoint-dir ck --resume 2> log2 || { cat log2 >&2; fail "second segment"; }
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_cf.py" o.nc || fail "CF checks"
+hist=$(ncdump -h o.nc | sed -n 's/^\t\t:history = "\(.*\)" ;$/\1/p')
+[ "$(printf '%b' "$hist" | grep -c .)" -eq 2 ] || fail "history has not one line per segment: $hist"
+printf '%b' "$hist" | head -n 1 | grep -q "slurm job 4242, nodes node\[01-02\], restart 1" ||
+  fail "the Slurm segment is not recorded: $hist"
+for opt in "-d 5" "-k nc4" "-d 1 -s"; do
+  nccopy $opt o.nc copy.nc || fail "nccopy $opt"
+  same_data o.nc copy.nc "nccopy $opt"
+  rm -f copy.nc
+done
+echo "output_cf: ok"

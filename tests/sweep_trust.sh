@@ -1,0 +1,134 @@
+#!/bin/sh
+# sweep_trust: the run-trust guarantees of issue 13, each against the real program under the MPI
+# launcher: (1) two runners on one checkpoint directory, 20 times: one is refused (exit 2, naming
+# the holder's host and pid), the other's result is right, never a wrong file; (2) a flipped byte
+# in the middle of the journal: only that record is skipped and recomputed, the damage's byte
+# offset is named, the result is unchanged; (3) a worker stopped with SIGSTOP: the master names the
+# silent rank after --stall-timeout, saves the journal and exits 3, and --resume completes it;
+# (4) SIGTERM to the launcher: the "interrupted" line and the journal are saved; (5) a STOP file
+# left by an earlier segment is removed by the next run (which does not stop at once); (6) an
+# OUTPUT.tmp.PID of a dead process is removed, one of a live process is kept.
+. "$top_srcdir/tests/sweep_common.sh"
+make_sweep slow
+cd "$work" || fail "cd"
+t0=$(date +%s)
+step() { echo "sweep_trust: $* ($(( $(date +%s) - t0 )) s)"; }
+master_pid() { sed -n 's/.*master pid \([0-9]*\).*/\1/p' "$1" | head -n 1; }
+wait_progress() {
+  i=0
+  while ! grep -q "tasks (.*%)" "$1" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || { cat "$1" >&2; fail "no progress in $1"; }; sleep 0.1
+  done
+}
+# 16 shards: about a second at -np 2
+sed 's/count: 120/count: 16/' slow.yaml > short.yaml
+run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
+data_cdl ref.nc > ref.cdl
+
+# ---- (1) two runners on one checkpoint directory, 20 times -------------------------------------
+# Odd tries start both at once (whoever locks first runs; if the first ends before the second
+# starts, the second finds a complete journal). Even tries start the second while the first holds
+# the directory (its master is held with SIGSTOP from its first line until the second has ended):
+# the second must be refused. Both use --resume, as slurm/full_grid.sh does.
+refused=0; try=1
+while [ $try -le 20 ]; do
+  rm -rf ck c.nc la lb
+  run_np 2 short.yaml --output c.nc --checkpoint-dir ck --resume 2> la & pa=$!
+  if [ $((try % 2)) -eq 0 ]; then
+    i=0; while ! grep -q "master pid" la 2>/dev/null; do
+      i=$((i + 1)); [ $i -lt 300 ] || fail "try $try: the first runner did not start"; sleep 0.05
+    done
+    mpid=$(master_pid la)
+    kill -STOP "$mpid"
+    run_np 2 short.yaml --output c.nc --checkpoint-dir ck --resume 2> lb; rb=$?
+    kill -CONT "$mpid"
+    wait $pa; ra=$?
+    [ $rb -eq 2 ] || { cat la lb >&2; fail "try $try: a second runner on a held checkpoint directory exited $rb, expected 2"; }
+  else
+    run_np 2 short.yaml --output c.nc --checkpoint-dir ck --resume 2> lb & pb=$!
+    wait $pa; ra=$?; wait $pb; rb=$?
+  fi
+  for x in "a $ra" "b $rb"; do
+    set -- $x
+    case $2 in
+      0) ;;
+      2) grep -q "ck is in use by another normsweep run (.*host .*pid [0-9]" "l$1" ||
+           { cat "l$1" >&2; fail "try $try: runner $1 refused without naming the holder"; }
+         refused=$((refused + 1)) ;;
+      *) cat "l$1" >&2; fail "try $try: runner $1 exited $2 (expected 0, or 2 when refused)" ;;
+    esac
+  done
+  [ $ra -eq 0 ] || [ $rb -eq 0 ] || fail "try $try: neither runner completed ($ra, $rb)"
+  data_cdl c.nc > c.cdl || fail "try $try: no readable output"
+  cmp -s ref.cdl c.cdl || fail "try $try: the output differs from an uninterrupted run's"
+  try=$((try + 1))
+done
+[ $refused -ge 10 ] || fail "only $refused of 20 tries refused a runner"
+step "(1) 20 tries, $refused refusals, every output right"
+
+# ---- (2) one flipped byte in the middle of the journal ------------------------------------------
+cp -r ckref ckd
+size=$(wc -c < ckd/journal.nsj)
+rec=$(( (size - 128) / 16 ))
+[ $((128 + 16 * rec)) -eq "$size" ] || fail "journal of $size bytes is not 16 equal records"
+off=$((128 + 7 * rec + rec / 2))   # the middle of the 8th record
+byte=$(od -An -tu1 -j "$off" -N1 ckd/journal.nsj | tr -d ' ')
+printf "$(printf '\\%03o' $(( (byte + 1) % 256 )))" | dd of=ckd/journal.nsj bs=1 seek="$off" conv=notrunc status=none
+run_np 2 short.yaml --output d.nc --checkpoint-dir ckd --resume 2> logd || { cat logd >&2; fail "resume on a damaged journal"; }
+grep -q "1 damaged record skipped (the first at byte $((128 + 7 * rec)))" logd ||
+  { cat logd >&2; fail "the damaged record was not named at byte $((128 + 7 * rec))"; }
+grep -q "; 15 already in the journal" logd || { cat logd >&2; fail "valid records after the damage were lost"; }
+same_data ref.nc d.nc "damaged record recomputed"
+step "(2) flipped byte: one record recomputed"
+
+# ---- (3) a stopped worker -----------------------------------------------------------------------
+run_np 2 slow.yaml --output s.nc --checkpoint-dir cks --stall-timeout 3 2> logs & launcher=$!
+wait_progress logs
+mpid=$(master_pid logs)
+w=$(workers_of "$mpid" | head -n 1)
+[ -n "$w" ] || fail "no worker process found"
+kill -STOP "$w"
+wait $launcher; rc=$?
+[ $rc -eq 3 ] || { cat logs >&2; fail "stopped worker: exit $rc, expected 3"; }
+grep -q "rank 1 has not been heard from for 3 s" logs || { cat logs >&2; fail "the silent rank was not named"; }
+grep -q "continue with --resume" logs || fail "no resume hint after the stall"
+kill -CONT "$w" 2> /dev/null; kill -KILL "$w" 2> /dev/null
+run_np 2 slow.yaml --output s.nc --checkpoint-dir cks --resume 2> logs2 || { cat logs2 >&2; fail "resume after a stall"; }
+make_sweep slow
+run_np 2 slow.yaml --output sref.nc --checkpoint-dir cksref 2> /dev/null || fail "reference of the slow sweep"
+same_data sref.nc s.nc "stall + resume vs uninterrupted"
+step "(3) stalled worker named, exit 3, resumed"
+
+# ---- (4) SIGTERM to the launcher ----------------------------------------------------------------
+# (the launcher itself, not a subshell around it, receives the signal)
+"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" slow.yaml --output t.nc --checkpoint-dir ckt 2> logt & launcher=$!
+wait_progress logt
+kill -TERM $launcher
+wait $launcher; rc=$?
+[ $rc -ne 0 ] || fail "SIGTERM to the launcher: exit 0"
+grep -q "normsweep run: interrupted: [0-9]* of 120 tasks saved in ckt/journal.nsj; continue with --resume" logt ||
+  { cat logt >&2; fail "SIGTERM to the launcher: no interrupted line"; }
+run_np 2 slow.yaml --output t.nc --checkpoint-dir ckt --resume 2> logt2 || { cat logt2 >&2; fail "resume after SIGTERM to the launcher"; }
+same_data sref.nc t.nc "SIGTERM to the launcher + resume"
+step "(4) SIGTERM to the launcher: exit $rc, interrupted line, resumed"
+
+# ---- (5) a STOP file left behind ----------------------------------------------------------------
+cp -r ckt cku; touch cku/STOP
+run_np 2 slow.yaml --output u.nc --checkpoint-dir cku --resume 2> logu || { cat logu >&2; fail "resume with an old STOP file"; }
+grep -q "removed cku/STOP (the stop request of an earlier run segment)" logu || fail "STOP file not reported"
+[ ! -e cku/STOP ] || fail "STOP file still there"
+same_data sref.nc u.nc "resume after an old STOP file"
+step "(5) old STOP file removed"
+
+# ---- (6) temporaries of a killed output write ---------------------------------------------------
+rm -rf ckv; mkdir outv
+sleep 1000 & live=$!
+dead=$(sh -c 'echo $$')   # a process that has ended
+echo junk > "outv/v.nc.tmp.$dead"; echo junk > "outv/v.nc.tmp.$live"
+run_np 2 short.yaml --output outv/v.nc --checkpoint-dir ckv 2> logv || { cat logv >&2; fail "run with stale temporaries"; }
+kill $live
+[ ! -e "outv/v.nc.tmp.$dead" ] || fail "the dead writer's temporary was kept"
+[ -e "outv/v.nc.tmp.$live" ] || fail "a live process's temporary was removed"
+grep -q "removed outv/v.nc.tmp.$dead, left by a run killed while writing the output" logv || fail "removal not reported"
+step "(6) stale temporary removed, live one kept"
+echo "sweep_trust: ok"
