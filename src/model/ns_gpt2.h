@@ -68,6 +68,14 @@ typedef struct ns_attn_layer_view {
 /* Called once per layer, in order. A non-zero return stops the forward pass and is returned. */
 typedef int (*ns_attn_layer_fn)(void *user, const ns_attn_layer_view *view, ns_err *err);
 
+/* The model's attention weights of one head from its logits z (L x L, row m valid for i <= m):
+ * w[m][i] = attn_norm(z[m][0..m] / attn_temperature)_i, exactly 0 above the diagonal -- the one
+ * function the forward pass and the trainer (src/train) both use. work holds NS_GPT2_ATTN_WORK(L)
+ * doubles. Fails only for an invalid temperature. */
+#define NS_GPT2_ATTN_WORK(L) (4 * (L))
+int ns_gpt2_attn_weights(float *w, const float *z, size_t L, const ns_gpt2_config *cfg,
+                         double *work, ns_err *err);
+
 typedef struct ns_gpt2_workspace ns_gpt2_workspace;
 
 /* Activations for sequences up to L_max tokens (one allocation). */

@@ -223,6 +223,16 @@ static void ns_softmax_causal(float *w, const float *z, size_t L)
     }
 }
 
+int ns_gpt2_attn_weights(float *w, const float *z, size_t L, const ns_gpt2_config *cfg,
+                         double *work, ns_err *err)
+{
+    if (ns_gpt2_attn_is_default(cfg)) {
+        ns_softmax_causal(w, z, L);
+        return NS_OK;
+    }
+    return ns_gpt2_attn_rows(w, z, L, &cfg->attn_norm, ns_gpt2_attn_temperature(cfg), work, err);
+}
+
 /* ---- the forward pass ---- */
 
 /* c (M, N; ldc) = alpha * a (M, K; lda) b (K, N; ldb) + beta * c, all row-major. */
@@ -263,7 +273,6 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
 
     const size_t D = C / H, C3 = 3 * C;
     const float scale = (float)(1.0 / sqrt((double)D));
-    const int default_attn = ns_gpt2_attn_is_default(cfg);
     float *x = ws->x, *ln = ws->ln, *qkv = ws->qkv, *values = ws->values, *att = ws->att;
     float *fc = ws->fc, *logits = ws->logits, *weights = ws->weights;
 
@@ -282,11 +291,7 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
             float *zh = logits + h * L * L, *wh = weights + h * L * L;      /* (L, L) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)L, (int)D, scale, q,
                         (int)C3, k, (int)C3, 0.0f, zh, (int)L);             /* z = q k^T / sqrt(D) */
-            if (default_attn)
-                ns_softmax_causal(wh, zh, L);
-            else
-                NS_TRY(ns_gpt2_attn_rows(wh, zh, L, &cfg->attn_norm,
-                                         ns_gpt2_attn_temperature(cfg), ws->attn_work, err));
+            NS_TRY(ns_gpt2_attn_weights(wh, zh, L, cfg, ws->attn_work, err));
             ns_mm(att + h * D, C, wh, L, values + h * D, C, L, D, L, 1.0f, 0.0f); /* (L, D; ld C) */
         }
         if (fn) {

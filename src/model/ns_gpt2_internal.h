@@ -30,10 +30,8 @@ struct ns_gpt2_model {
     char *dir;
 };
 
-/* The model's attention weights of one head from its logits z (L, L; row m valid for i <= m):
- * w[m][i] = F(z[m][0..m] / T)_i in double, rounded to float, exactly 0 above the diagonal.
- * work holds NS_GPT2_ATTN_WORK(L) doubles. Errors only for an invalid T. (ns_gpt2_attn.c) */
-#define NS_GPT2_ATTN_WORK(L) (4 * (L))
+/* ns_gpt2_attn_weights for any normalizer other than softmax at T = 1: w[m][i] = F(z[m][0..m] /
+ * T)_i in double, rounded to float, exactly 0 above the diagonal. (ns_gpt2_attn.c) */
 int ns_gpt2_attn_rows(float *w, const float *z, size_t L, const ns_normalizer *f, double T,
                       double *work, ns_err *err);
 

@@ -1,0 +1,18 @@
+# train: `normsweep train` -- GPT-2 training in C (forward + exact backward for every attention
+# normalizer, AdamW, data-parallel over MPI with a rank-count-independent reduction), writing a
+# model directory in the Hugging Face layout, checkpoints and a NetCDF training log.
+noinst_LIBRARIES += src/train/libns_train.a
+src_train_libns_train_a_SOURCES = \
+	src/train/ns_train_params.c \
+	src/train/ns_train_model.c
+src_train_libns_train_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
+noinst_HEADERS += src/train/ns_train_params.h src/train/ns_train_model.h \
+	src/train/ns_train_model_internal.h src/train/ns_train_model_impl.h
+
+# the backward against finite differences in double, every normalizer; float vs double; the
+# written model's inference forward against the trained forward
+check_PROGRAMS += tests/test_train_grad
+tests_test_train_grad_SOURCES = tests/test_train_grad.c
+tests_test_train_grad_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_train_grad_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_train_grad
