@@ -158,6 +158,15 @@ static void test_float_vs_double(void)
         CU_ASSERT_EQUAL(ns_tm_step_f64(&lay, pd, gd, wd, tin, ttg, TOKENS, &ld, &e), NS_OK);
         CU_ASSERT_EQUAL(ns_tm_step_f32(&lay, pf, gf, wf, tin, ttg, TOKENS, &lf, &e), NS_OK);
         CU_ASSERT(fabs(lf - ld) <= 1e-5 * fabs(ld));
+        /* attention weights (in [0, 1]) agree to float rounding */
+        for (size_t l = 0; l < 2; l++) {
+            const float *af = ns_tm_attn_f32(wf, l);
+            const double *ad = ns_tm_attn_f64(wd, l);
+            double e = 0;
+            for (size_t i = 0; i < 2 * TOKENS * TOKENS; i++)
+                e = fmax(e, fabs(af[i] - ad[i]));
+            CU_ASSERT(e <= 1e-5);
+        }
         for (size_t t = 0; t < lay.n; t++) {
             double num = 0, den = 0;
             for (size_t j = lay.t[t].offset; j < lay.t[t].offset + lay.t[t].numel; j++) {

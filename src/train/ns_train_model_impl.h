@@ -30,7 +30,7 @@ struct FN(ns_tm_work) {
 
 /* ---- the work area ---- */
 
-int FN(ns_tm_work_new)(const ns_tp_layout *lay, size_t T_max, FN(ns_tm_work) **out, ns_err *err)
+static int FN(tm_work_new)(const ns_tp_layout *lay, size_t T_max, FN(ns_tm_work) **out, ns_err *err)
 {
     *out = NULL;
     const ns_gpt2_config *c = &lay->cfg;
@@ -83,7 +83,7 @@ int FN(ns_tm_work_new)(const ns_tp_layout *lay, size_t T_max, FN(ns_tm_work) **o
     return NS_OK;
 }
 
-void FN(ns_tm_work_free)(FN(ns_tm_work) *w)
+static void FN(tm_work_free)(FN(ns_tm_work) *w)
 {
     if (!w)
         return;
@@ -91,7 +91,7 @@ void FN(ns_tm_work_free)(FN(ns_tm_work) *w)
     free(w);
 }
 
-const R *FN(ns_tm_attn)(const FN(ns_tm_work) *w, size_t layer)
+static const R *FN(tm_attn)(const FN(ns_tm_work) *w, size_t layer)
 {
     return w->att + layer * w->H * w->T * w->T;
 }
@@ -394,7 +394,7 @@ static int FN(check_tokens)(const FN(ns_tm_work) *w, const int32_t *in, const in
     return NS_OK;
 }
 
-int FN(ns_tm_step)(const ns_tp_layout *lay, const R *params, R *grads, FN(ns_tm_work) *w,
+static int FN(tm_step)(const ns_tp_layout *lay, const R *params, R *grads, FN(ns_tm_work) *w,
                    const int32_t *in, const int32_t *tg, size_t T, double *loss_sum, ns_err *err)
 {
     NS_TRY(FN(check_tokens)(w, in, tg, T, err));
