@@ -1,9 +1,13 @@
 /* bench_forward: time the GPT-2 forward pass at L tokens against an sgemm-only loop of exactly the
- * same GEMM shapes, and measure the forward's private memory beyond the model weights.
+ * GEMMs the forward issues (same shapes, leading dimensions, beta and weight matrices), and
+ * measure the forward's private memory beyond the model weights.
  *
  * Usage: bench_forward --model DIR [--L 1024] [--reps 5]   (DIR from `normsweep mkmodel`)
- * Prints `name: value` lines: forward_seconds (median), forward_gflops, sgemm_gflops,
- * forward_vs_sgemm, forward_peak_rss_mb. */
+ * BLAS threads from OPENBLAS_NUM_THREADS. One warm-up pass of each, then `reps` rounds of one
+ * forward pass followed by one sgemm pass, so both see the same machine load (the machine is
+ * shared); forward_vs_sgemm is the median over the rounds of sgemm seconds / forward seconds.
+ * Prints plain `name: value` lines (bench/forward.sh adds the targets): forward_seconds and
+ * sgemm_seconds (medians), forward_gflops, sgemm_gflops, forward_vs_sgemm, forward_peak_rss_mb. */
 #include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/ns_blas.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
 
@@ -80,8 +85,9 @@ typedef struct gemm {
     const float *b; /* the model weight for the linear layers, else NULL (scratch) */
 } gemm;
 
-/* Per layer: c_attn; per head q k^T and w v; then (all but the last layer) attn c_proj, c_fc,
- * mlp c_proj. Returns the count written to g (capacity n_layer * (4 + 2H)). */
+/* Per layer: c_attn; per head and block of NS_GPT2_ATT_BLOCK query rows [m0, m1), q k^T over
+ * keys [0, m1) and w v; then (all but the last layer) attn c_proj, c_fc, mlp c_proj. Returns the
+ * count written to g (capacity n_layer * (4 + 2 H n_blocks)). */
 static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
 {
     const ns_gpt2_config *c = &m->config;
@@ -89,10 +95,12 @@ static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
     for (size_t l = 0; l < c->n_layer; l++) {
         const ns_gpt2_layer_weights *w = &m->layers[l];
         g[n++] = (gemm){0, L, 3 * C, C, C, 3 * C, 3 * C, w->attn_w};
-        for (size_t h = 0; h < H; h++) {
-            g[n++] = (gemm){1, L, L, D, 3 * C, 3 * C, L, NULL};
-            g[n++] = (gemm){0, L, D, L, L, C, C, NULL};
-        }
+        for (size_t h = 0; h < H; h++)
+            for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
+                size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L;
+                g[n++] = (gemm){1, m1 - m0, m1, D, 3 * C, 3 * C, L, NULL};
+                g[n++] = (gemm){0, m1 - m0, D, m1, L, C, C, NULL};
+            }
         if (l + 1 == c->n_layer)
             break;
         g[n++] = (gemm){0, L, C, C, C, C, C, w->attn_proj_w};
@@ -100,6 +108,21 @@ static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
         g[n++] = (gemm){0, L, C, F, F, C, C, w->fc_proj_w};
     }
     return n;
+}
+
+/* The baseline: every GEMM of g on scratch activations A, B, Cm (weights from the model). */
+static void sgemm_pass(const gemm *g, size_t ng, const float *A, const float *B, float *Cm)
+{
+    for (size_t i = 0; i < ng; i++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, g[i].transb ? CblasTrans : CblasNoTrans,
+                    (int)g[i].M, (int)g[i].N, (int)g[i].K, 1.0f, A, (int)g[i].lda,
+                    g[i].b ? g[i].b : B, (int)g[i].ldb, g[i].b ? 1.0f : 0.0f, Cm, (int)g[i].ldc);
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -113,15 +136,11 @@ int main(int argc, char **argv)
             L = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = strtoul(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
-            return 2;
-        }
+        else
+            return usage();
     }
-    if (!dir || L == 0 || reps == 0 || reps > 100) {
-        fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
-        return 2;
-    }
+    if (!dir || L == 0 || reps == 0 || reps > 100)
+        return usage();
 
     ns_err err;
     ns_err_clear(&err);
@@ -133,7 +152,7 @@ int main(int argc, char **argv)
     const ns_gpt2_config *c = &model->config;
     if (L > c->n_ctx)
         L = c->n_ctx;
-    /* touch every weight page so the mapped weights are resident before the baseline */
+    /* touch every weight page so the mapped weights are resident before anything is timed */
     volatile float sink = 0;
     if (model->map.data)
         for (size_t i = 0; i < model->map.size; i += 4096)
@@ -147,33 +166,25 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < L; t++)
         tokens[t] = (int32_t)(rng_next(&s) % c->vocab_size);
 
+    /* peak memory of the forward: the workspace and one (warm-up) pass, before the baseline's
+     * scratch buffers exist */
     long rss0 = status_kb("VmRSS"), anon0 = status_kb("RssAnon");
     int peak_ok = reset_peak() == 0;
     ns_gpt2_workspace *ws = NULL;
-    if (ns_gpt2_workspace_new(model, L, &ws, &err) != NS_OK) {
+    if (ns_gpt2_workspace_new(model, L, &ws, &err) != NS_OK ||
+        ns_gpt2_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
         fprintf(stderr, "bench_forward: %s\n", err.msg);
         return 1;
     }
-    double *times = calloc(reps, sizeof *times);
-    if (!times)
-        return 1;
-    for (size_t r = 0; r <= reps; r++) { /* the first pass warms up (BLAS buffers, page faults) */
-        double t0 = now();
-        if (ns_gpt2_forward(model, ws, tokens, L, ns_gpt2_config_of(model)->n_layer, NULL, NULL, &err) != NS_OK) {
-            fprintf(stderr, "bench_forward: %s\n", err.msg);
-            return 1;
-        }
-        if (r > 0)
-            times[r - 1] = now() - t0;
-    }
-    double fwd = median(times, reps);
     long hwm = status_kb("VmHWM"), anon1 = status_kb("RssAnon");
     double peak_mb = peak_ok && hwm > 0 ? (double)(hwm - rss0) / 1024.0
                                         : (double)(anon1 - anon0) / 1024.0;
 
-    /* the same GEMMs alone, on scratch activations (weights from the model) */
-    size_t cap = c->n_layer * (4 + 2 * c->n_head);
+    /* the same GEMMs alone */
+    size_t cap = c->n_layer * (4 + 2 * c->n_head * ((L + NS_GPT2_ATT_BLOCK - 1) / NS_GPT2_ATT_BLOCK));
     gemm *g = calloc(cap, sizeof *g);
+    if (!g)
+        return 1;
     size_t ng = forward_gemms(g, model, L);
     double flops = 0;
     size_t amax = 0, bmax = 0, cmax = 0;
@@ -185,38 +196,55 @@ int main(int argc, char **argv)
         bmax = b > bmax ? b : bmax;
         cmax = cc > cmax ? cc : cmax;
     }
+    /* what the attention would cost as full L x L products (the count before causal blocking) */
+    size_t D = c->n_embd / c->n_head, La = c->n_layer;
+    double square = flops;
+    for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
+        size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L;
+        square -= (double)La * (double)c->n_head * 4.0 * (double)(m1 - m0) * (double)m1 * (double)D;
+    }
+    square += (double)La * (double)c->n_head * 4.0 * (double)L * (double)L * (double)D;
     float *A = malloc(amax * sizeof(float)), *B = malloc(bmax * sizeof(float));
     float *Cm = malloc(cmax * sizeof(float));
-    if (!g || !A || !B || !Cm)
+    double *tf = calloc(reps, sizeof *tf), *tg = calloc(reps, sizeof *tg);
+    double *ratio = calloc(reps, sizeof *ratio);
+    if (!A || !B || !Cm || !tf || !tg || !ratio)
         return 1;
     for (size_t i = 0; i < amax; i++)
         A[i] = 0.01f * (float)(i % 97);
     for (size_t i = 0; i < bmax; i++)
         B[i] = 0.01f * (float)(i % 89);
     memset(Cm, 0, cmax * sizeof(float));
-    for (size_t r = 0; r <= reps; r++) {
+    sgemm_pass(g, ng, A, B, Cm); /* warm-up */
+
+    for (size_t r = 0; r < reps; r++) {
         double t0 = now();
-        for (size_t i = 0; i < ng; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, g[i].transb ? CblasTrans : CblasNoTrans,
-                        (int)g[i].M, (int)g[i].N, (int)g[i].K, 1.0f, A, (int)g[i].lda,
-                        g[i].b ? g[i].b : B, (int)g[i].ldb, g[i].b ? 1.0f : 0.0f, Cm, (int)g[i].ldc);
-        if (r > 0)
-            times[r - 1] = now() - t0;
+        if (ns_gpt2_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
+            fprintf(stderr, "bench_forward: %s\n", err.msg);
+            return 1;
+        }
+        double t1 = now();
+        sgemm_pass(g, ng, A, B, Cm);
+        tf[r] = t1 - t0;
+        tg[r] = now() - t1;
+        ratio[r] = tg[r] / tf[r];
     }
-    double gem = median(times, reps);
+    double fwd = median(tf, reps), gem = median(tg, reps), rat = median(ratio, reps);
 
     printf("forward_model: %s (n_layer=%zu n_head=%zu n_embd=%zu n_inner=%zu)\n",
            dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
     printf("forward_L: %zu\n", L);
     printf("forward_reps: %zu\n", reps);
-    printf("forward_blas_threads: %d\n", openblas_get_num_threads());
+    printf("forward_blas_threads: %d\n", ns_blas_threads());
+    printf("forward_attention_block: %d\n", NS_GPT2_ATT_BLOCK);
     printf("forward_gemm_count: %zu\n", ng);
     printf("forward_gflop_per_pass: %.2f\n", flops * 1e-9);
+    printf("forward_gflop_per_pass_square_attention: %.2f\n", square * 1e-9);
     printf("forward_seconds: %.4f\n", fwd);
     printf("forward_gflops: %.2f\n", flops / fwd * 1e-9);
     printf("sgemm_seconds: %.4f\n", gem);
     printf("sgemm_gflops: %.2f\n", flops / gem * 1e-9);
-    printf("forward_vs_sgemm: %.3f\n", gem / fwd);
+    printf("forward_vs_sgemm: %.3f\n", rat);
     printf("forward_peak_rss_method: %s\n",
            peak_ok && hwm > 0 ? "VmHWM after clear_refs minus VmRSS with weights resident"
                               : "RssAnon after minus before");
@@ -227,7 +255,9 @@ int main(int argc, char **argv)
     free(B);
     free(Cm);
     free(g);
-    free(times);
+    free(tf);
+    free(tg);
+    free(ratio);
     free(tokens);
     ns_gpt2_workspace_free(ws);
     ns_gpt2_free(model);

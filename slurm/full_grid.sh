@@ -1,41 +1,66 @@
 #!/bin/bash
-# full_grid.sh: run a normsweep sweep as a Slurm batch job that checkpoints before its time limit
-# and requeues itself until the sweep is complete.
+# full_grid.sh: run a normsweep sweep as a Slurm batch job that saves a checkpoint shortly before
+# its time limit and requeues itself until the sweep is complete; `scancel` cancels it.
 #
-#   sbatch slurm/full_grid.sh                       # sweeps/full_grid.yaml, directives below
-#   sbatch -N 2 -n 64 -t 12:00:00 slurm/full_grid.sh # any directive can be overridden on the command line
+#   sbatch slurm/full_grid.sh                           # sweeps/full_grid.yaml on 2 ranks
+#   sbatch -n 64 -t 12:00:00 slurm/full_grid.sh         # scale up: any directive below can be
+#                                                       # overridden on the command line
 #   NORMSWEEP_SWEEP=sweeps/ablation.yaml sbatch slurm/full_grid.sh
 #
-# Submit from the project's top directory (or set NORMSWEEP_HOME). Environment knobs:
+# Submit from the project's top directory, or from anywhere with normsweep installed (the sweep
+# is then looked up in the installed sweeps/ too). Environment knobs:
 #   NORMSWEEP_SWEEP     sweep file (default sweeps/full_grid.yaml)
-#   NORMSWEEP_RUN_DIR   output + checkpoint directory (default runs/<sweep>-<jobid>; the same
-#                       directory across requeues of one job, which is what makes resume work)
+#   NORMSWEEP_RUN_DIR   run directory: the NetCDF output, checkpoint/ (journal and history) and
+#                       the job log (default runs/<sweep>-<jobid>; the same directory across
+#                       the requeues of one job, which is what makes resume work)
 #   NORMSWEEP_BIN       the normsweep program (default ./normsweep, else normsweep on PATH)
-#   NORMSWEEP_LAUNCHER  "srun" or "mpirun" (default: srun when its MPI plugin list has pmix)
+#   NORMSWEEP_LAUNCHER  "srun", "mpirun", or a whole launch command such as
+#                       "mpiexec.mpich -n 4" (default: srun when its MPI plugin list has pmix,
+#                       else mpirun)
 #   NORMSWEEP_MAX_REQUEUES  give up after this many requeues (default 20)
 #   OPENBLAS_NUM_THREADS    BLAS threads per rank (default 1: one rank per core)
 #
-# Time limit handling: Slurm sends SIGTERM to this script (--signal=B:TERM@300, i.e. ~5 minutes
-# before the limit; it may arrive up to a minute early). The script asks normsweep to checkpoint
-# (SIGUSR1 to the launcher, which forwards it to every rank, plus a STOP file the master polls),
-# waits for it to save its journal and exit with status 3, then requeues the job
-# (scontrol requeue). The requeued run resumes from the journal. Exit status 0 only when the
-# sweep's NetCDF file is complete.
+# Defaults that run anywhere: 2 tasks and the partition's own time limit (no --time), so the job
+# neither pends on a small partition (Reason=PartitionConfig) nor asks for more time than the
+# partition allows (Reason=PartitionTimeLimit). Scale up with -n / -N / -t at submission.
+#
+# Signals. Slurm sends SIGUSR1 to this script 300 s before the time limit (--signal=B:USR1@300;
+# it can arrive up to a minute early): time is nearly up. The script forwards SIGUSR1 to the run
+# (mpirun and srun pass it on to every rank) and writes CHECKPOINT_DIR/STOP, which the master
+# also polls; normsweep saves its journal and exits with status 3; the script then requeues the
+# job (scontrol requeue) and the requeued job resumes from the journal. SIGTERM means cancel
+# (scancel, or the time limit itself): Slurm signals every process of the job, normsweep saves
+# its journal and stops, and the job is NOT requeued. Continue such a run later with
+# NORMSWEEP_RUN_DIR=<its run directory> sbatch slurm/full_grid.sh.
+#
+# Exit status: 0 the sweep's NetCDF file is complete; 3 checkpoint saved but the job could not be
+# requeued (scontrol requeue failed, or NORMSWEEP_MAX_REQUEUES reached: the log says how to
+# continue); 143 cancelled; otherwise normsweep's status (1 runtime failure, 2 invalid input).
+#
+# The log. Slurm writes the job's output where --output says, and cannot create directories, so
+# the default log starts in the submit directory; the script moves it into the run directory as
+# slurm-<jobid>.out (Slurm keeps writing to the moved file) and leaves a symbolic link in its
+# place, through which the requeued segments append (--open-mode=append) -- so
+# `normsweep archive RUN_DIR` finds the whole log. Submitting with --output already inside an
+# existing run directory (sbatch -o runs/x/slurm-%j.out, NORMSWEEP_RUN_DIR=runs/x) skips this.
+# Each segment prints the job id, node list and restart count; normsweep records the same in
+# CHECKPOINT_DIR/history and in the NetCDF file's history attribute.
 #
 #SBATCH --job-name=normsweep
-#SBATCH --nodes=1
-#SBATCH --ntasks=64
+#SBATCH --ntasks=2
 #SBATCH --cpus-per-task=1
-#SBATCH --time=24:00:00
-#SBATCH --output=normsweep-%x-%j.out
+#SBATCH --output=slurm-%j.out
 #SBATCH --open-mode=append
 #SBATCH --requeue
-#SBATCH --signal=B:TERM@300
+#SBATCH --signal=B:USR1@300
 
 set -u
 
+say() { echo "full_grid.sh: $*"; }
+die() { echo "full_grid.sh: $2" >&2; exit "$1"; }
+
 home=${NORMSWEEP_HOME:-${SLURM_SUBMIT_DIR:-$(pwd)}}
-cd "$home" || { echo "full_grid.sh: cannot cd to $home" >&2; exit 1; }
+cd "$home" || die 1 "cannot cd to $home"
 
 sweep=${NORMSWEEP_SWEEP:-sweeps/full_grid.yaml}
 name=$(basename "$sweep" .yaml)
@@ -49,8 +74,35 @@ restarts=${SLURM_RESTART_COUNT:-0}
 max_requeues=${NORMSWEEP_MAX_REQUEUES:-20}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
-mkdir -p "$run_dir/checkpoint" || exit 1
+mkdir -p "$run_dir/checkpoint" || die 1 "cannot create $run_dir/checkpoint"
+run_dir=$(cd "$run_dir" && pwd)
 output="$run_dir/$name.nc"
+log="$run_dir/slurm-$jobid.out"
+# The submitted script (Slurm runs a copy of it), for the messages that say how to continue.
+script=$(scontrol show job "$jobid" 2>/dev/null | sed -n 's/^ *Command=//p' | head -n 1)
+script=${script:-slurm/full_grid.sh}
+
+# Move the job log into the run directory (see "The log" above).
+adopt_log() {
+  [ -n "${SLURM_JOB_ID:-}" ] || return 0
+  local out
+  out=$(scontrol show job "$jobid" 2>/dev/null | sed -n 's/^ *StdOut=//p' | head -n 1)
+  [ -n "$out" ] || return 0
+  case "$out" in "$run_dir"/*) return 0 ;; esac
+  if [ -L "$out" ]; then return 0; fi          # a requeued segment: already linked
+  [ -f "$out" ] || return 0
+  if [ "$(stat -c %d "$out")" = "$(stat -c %d "$run_dir")" ] && mv "$out" "$log" &&
+     ln -s "$log" "$out"; then
+    say "job log moved to $log (a link to it stays at $out)"
+  else
+    # Another file system: Slurm keeps its own file; everything from here on goes to the run
+    # directory's log as well.
+    say "job log continues in $log"
+    exec >> "$log" 2>&1
+  fi
+}
+adopt_log
+
 rm -f "$run_dir/checkpoint/STOP"
 
 launcher=${NORMSWEEP_LAUNCHER:-}
@@ -63,25 +115,32 @@ case "$launcher" in
     launch=(mpirun)
     [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
     ;;
-  *) echo "full_grid.sh: NORMSWEEP_LAUNCHER must be srun or mpirun, not '$launcher'" >&2; exit 2 ;;
+  *) read -r -a launch <<< "$launcher" ;;
 esac
+
+say "job $jobid, nodes ${SLURM_JOB_NODELIST:-?}, restart $restarts, ${SLURM_NTASKS:-?} tasks: $sweep -> $output (launcher ${launch[*]}, $(date '+%F %T'))"
+
+child=""
+warned=0
+cancelled=0
+on_warning() {
+  warned=1
+  say "time is nearly up (SIGUSR1): asking normsweep to checkpoint"
+  touch "$run_dir/checkpoint/STOP"
+  [ -n "$child" ] && kill -USR1 "$child" 2>/dev/null
+}
+on_cancel() {
+  cancelled=1
+  say "SIGTERM (scancel or the time limit): normsweep saves its journal; the job is not requeued"
+}
+trap on_warning USR1
+trap on_cancel TERM
 
 # --resume continues from the journal when there is one and starts afresh when there is none;
 # a journal of a different sweep in the same directory is refused, never mixed in.
-
-echo "full_grid.sh: job $jobid restart $restarts: $sweep -> $output (launcher $launcher, ${SLURM_NTASKS:-?} ranks)"
-
-stopping=0
-on_term() {
-  stopping=1
-  echo "full_grid.sh: time limit near (SIGTERM): asking normsweep to checkpoint"
-  touch "$run_dir/checkpoint/STOP"
-  kill -USR1 "$child" 2>/dev/null
-}
-trap on_term TERM
-
 "${launch[@]}" "$bin" --output "$output" --checkpoint-dir "$run_dir/checkpoint" --resume "$sweep" &
 child=$!
+[ "$warned" -eq 1 ] && kill -USR1 "$child" 2>/dev/null
 # `wait` returns early when a trapped signal arrives: keep waiting until the launcher is gone.
 while :; do
   wait "$child"
@@ -89,20 +148,33 @@ while :; do
   kill -0 "$child" 2>/dev/null || break
 done
 
+if [ "$cancelled" -eq 1 ]; then
+  say "cancelled (normsweep status $rc); the journal is in $run_dir/checkpoint. Continue with:"
+  say "  NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script"
+  exit 143
+fi
 if [ "$rc" -eq 0 ] && [ -f "$output" ]; then
-  echo "full_grid.sh: sweep complete: $output"
+  say "sweep complete: $output"
   exit 0
 fi
 # Status 3 is a saved checkpoint. A launcher that returns 0 without the output means the step
 # never ran (Slurm aborts a step whose launch races the warning signal): also resumable.
-if [ "$rc" -eq 3 ] || [ "$stopping" -eq 1 ] || [ "$rc" -eq 0 ]; then
+if [ "$rc" -eq 3 ] || { [ "$warned" -eq 1 ] && [ "$rc" -eq 0 ]; }; then
   if [ "$restarts" -ge "$max_requeues" ]; then
-    echo "full_grid.sh: checkpoint saved, but $restarts requeues already: giving up" >&2
-    exit 1
+    say "checkpoint saved, but $restarts requeues already (NORMSWEEP_MAX_REQUEUES): giving up" >&2
+    say "continue with: NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script" >&2
+    exit 3
   fi
-  echo "full_grid.sh: checkpoint saved (status $rc): requeueing job $jobid"
-  scontrol requeue "$jobid"
-  exit 0
+  say "checkpoint saved (status $rc): requeueing job $jobid"
+  # scontrol requeue ends this script (SIGTERM, which is no cancel now) soon after it succeeds;
+  # a failure leaves the job to end here, and it must not end as COMPLETED.
+  trap - TERM
+  if scontrol requeue "$jobid"; then
+    exit 0
+  fi
+  say "scontrol requeue $jobid failed: the checkpoint is saved in $run_dir/checkpoint" >&2
+  say "continue with: NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script" >&2
+  exit 3
 fi
-echo "full_grid.sh: normsweep failed with status $rc" >&2
+say "normsweep failed with status $rc" >&2
 exit "$rc"

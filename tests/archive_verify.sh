@@ -7,7 +7,7 @@ set -u
   "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}"
 PY=${PYTHON_DEBIAN:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ns_archive_test.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${NS_KEEP:-}" ] || rm -rf "$work"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 cd "$work" || exit 1
@@ -54,23 +54,34 @@ cp sweep.log runs/tiny/run.log
 expect 0 "wrote arc.tar.gz" "$NORMSWEEP" archive runs/tiny --out arc.tar.gz
 tar tzf arc.tar.gz | sort > members.txt
 for m in arc/tiny.nc arc/sweep.yaml arc/checkpoint/journal.nsj arc/checkpoint/history \
-         arc/logs/run.log arc/provenance.json arc/MANIFEST.sha256; do
+         arc/logs/run.log arc/provenance.json arc/MANIFEST.sha256 arc/README.txt \
+         arc/assets-manifest.json; do
   grep -qx "$m" members.txt || fail "archive lacks $m"
 done
 ls | grep -q 'arc.tar.gz.tmp' && fail "archive left a temporary file"
 mkdir x && tar xzf arc.tar.gz -C x || fail "tar cannot extract the archive"
 (cd x/arc && sha256sum -c --quiet MANIFEST.sha256) || fail "sha256sum -c rejects MANIFEST.sha256"
-[ "$(wc -l < x/arc/MANIFEST.sha256)" = 6 ] || fail "the manifest should list 6 members"
+# every member but the manifest itself is listed: 8 (nc, sweep, journal, history, log, provenance,
+# README, assets manifest)
+[ "$(wc -l < x/arc/MANIFEST.sha256)" = 8 ] || fail "the manifest should list 8 members"
 grep -q "checkpoint/lock" members.txt && fail "the run's lock file was archived"
 cmp -s x/arc/sweep.yaml tiny.yaml || fail "sweep.yaml is not the exact sweep text"
 cmp -s x/arc/tiny.nc runs/tiny/tiny.nc || fail "the NetCDF member differs from the run's file"
 model_sha=$(sha256sum "$NS_TEST_MODEL_DIR/model.safetensors" | cut -d' ' -f1)
-for k in '"format": "normsweep-archive-1"' "\"sha256\": \"$model_sha\"" '"git_commit"' \
+for k in '"format": "normsweep-archive-2"' "\"sha256\": \"$model_sha\"" '"git_commit"' \
          '"compiler"' '"cflags"' '"blas"' '"cpu_model"' '"cores"' '"memory_bytes"' '"uname"'; do
   grep -qF "$k" x/arc/provenance.json || fail "provenance.json lacks $k"
 done
 "$PY" -c "import json,sys; json.load(open(sys.argv[1]))" x/arc/provenance.json ||
   fail "provenance.json is not valid JSON"
+"$PY" -c "import json,sys; json.load(open(sys.argv[1]))" x/arc/assets-manifest.json ||
+  fail "assets-manifest.json is not valid JSON"
+# README.txt explains the run: its inputs with their sha256, the versions, how to verify and the
+# exact command that reproduces it (launcher, rank count, the archived sweep file)
+for k in "$model_sha" "normsweep verify" "-np 2 normsweep run sweep.yaml"  "netCDF" "HDF5" "MPI" \
+         "BLAS" "compiler" "tiny.nc"; do
+  grep -qF -- "$k" x/arc/README.txt || fail "README.txt lacks '$k'"
+done
 
 # archive errors: one line naming the problem, exit 2, no output file
 expect 2 "no such directory" "$NORMSWEEP" archive nowhere --out e.tar.gz
@@ -224,6 +235,25 @@ open(p, 'wb').write(d[:len(d) - (88 + plen)])
 PYEOF
 remanifest t7 && repack t7 t7.tar.gz
 expect 4 "FAIL journal: 1 of 4 tasks missing" "$NORMSWEEP" verify t7.tar.gz
+
+# ---- sizes: verify refuses, before extracting anything, a member larger than provenance.json
+# records (here a log replaced by 3 GiB of zeros: a 3 MB archive) or an unrecorded member above
+# 1 MiB; nothing is written to TMPDIR (the check reads headers only)
+rm -rf t9 && mkdir t9 && tar xzf arc.tar.gz -C t9
+truncate -s 3G t9/arc/logs/run.log
+(cd t9 && tar cf - arc | gzip -1 > ../t9.tar.gz) || fail "could not pack the 3 GiB member"
+rm -rf t9 vtmp && mkdir vtmp
+TMPDIR=$work/vtmp expect 4 "FAIL sizes: member logs/run.log holds 3221225472 bytes, more than the" \
+  "$NORMSWEEP" verify t9.tar.gz
+grep -q "^PASS manifest" out.txt && fail "3 GiB member: the manifest was checked (extracted)"
+[ -z "$(ls -A vtmp)" ] || fail "3 GiB member: verify left files in TMPDIR"
+rm -f t9.tar.gz
+rm -rf t10 && mkdir t10 && tar xzf arc.tar.gz -C t10
+head -c 2000000 /dev/zero > t10/arc/extra.bin
+remanifest t10 && repack t10 t10.tar.gz
+expect 4 "FAIL sizes: member extra.bin holds 2000000 bytes and is not recorded" \
+  "$NORMSWEEP" verify t10.tar.gz
+expect 0 "PASS sizes: 9 members" "$NORMSWEEP" verify arc.tar.gz --sample 0
 
 # ---- edited published numbers (manifest rewritten to match): the file no longer equals the
 # reduction of its journal, and verify names the variable (issue: verify checks the numbers)

@@ -142,7 +142,7 @@ def main(nc, rep_dir):
             if html.escape(part) not in page:
                 problems.append("report.html lacks %r" % part)
     used, req = str(attrs.get("model_used")), str(attrs.get("model_requested"))
-    needs_caveat = used != req or "standin" in used
+    needs_caveat = str(attrs.get("model_fallback")) == "true" or "standin" in used
     if needs_caveat != ("id='caveat'" in page):
         problems.append("caveat shown: %s, expected %s" % ("id='caveat'" in page, needs_caveat))
     for p in problems:

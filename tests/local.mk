@@ -25,5 +25,5 @@ tests_nc_datadump_LDADD = src/common/libns_common.a $(NS_EXT_LIBS)
 EXTRA_DIST += tests/slurm/local_cluster.sh tests/slurm/test_slurm.sh tests/slurm/slurm_small.yaml \
 	tests/slurm/slurm_long.yaml
 check-slurm: normsweep tests/nc_datadump assets.stamp
-	@$(AM_TESTS_ENVIRONMENT) $(SHELL) $(top_srcdir)/tests/slurm/test_slurm.sh
+	@$(AM_TESTS_ENVIRONMENT) bash $(top_srcdir)/tests/slurm/test_slurm.sh
 .PHONY: check-slurm

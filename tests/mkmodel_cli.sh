@@ -19,7 +19,7 @@ expect() {
 }
 
 tiny="--layers 2 --heads 2 --embd 8 --ctx 16 --vocab 32"
-expect 0 "usage: normsweep mkmodel" --help
+expect 0 "Usage: normsweep mkmodel" --help
 expect 2 "--out DIR is required" $tiny
 expect 2 "--vocab is required without --preset" --layers 2 --heads 2 --embd 8 --ctx 16 --out "$tmp/x"
 expect 2 "--layers 'x' is not a positive integer" --layers x --heads 2 --embd 8 --ctx 16 --vocab 32 --out "$tmp/x"

@@ -1,5 +1,6 @@
 /* test_forward: the sgemm GPT-2 forward against a naive double-precision reference (tiny random
  * model) and against the golden float64 outputs of the stand-in model (golden/standin_o*_L*.nc). */
+#include <float.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
+#include "model/ns_gpt2_kernels.h"
 #include "ns_test.h"
 
 /* ---- a tiny random model filled through the internal struct ---- */
@@ -39,17 +41,17 @@ static float *tiny_take(float **p, size_t n, uint64_t *s, float center, float sp
     return t;
 }
 
-/* n_layer=2, n_head=4, n_embd=16 (D=4), n_ctx=12, vocab=40, n_inner=40 (not 4C, so the MLP width
- * comes from the config). Weights are large enough (|w| <= 0.5 on 16 inputs) that attention rows
- * are far from uniform, so a wrong scale, mask or bias shows. */
-static void tiny_model_make(tiny_model *t, uint64_t seed)
+/* n_layer=2, n_head=4, n_embd=16 (D=4), n_ctx (12 unless given), vocab=40, n_inner=40 (not 4C,
+ * so the MLP width comes from the config). Weights are large enough (|w| <= 0.5 on 16 inputs)
+ * that attention rows are far from uniform, so a wrong scale, mask or bias shows. */
+static void tiny_model_make_ctx(tiny_model *t, uint64_t seed, size_t n_ctx)
 {
     memset(t, 0, sizeof *t);
     ns_gpt2_config *c = &t->m.config;
     c->n_layer = 2;
     c->n_head = 4;
     c->n_embd = 16;
-    c->n_ctx = 12;
+    c->n_ctx = n_ctx;
     c->vocab_size = 40;
     c->n_inner = 40;
     c->ln_eps = 1e-5;
@@ -82,6 +84,8 @@ static void tiny_model_make(tiny_model *t, uint64_t seed)
     }
     CU_ASSERT_FATAL((size_t)(p - t->params) == total);
 }
+
+static void tiny_model_make(tiny_model *t, uint64_t seed) { tiny_model_make_ctx(t, seed, 12); }
 
 static void tiny_model_free(tiny_model *t)
 {
@@ -263,31 +267,26 @@ static void tiny_tokens(int32_t *tokens, size_t L, size_t V)
  * missing residual) gives errors of order 1e-2 to 1. */
 #define TINY_TOL 2e-5
 
-static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_kind kind,
-                                        double T)
+/* One forward pass over tokens[0..L) of the tiny model t in workspace ws, compared with the naive
+ * reference: every layer's logits and weights on and below the diagonal, exact zeros above it,
+ * and the values. The model's own normalizer and temperature (config.json) apply. */
+static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
+                                   const int32_t *tokens, size_t L, size_t L_max)
 {
-    tiny_model t;
-    tiny_model_make(&t, 7);
-    t.m.config.attn_norm = (ns_normalizer){.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.7 : 0.0};
-    t.m.config.attn_temperature = T;
-    const ns_gpt2_config *c = &t.m.config;
+    const ns_gpt2_config *c = &t->m.config;
+    ns_normalizer_kind kind = c->attn_norm.kind;
+    double T = c->attn_temperature;
     size_t H = c->n_head, C = c->n_embd, NL = c->n_layer;
-    int32_t tokens[64];
-    CU_ASSERT_FATAL(L <= 64);
-    tiny_tokens(tokens, L, c->vocab_size);
-
     double *rz = calloc(NL * H * L * L, sizeof(double)), *rw = calloc(NL * H * L * L, sizeof(double));
     double *rv = calloc(NL * L * C, sizeof(double));
     CU_ASSERT_FATAL(rz && rw && rv);
-    ref_forward(rz, rw, rv, &t.m, tokens, L);
+    ref_forward(rz, rw, rv, &t->m, tokens, L);
 
-    ns_gpt2_workspace *ws = NULL;
     ns_err err;
     ns_err_clear(&err);
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L_max, &ws, &err), NS_OK);
     capture cap;
     capture_init(&cap, NL, H, L, C);
-    int rc = ns_gpt2_forward(&t.m, ws, tokens, L, t.m.config.n_layer, capture_layer, &cap, &err);
+    int rc = ns_gpt2_forward(&t->m, ws, tokens, L, c->n_layer, capture_layer, &cap, &err);
     if (rc)
         fprintf(stderr, "forward: %s\n", err.msg);
     CU_ASSERT_EQUAL(rc, NS_OK);
@@ -335,10 +334,26 @@ static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_k
     CU_ASSERT(L < 4 || wmax > 0.5);
 
     capture_free(&cap);
-    ns_gpt2_workspace_free(ws);
     free(rz);
     free(rw);
     free(rv);
+}
+
+static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_kind kind,
+                                         double T)
+{
+    tiny_model t;
+    tiny_model_make(&t, 7);
+    t.m.config.attn_norm = (ns_normalizer){.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.7 : 0.0};
+    t.m.config.attn_temperature = T;
+    int32_t tokens[64];
+    CU_ASSERT_FATAL(L <= 64);
+    tiny_tokens(tokens, L, t.m.config.vocab_size);
+    ns_gpt2_workspace *ws = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L_max, &ws, &err), NS_OK);
+    compare_with_reference(&t, ws, tokens, L, L_max);
+    ns_gpt2_workspace_free(ws);
     tiny_model_free(&t);
 }
 
@@ -361,6 +376,29 @@ static void test_reference_normalizers(void)
 }
 static void test_reference_short(void) { check_against_reference(5, 12); }
 static void test_reference_one(void) { check_against_reference(1, 8); }
+
+/* Causal attention in blocks of NS_GPT2_ATT_BLOCK query rows: with n_ctx = 2.5 blocks, passes
+ * over 2.5 blocks (two full blocks and a partial one), 1 block + 2 rows, exactly 2 blocks and
+ * 2.5 blocks again, all in one workspace (so the zeros above the diagonal, written once per L,
+ * are checked after L changes and changes back), each against the naive reference. */
+static void test_reference_blocks(void)
+{
+    const size_t B = NS_GPT2_ATT_BLOCK, n_ctx = 2 * B + B / 2;
+    const size_t Ls[4] = {n_ctx, B + 2, 2 * B, n_ctx};
+    tiny_model t;
+    tiny_model_make_ctx(&t, 9, n_ctx);
+    int32_t *tokens = malloc(n_ctx * sizeof *tokens);
+    CU_ASSERT_FATAL(tokens != NULL);
+    tiny_tokens(tokens, n_ctx, t.m.config.vocab_size);
+    ns_gpt2_workspace *ws = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, n_ctx, &ws, &err), NS_OK);
+    for (size_t i = 0; i < 4; i++)
+        compare_with_reference(&t, ws, tokens, Ls[i], n_ctx);
+    ns_gpt2_workspace_free(ws);
+    free(tokens);
+    tiny_model_free(&t);
+}
 
 /* Row m of a pass over L tokens equals the last row of a pass over the first m+1 tokens (the
  * prefix property METRICS.md relies on). Same kernels on the same data, but sgemm may block
@@ -447,6 +485,202 @@ static void test_errors(void)
     ns_gpt2_workspace_free(ws);
     tiny_model_free(&other);
     tiny_model_free(&t);
+}
+
+/* ---- the element-wise kernels: portable and AVX2 forms against double formulas and each other ---- */
+
+/* Largest |a - b| / (|b| + floor) over n pairs. */
+static double max_rel_f(const float *a, const float *b, size_t n, double floor)
+{
+    double e = 0;
+    for (size_t i = 0; i < n; i++)
+        e = fmax(e, fabs((double)a[i] - (double)b[i]) / (fabs((double)b[i]) + floor));
+    return e;
+}
+
+/* Tolerances, in ulps (FLT_EPSILON = 2^-23, one ulp at 1), per element. Against the double
+ * formulas: the float forms round exp's argument a (z - max; GELU's -2 sqrt(2/pi) u), and an
+ * absolute error da in a is a relative error da in exp(a): for softmax z - max is one rounding
+ * (|a| * 2^-24 = 0.5 |a| ulp); for GELU u = x + 0.044715 x^3 adds two terms of the same sign, so
+ * the four roundings and the product with the constant leave a within 3 ulp of itself, i.e.
+ * 3 |a| ulp of exp(a). On top: expf itself (scalar 0.5 ulp, glibc's vector expf 2.6 ulp measured
+ * over [-87, 88]) and 2 more roundings (1 / sum and the product; 1 + e and the division):
+ * softmax 4 + 0.5 |a|, GELU 4 + 3 |a| ulp, allowed as 6 + |a| and 6 + 3 |a|.
+ * Between the two forms the arguments are bitwise the same (no FMA contraction: the model
+ * library is built with -ffp-contract=off), so they differ by expf (<= 3.1 ulp apart) and the
+ * two roundings after it, plus 1 ulp when the double sums (added in another order) round 1/sum
+ * differently: <= 6 ulp. */
+#define KERNEL_FORMS_ULP 6
+#define ULP ((double)FLT_EPSILON)
+
+/* max over i of |a_i - b_i| / ((base + slope |arg_i|) ulp(b_i)), ulp(b) taken as |b| 2^-23 */
+static double ulp_ratio(const float *a, const double *b, const double *arg, size_t n, double base,
+                        double slope)
+{
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double tol = (base + slope * fabs(arg[i])) * ULP * fabs(b[i]);
+        double d = fabs((double)a[i] - b[i]);
+        if (d > 0)
+            e = fmax(e, tol > 0 ? d / tol : INFINITY);
+    }
+    return e;
+}
+
+static void test_kernels_softmax(int simd_ok)
+{
+    const size_t ns[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 40, 127, 128, 129, 1023, 1024, 1025};
+    float z[1025], w0[1025], w1[1025];
+    double ref[1025], arg[1025];
+    uint64_t s = 5;
+    double e_ref = 0, e_forms = 0;
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        size_t n = ns[k];
+        for (size_t i = 0; i < n; i++)
+            z[i] = 10.0f * rng_unit(&s);
+        double mx = z[0], sum = 0;
+        for (size_t i = 0; i < n; i++)
+            mx = fmax(mx, z[i]);
+        for (size_t i = 0; i < n; i++)
+            sum += (ref[i] = exp(arg[i] = (double)z[i] - mx));
+        for (size_t i = 0; i < n; i++)
+            ref[i] /= sum;
+        ns_k_softmax_row(w0, z, n, 0);
+        e_ref = fmax(e_ref, ulp_ratio(w0, ref, arg, n, 6.0, 1.0));
+        if (simd_ok) {
+            w1[n - 1 < 1024 ? n : 0] = 42.0f; /* the element after the row must stay untouched */
+            ns_k_softmax_row(w1, z, n, 1);
+            e_ref = fmax(e_ref, ulp_ratio(w1, ref, arg, n, 6.0, 1.0));
+            e_forms = fmax(e_forms, max_rel_f(w1, w0, n, 0.0));
+            if (n < 1025)
+                CU_ASSERT_EQUAL(w1[n], 42.0f);
+        }
+    }
+    printf("\n    softmax: vs double %.2f of the tolerance, AVX2 vs portable %.2f ulp ", e_ref,
+           e_forms / ULP);
+    CU_ASSERT(e_ref <= 1.0);
+    CU_ASSERT(e_forms <= KERNEL_FORMS_ULP * ULP);
+}
+
+static void test_kernels_gelu(int simd_ok)
+{
+    enum { N = 1003 };
+    float x[N], g0[N], g1[N];
+    double ref[N], arg[N];
+    uint64_t s = 6;
+    const float special[] = {-100.0f, -30.0f, -10.5f, -0.0f, 0.0f, 1e-3f, -1e-3f, 30.0f, 100.0f};
+    for (size_t i = 0; i < N; i++)
+        x[i] = i < 9 ? special[i] : 6.0f * rng_unit(&s);
+    for (size_t i = 0; i < N; i++) {
+        double v = x[i];
+        arg[i] = 2 * 0.7978845608028654 * (v + 0.044715 * v * v * v);
+        ref[i] = 0.5 * v * (1.0 + tanh(0.5 * arg[i]));
+    }
+    memcpy(g0, x, sizeof x);
+    memcpy(g1, x, sizeof x);
+    ns_k_gelu(g0, N, 0);
+    double e_ref = ulp_ratio(g0 + 9, ref + 9, arg + 9, N - 9, 6.0, 3.0), e_forms = 0;
+    if (simd_ok) {
+        ns_k_gelu(g1, N - 2, 1); /* a partial last step, and the last two left alone */
+        CU_ASSERT_EQUAL(memcmp(g1 + N - 2, x + N - 2, 2 * sizeof(float)), 0);
+        e_ref = fmax(e_ref, ulp_ratio(g1 + 9, ref + 9, arg + 9, N - 11, 6.0, 3.0));
+        e_forms = max_rel_f(g1 + 9, g0 + 9, N - 11, 0.0);
+        for (size_t i = 0; i < 9; i++) /* the limits and zeros: the same in both forms */
+            CU_ASSERT(g1[i] == g0[i] && signbit(g1[i]) == signbit(g0[i]));
+    }
+    /* the special inputs: the limits x (x >> 0), -0 (x << 0, exp overflows) and 0 */
+    CU_ASSERT(g0[0] == 0.0f && signbit(g0[0]) && g0[1] == 0.0f && signbit(g0[1]));
+    CU_ASSERT(g0[2] == 0.0f && g0[3] == 0.0f && g0[4] == 0.0f && g0[7] == 30.0f && g0[8] == 100.0f);
+    printf("\n    gelu: vs double %.2f of the tolerance, AVX2 vs portable %.2f ulp ", e_ref,
+           e_forms / ULP);
+    CU_ASSERT(e_ref <= 1.0);
+    CU_ASSERT(e_forms <= KERNEL_FORMS_ULP * ULP);
+}
+
+/* LayerNorm: rows with a large common offset (mean 5, spread 3), widths that are and are not
+ * multiples of 8. Tolerance against double: the float output is (x - m) * rstd * w + b with m
+ * and rstd rounded to float: x - m is exact-ish (Sterbenz) or carries 1 ulp of |x| ~ 8, i.e. an
+ * absolute error of ~8 * 2^-24 * rstd (~0.33) * |w| (~1.2) in units of the output, plus 3 ulp of
+ * the output: 1e-6 absolute + 4 ulp relative covers it (observed ~2e-7). The two forms get the
+ * same float mean and rstd unless the double sums, added in another order, round to different
+ * floats: allow 1e-6 absolute between them too (observed 0). */
+static void test_kernels_layernorm(int simd_ok)
+{
+    const size_t Cs[] = {7, 16, 768, 771};
+    enum { ROWS = 3, CMAX = 771 };
+    float *x = malloc(ROWS * CMAX * sizeof(float)), *o0 = malloc(ROWS * CMAX * sizeof(float));
+    float *o1 = malloc(ROWS * CMAX * sizeof(float)), w[CMAX], b[CMAX];
+    CU_ASSERT_FATAL(x && o0 && o1);
+    uint64_t s = 8;
+    double e_ref = 0, e_forms = 0;
+    for (size_t k = 0; k < 4; k++) {
+        size_t C = Cs[k];
+        for (size_t i = 0; i < ROWS * C; i++)
+            x[i] = 5.0f + 3.0f * rng_unit(&s);
+        for (size_t c = 0; c < C; c++) {
+            w[c] = 1.0f + 0.2f * rng_unit(&s);
+            b[c] = 0.1f * rng_unit(&s);
+        }
+        ns_k_layernorm(o0, x, w, b, ROWS, C, 1e-5, 0);
+        if (simd_ok)
+            ns_k_layernorm(o1, x, w, b, ROWS, C, 1e-5, 1);
+        for (size_t t = 0; t < ROWS; t++) {
+            double mean = 0, var = 0;
+            for (size_t c = 0; c < C; c++)
+                mean += x[t * C + c];
+            mean /= (double)C;
+            for (size_t c = 0; c < C; c++)
+                var += (x[t * C + c] - mean) * (x[t * C + c] - mean);
+            double rstd = 1.0 / sqrt(var / (double)C + 1e-5);
+            for (size_t c = 0; c < C; c++) {
+                double r = (x[t * C + c] - mean) * rstd * w[c] + b[c];
+                double tol = 1e-6 + 4 * ULP * fabs(r);
+                e_ref = fmax(e_ref, fabs(o0[t * C + c] - r) / tol);
+                if (simd_ok) {
+                    e_ref = fmax(e_ref, fabs(o1[t * C + c] - r) / tol);
+                    e_forms = fmax(e_forms, fabs(o1[t * C + c] - o0[t * C + c]));
+                }
+            }
+        }
+    }
+    printf("\n    layernorm: vs double %.3f of the tolerance, AVX2 vs portable %.3g ", e_ref, e_forms);
+    CU_ASSERT(e_ref <= 1.0);
+    CU_ASSERT(e_forms <= 1e-6);
+    free(x);
+    free(o0);
+    free(o1);
+}
+
+/* Bias rows: one float addition per element in both forms, so exactly equal. */
+static void test_kernels_rows_add(int simd_ok)
+{
+    enum { R = 3, CC = 21 };
+    float a[R * CC], b[R * CC], bias[CC];
+    uint64_t s = 10;
+    for (size_t i = 0; i < R * CC; i++)
+        a[i] = b[i] = rng_unit(&s);
+    for (size_t c = 0; c < CC; c++)
+        bias[c] = rng_unit(&s);
+    float want[R * CC];
+    for (size_t i = 0; i < R * CC; i++)
+        want[i] = a[i] + bias[i % CC];
+    ns_k_rows_add(a, bias, R, CC, 0);
+    CU_ASSERT_EQUAL(memcmp(a, want, sizeof a), 0);
+    if (simd_ok) {
+        ns_k_rows_add(b, bias, R, CC, 1);
+        CU_ASSERT_EQUAL(memcmp(b, want, sizeof b), 0);
+    }
+}
+
+static void test_kernels(void)
+{
+    int simd_ok = ns_k_simd();
+    printf("\n    AVX2 kernels: %s ", simd_ok ? "available, compared with the portable ones"
+                                           : "not in this build or CPU: portable ones only");
+    test_kernels_softmax(simd_ok);
+    test_kernels_gelu(simd_ok);
+    test_kernels_layernorm(simd_ok);
+    test_kernels_rows_add(simd_ok);
 }
 
 /* ---- golden: the stand-in model on wap_tokens.i32, against the float64 reference files ---- */
@@ -572,6 +806,10 @@ int main(void)
         !CU_add_test(s, "sgemm forward = naive reference (L = 1)", test_reference_one) ||
         !CU_add_test(s, "forward with the model's normalizer and T = naive reference",
                      test_reference_normalizers) ||
+        !CU_add_test(s, "sgemm forward = naive reference (blocked attention, L changing)",
+                     test_reference_blocks) ||
+        !CU_add_test(s, "element-wise kernels: portable and AVX2 vs double and each other",
+                     test_kernels) ||
         !CU_add_test(s, "prefix property", test_prefix_property) ||
         !CU_add_test(s, "errors", test_errors) ||
         !CU_add_test(s, "golden stand-in o5000 L64", test_golden_o5000_L64) ||

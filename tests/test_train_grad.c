@@ -187,7 +187,8 @@ static void test_float_vs_double(void)
 
 typedef struct weights_cmp {
     const ns_tm_work_f32 *w;
-    size_t T, H, differ, layers;
+    size_t T, H, layers;
+    double max_diff;
 } weights_cmp;
 
 static int compare_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
@@ -195,14 +196,18 @@ static int compare_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     weights_cmp *c = user;
     (void)err;
     const float *a = ns_tm_attn_f32(c->w, v->layer);
-    c->differ += memcmp(a, v->weights, c->H * c->T * c->T * sizeof(float)) != 0;
+    for (size_t i = 0; i < c->H * c->T * c->T; i++)
+        c->max_diff = fmax(c->max_diff, fabs((double)a[i] - v->weights[i]));
     c->layers++;
     return NS_OK;
 }
 
-/* The model the trainer writes, run by the inference forward, attends exactly as training did:
- * every layer's weights equal bit for bit (the same operations in the same order), for every
- * normalizer. */
+/* The model the trainer writes, run by the inference forward, attends as training did: every
+ * layer's weights (in [0, 1]) agree to 2e-5, for every normalizer. Not bit for bit: the inference
+ * forward uses the AVX2 kernels (vector expf, 2-3 ulp from glibc's), blocked attention GEMMs and
+ * no FMA contraction; float32 rounding (6e-8) over dot products of <= 16 terms through two
+ * LayerNorm'd layers gives ~1e-6 (the bound of test_forward's TINY_TOL). A wrong normalizer,
+ * temperature or s changes the weights by O(0.1). */
 static void test_written_model_forward(void)
 {
     static const ns_normalizer_kind kinds[] = {NS_NORM_SOFTMAX, NS_NORM_SSMAX, NS_NORM_SPARSEMAX,
@@ -228,10 +233,12 @@ static void test_written_model_forward(void)
         CU_ASSERT_EQUAL_FATAL(ns_gpt2_load(dir, &m, &e), NS_OK);
         ns_gpt2_workspace *ws = NULL;
         CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(m, 8, &ws, &e), NS_OK);
-        weights_cmp c = {w, TOKENS, 2, 0, 0};
+        weights_cmp c = {w, TOKENS, 2, 0, 0.0};
         CU_ASSERT_EQUAL(ns_gpt2_forward(m, ws, tin, TOKENS, 2, compare_layer, &c, &e), NS_OK);
         CU_ASSERT_EQUAL(c.layers, 2);
-        CU_ASSERT_EQUAL(c.differ, 0);
+        printf("\n    %s: max |inference - trained| attention weight %.3g ",
+               ns_normalizer_name(kinds[k]), c.max_diff);
+        CU_ASSERT(c.max_diff <= 2e-5);
         /* and the parameters read back are the ones written */
         float *back = malloc(lay.total * sizeof *back);
         CU_ASSERT_EQUAL(ns_tp_load_model(&lay, dir, back, &e), NS_OK);

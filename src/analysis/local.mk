@@ -7,12 +7,12 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_rng.c src/analysis/ns_rng.h \
 	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
 	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_internal.h \
-	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c \
+	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c src/analysis/ns_row_fd.c \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
 	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
 	src/analysis/ns_ks_internal.h src/analysis/ns_jacobian_internal.h
-src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are
 # the same whatever the vector width and on every x86-64; see docs/FORWARD.md)
 src_analysis_libns_analysis_a_CFLAGS = $(AM_CFLAGS) -ftree-vectorize -fno-math-errno -ffp-contract=off

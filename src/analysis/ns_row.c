@@ -128,7 +128,7 @@ struct ns_analysis_ws {
     double *work;      /* (2 L_max + 2): normalizer and Theorem 2 scratch */
     double *zp, *ap;   /* (L_max) each: perturbed logits and weights */
     double *u;         /* ((probes + 1) L_max): jac_fd directions */
-    double *v[4];      /* (L_max) each: kernel scratch */
+    double *v[10];     /* (L_max) each: kernel scratch */
     double *s, *sr, *xbar; /* (d) each */
     size_t *order, *perm; /* (L_max) each */
     ns_rank_item *items;  /* (L_max) */
@@ -138,8 +138,8 @@ struct ns_analysis_ws {
 double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
 {
     double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
-    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[4], s/sr/xbar */
-    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 4.0 * L + 3.0 * D;
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[10], s/sr/xbar */
+    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 10.0 * L + 3.0 * D;
     return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
 }
 
@@ -179,7 +179,7 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
     ws->u = q, q += ((size_t)p->probes + 1) * L_max;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 10; k++)
         ws->v[k] = q, q += L_max;
     ws->s = q, q += d;
     ws->sr = q, q += d;
@@ -250,12 +250,25 @@ static size_t ns_fd_directions(ns_analysis_ws *ws, const ns_analysis_params *p,
     return nu;
 }
 
-/* jac_fd for every eps at one (row, T) over the nu directions in ws->u. */
+/* jac_fd for every eps at one (row, T) over the nu directions in ws->u: the fast kernel's own
+ * vectorized version for the softmax family, else each perturbed row normalized directly. */
 static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, size_t nu, size_t L,
-                     size_t t, const ns_row_layout *lay, double *row, ns_err *err)
+                     size_t t, const ns_row_layout *lay, double *row, ns_kernel kernel,
+                     ns_err *err)
 {
     double T = p->T[t];
     const double *u = ws->u;
+    if (kernel == NS_KERNEL_FAST && ns_topn_rank_is_T_free(&p->normalizer)) {
+        double out[64];
+        for (size_t e0 = 0; e0 < p->neps; e0 += 64) {
+            size_t ne = p->neps - e0 < 64 ? p->neps - e0 : 64;
+            ns_jac_fd_softmax(ws->z, ws->alpha, L, ns_normalizer_inv_temp(&p->normalizer, L, T),
+                              u, nu, p->eps + e0, ne, ws->ap, out);
+            for (size_t e = 0; e < ne; e++)
+                row[ns_row_index(lay, NS_M_JAC_FD, t, 0, e0 + e)] = out[e];
+        }
+        return NS_OK;
+    }
     for (size_t e = 0; e < p->neps; e++) {
         double eps = p->eps[e], best = 0.0;
         for (size_t k = 0; k < nu; k++) {
@@ -425,7 +438,7 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     double h = ns_entropy(ws->alpha, ws->lalpha, L);
     row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
     row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;
-    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, err));
+    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, kernel, err));
 
     size_t nN = 0; /* the N's this row has: below its L keys (and within the layout) */
     while (nN < lay->nN && p->N[nN] < L)
@@ -447,7 +460,9 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
         .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m], .delta = ws->delta[m],
         .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t, .lay = lay, .out = row,
         .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1], .v3 = ws->v[2],
-        .v4 = ws->v[3], .work = ws->work, .in_set = ws->in_set, .in_rand = ws->in_rand,
+        .v4 = ws->v[3], .v5 = ws->v[4], .v6 = ws->v[5], .v7 = ws->v[6], .a2g = ws->v[7],
+        .mtop = ws->v[8], .mrand = ws->v[9], .work = ws->work, .in_set = ws->in_set,
+        .in_rand = ws->in_rand,
     };
     if (kernel == NS_KERNEL_FAST)
         ns_row_n_fast(&c);

@@ -12,6 +12,25 @@
 
 #include "analysis/ns_row_internal.h"
 
+/* Four doubles, for reductions in a fixed lane order (lane k sums keys i = k mod 4, then the
+ * lanes are added 0+1+2+3): the same result whatever vector width the compiler uses. */
+/* v4d values pass between static functions of this file only (inlined), so the ABI note on
+ * passing 32-byte vectors without AVX concerns no external caller. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4i __attribute__((vector_size(32)));
+/* The hot loops are compiled twice, for AVX2 and for the x86-64 baseline, and picked at run
+ * time. Elementwise operations and the fixed lane order give bit-identical results either way
+ * (no FMA: -ffp-contract=off). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NS_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define NS_HOT
+#endif
+/* the same, for unaligned loads */
+typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
+#define load4(p) (*(const v4d_u *)(const void *)(p))
+
 /* Below this ratio of a squared distance to the size of its terms, recompute it directly. */
 #define NS_CANCEL_GUARD 1e-6
 /* Log weights below this are "tiny": alpha may underflow in products (see ns_ev). */
@@ -39,7 +58,7 @@ static double dot(const double *x, const double *y, size_t d)
 
 /* Add key j to a growing set: sxv[i] += alpha_j G_ij for every i < L; returns the new ||s||^2
  * from the old one (ss + 2 alpha_j sx_j + alpha_j^2 g_j, with sx_j before the update). */
-static double add_key(const ns_row_ctx *c, double *sxv, double ss, size_t j)
+NS_HOT static double add_key(const ns_row_ctx *c, double *sxv, double ss, size_t j)
 {
     double a = c->alpha[j];
     double ss_new = ss + 2.0 * a * sxv[j] + a * a * c->gdiag[j];
@@ -149,7 +168,7 @@ static double expected_direct(const ns_row_ctx *c, double c0)
 }
 
 /* d1 state: far[i] = max_{k in I} ||x_i - x_k||^2 (Gram) and its partner. */
-static void far_add(const ns_row_ctx *c, double *far, size_t *partner, size_t j)
+NS_HOT static void far_add(const ns_row_ctx *c, double *far, size_t *partner, size_t j)
 {
     const double *Gj = c->G + j * c->Ln;
     double gj = c->gdiag[j];
@@ -162,17 +181,130 @@ static void far_add(const ns_row_ctx *c, double *far, size_t *partner, size_t j)
     }
 }
 
+/* For every key i: dist[i] = ||alpha_i x_i - s|| from the Gram quantities (a2g = alpha^2 g,
+ * sx = x.s, ss = ||s||^2) and flag[i] = 1 where the key is counted (mask 1) and cancellation
+ * threatens, else 0. Elementwise and branch-free, so it vectorizes (sqrt included). */
+NS_HOT static void gram_dists(size_t L, const double *a, const double *a2g, const double *sx, double ss,
+                       const double *mask, double *dist, double *flag)
+{
+    for (size_t i = 0; i < L; i++) {
+        double t2 = 2.0 * a[i] * sx[i];
+        double d2 = a2g[i] - t2 + ss;
+        double scale = a2g[i] + fabs(t2) + ss;
+        flag[i] = d2 < NS_CANCEL_GUARD * scale ? mask[i] : 0.0;
+        dist[i] = sqrt(d2 > 0.0 ? d2 : 0.0);
+    }
+}
+
+
+static inline __attribute__((always_inline)) double lanes_sum(v4d v)
+{
+    return ((v[0] + v[1]) + v[2]) + v[3];
+}
+
+/* Over the keys with mask 1: the sum of dist (and of a when asum is not NULL), the minimum of
+ * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order. */
+NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mask, const double *a,
+                          const double *flag, double *sum, double *asum, double *mn,
+                          double *flags)
+{
+    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
+    v4d s = zero, t = zero, f = zero, m = inf;
+    size_t i = 0;
+    for (; i + 4 <= L; i += 4) {
+        v4d dv = load4(dist + i), mv = load4(mask + i);
+        s += mv * dv;
+        f += load4(flag + i);
+        if (asum)
+            t += mv * load4(a + i);
+        if (mn) {
+            v4d cand = dv + (v4d)((v4i)inf & (mv == zero)); /* +inf for keys not counted */
+            v4i lt = cand < m;
+            m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
+        }
+    }
+    double ss = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f);
+    double mm = mn ? fmin(fmin(m[0], m[1]), fmin(m[2], m[3])) : INFINITY;
+    for (; i < L; i++) { /* the tail, after the lanes */
+        ss += mask[i] * dist[i];
+        ts += mask[i] * a[i];
+        fs += flag[i];
+        if (mask[i] != 0.0 && dist[i] < mm)
+            mm = dist[i];
+    }
+    *sum = ss;
+    if (asum)
+        *asum = ts;
+    if (mn)
+        *mn = mm;
+    *flags = fs;
+}
+
+/* The distances of one set at a grid point: dist[] for every key, recomputed directly where the
+ * cancellation guard asks; *sum (and *tail, *r when wanted) over the keys outside the set. */
+static void set_distances(const ns_row_ctx *c, const double *sxv, double ss, const double *mask,
+                          lazy_s *ls, double *dist, double *flag, double *sum, double *tail,
+                          double *r)
+{
+    gram_dists(c->L, c->alpha, c->a2g, sxv, ss, mask, dist, flag);
+    double flags;
+    masked_reduce(c->L, dist, mask, c->alpha, flag, sum, tail, r, &flags);
+    if (flags == 0.0)
+        return;
+    for (size_t i = 0; i < c->L; i++)
+        if (flag[i] != 0.0) {
+            dist[i] = dist_of(c, i, sxv, ss, ls);
+            flag[i] = 0.0;
+        }
+    masked_reduce(c->L, dist, mask, c->alpha, flag, sum, tail, r, &flags);
+}
+
+/* min over j outside I of e_j when no such e_j is tiny (the usual case): one vectorized pass;
+ * returns 0 when a tiny one is present and the careful scan (complement_min) must decide. */
+NS_HOT static int complement_min_fast(const ns_row_ctx *c, const double *sxv, ns_evalue *best)
+{
+    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
+    double *e = c->v7;
+    size_t L = c->L;
+    double tiny = 0.0;
+    for (size_t i = 0; i < L; i++) { /* elementwise: e_i and whether ns_ev would call it tiny */
+        double a = c->alpha[i], v = a * (a * c->gdiag[i] - 2.0 * sxv[i]);
+        e[i] = v;
+        int t = c->lalpha[i] < -600.0 || (v != 0.0 && v > -1e-280 && v < 1e-280);
+        tiny += t ? c->mtop[i] : 0.0;
+    }
+    if (tiny != 0.0)
+        return 0;
+    v4d m = inf;
+    size_t i = 0;
+    for (; i + 4 <= L; i += 4) {
+        v4d cand = load4(e + i) + (v4d)((v4i)inf & (load4(c->mtop + i) == zero));
+        v4i lt = cand < m;
+        m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
+    }
+    double mm = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
+    for (; i < L; i++)
+        if (c->mtop[i] != 0.0 && e[i] < mm)
+            mm = e[i];
+    *best = (ns_evalue){mm, 0.0, 0.0, 0};
+    return 1;
+}
+
 void ns_row_n_fast(ns_row_ctx *c)
 {
     const ns_row_layout *lay = c->lay;
     double *row = c->out, *sx = c->v1, *sxr = c->v2, *far = c->v3;
     size_t *partner = (size_t *)c->v4; /* same size as a double */
+    double *dist = c->v5, *flag = c->v6;
     size_t L = c->L, t = c->t, Nmax = c->N[c->nN - 1];
     double ss = 0.0, ssr = 0.0, abar = 0.0, maxn2 = 0.0, P[3], pscale;
     memset(sx, 0, L * sizeof *sx);
     memset(sxr, 0, L * sizeof *sxr);
-    for (size_t i = 0; i < L; i++)
+    for (size_t i = 0; i < L; i++) {
         far[i] = -INFINITY, partner[i] = 0;
+        c->a2g[i] = c->alpha[i] * c->alpha[i] * c->gdiag[i];
+        c->mtop[i] = 1.0, c->mrand[i] = 1.0;
+    }
     expected_coeffs(c, P, &pscale);
     size_t n = 0;
     for (size_t k = 0; k < Nmax; k++) {
@@ -181,6 +313,8 @@ void ns_row_n_fast(ns_row_ctx *c)
         ssr = add_key(c, sxr, ssr, jr);
         c->in_set[j] = 1;
         c->in_rand[jr] = 1;
+        c->mtop[j] = 0.0;
+        c->mrand[jr] = 0.0;
         abar += c->alpha[j];
         if (c->gdiag[j] > maxn2)
             maxn2 = c->gdiag[j];
@@ -191,22 +325,17 @@ void ns_row_n_fast(ns_row_ctx *c)
             continue;
         /* grid point N: every metric from the running state */
         lazy_s ls = {c->s, c->order, N, 0}, lr = {c->sr, c->perm, N, 0};
-        double d = 0.0, r = INFINITY, tail = 0.0, drand = 0.0, best = -INFINITY;
+        double d, r, tail, drand, best = -INFINITY;
         size_t bi = 0;
-        for (size_t i = 0; i < L; i++) {
-            if (!c->in_set[i]) {
-                double di = dist_of(c, i, sx, ss, &ls);
-                d += di;
-                if (di < r)
-                    r = di;
-                tail += c->alpha[i];
-                if (far[i] > best)
+        set_distances(c, sx, ss, c->mtop, &ls, dist, flag, &d, &tail, &r);
+        set_distances(c, sxr, ssr, c->mrand, &lr, dist, flag, &drand, NULL, NULL);
+        if (c->want_d1)
+            for (size_t i = 0; i < L; i++)
+                if (!c->in_set[i] && far[i] > best)
                     best = far[i], bi = i;
-            }
-            if (!c->in_rand[i])
-                drand += dist_of(c, i, sxr, ssr, &lr);
-        }
-        ns_evalue emin = complement_min(c, N, sx, ss);
+        ns_evalue emin;
+        if (!complement_min_fast(c, sx, &emin))
+            emin = complement_min(c, N, sx, ss);
         size_t ns = 0;
         for (size_t q = 0; q < N; q++)
             ns += ns_ev_le(e_of(c, c->order[q], sx), emin);

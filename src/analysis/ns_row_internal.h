@@ -66,6 +66,9 @@ typedef struct ns_row_ctx {
     /* scratch (sized for L_max and d by the workspace) */
     double *s, *sr;       /* (d) */
     double *v1, *v2, *v3, *v4; /* (L) each */
+    double *v5, *v6, *v7;      /* (L) each: the fast kernel's per-key scratch */
+    double *a2g;               /* (L) alpha_i^2 ||x_i||^2 (fast kernel) */
+    double *mtop, *mrand;      /* (L) 1.0 for keys outside the top / random set, else 0.0 */
     double *work;         /* (2 L + 2) */
     unsigned char *in_set, *in_rand; /* (L), all 0 on entry and on return */
 } ns_row_ctx;
@@ -80,5 +83,11 @@ double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d);
  * sums over I without i by prefix and suffix sums: no cancellation). work holds 2 (N + 1). */
 void ns_theorem2_bounds(const double *alpha, const size_t *sel, size_t N, double r, double M,
                         double delta, double *work, double *lower, double *upper);
+
+/* jac_fd of the softmax family at alpha = softmax(c z) (the fast kernel): out[e] = max over the
+ * nu directions u (L apart) of || softmax(c (z + eps_e u)) - alpha ||_2 / eps_e (NaN when nu is
+ * 0). w holds L doubles. */
+void ns_jac_fd_softmax(const double *z, const double *alpha, size_t L, double c, const double *u,
+                       size_t nu, const double *eps, size_t neps, double *w, double *out);
 
 #endif

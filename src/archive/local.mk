@@ -3,6 +3,8 @@
 # `normsweep verify`: manifest, inputs, recomputed tasks).
 noinst_LIBRARIES += src/archive/libns_archive.a
 src_archive_libns_archive_a_SOURCES = src/archive/ns_archive.c src/archive/ns_archive.h \
+	src/archive/ns_archive_layout.h \
+	src/archive/ns_archive_readme.c src/archive/ns_archive_readme.h \
 	src/archive/ns_run_archive.c src/archive/ns_run_archive.h \
 	src/archive/ns_verify.c src/archive/ns_verify.h
 src_archive_libns_archive_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)

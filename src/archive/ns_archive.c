@@ -538,6 +538,109 @@ done:
     return rc;
 }
 
+int ns_archive_scan(const char *archive, const char *want, size_t want_max, ns_archive_list *out,
+                    char **want_data, size_t *want_len, ns_err *err)
+{
+    int rc = NS_OK;
+    memset(out, 0, sizeof *out);
+    if (want_data)
+        *want_data = NULL;
+    if (want_len)
+        *want_len = 0;
+    struct archive *a = archive_read_new();
+    char *top = NULL, *rest = NULL;
+    if (!a)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    struct stat st;
+    if (stat(archive, &st) != 0) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: %s", archive, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", archive);
+        goto done;
+    }
+    archive_read_support_filter_all(a);
+    archive_read_support_format_tar(a);
+    if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
+        const char *m = archive_error_string(a);
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                     m ? m : "cannot open");
+        goto done;
+    }
+    for (;;) {
+        struct archive_entry *e;
+        int r = archive_read_next_header(a, &e);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+            const char *m = archive_error_string(a);
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                         m ? m : "bad header");
+            goto done;
+        }
+        const char *p = archive_entry_pathname(e);
+        if (!p) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: an entry has no name", archive);
+            goto done;
+        }
+        int has_rest = split_top(p, &top, &rest);
+        if (!top) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        if (archive_entry_filetype(e) == AE_IFREG && has_rest) {
+            la_int64_t sz = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+            uint64_t size = sz > 0 ? (uint64_t)sz : 0;
+            if ((rc = list_add(out, rest, "", size, err)) != NS_OK)
+                goto done;
+            if (want && want_data && !*want_data && strcmp(rest, want) == 0 && size <= want_max) {
+                char *d = malloc((size_t)size + 1);
+                if (!d) {
+                    rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                    goto done;
+                }
+                la_ssize_t got = archive_read_data(a, d, (size_t)size);
+                if (got < 0 || (uint64_t)got != size) {
+                    free(d);
+                    rc = ns_fail(err, NS_ERR_FORMAT, "%s: member %s: short read", archive, rest);
+                    goto done;
+                }
+                d[size] = 0;
+                *want_data = d;
+                if (want_len)
+                    *want_len = (size_t)size;
+            }
+        }
+        if (!out->top) {
+            out->top = top;
+            top = NULL;
+        }
+        free(top);
+        free(rest);
+        top = rest = NULL;
+        if (archive_read_data_skip(a) != ARCHIVE_OK) {
+            const char *m = archive_error_string(a);
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                         m ? m : "truncated");
+            goto done;
+        }
+    }
+done:
+    free(top);
+    free(rest);
+    archive_read_close(a);
+    archive_read_free(a);
+    if (rc != NS_OK) {
+        ns_archive_list_free(out);
+        if (want_data) {
+            free(*want_data);
+            *want_data = NULL;
+        }
+    }
+    return rc;
+}
+
 /* ---- manifest check ------------------------------------------------------------------------- */
 
 void ns_archive_check_free(ns_archive_check *c)

@@ -59,6 +59,14 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
  * NS_ERR_FORMAT. *out receives every extracted member, the manifest included. */
 int ns_archive_extract(const char *archive, const char *dest, ns_archive_list *out, ns_err *err);
 
+/* Read archive's headers without extracting anything: *out receives every regular member (name
+ * with the top directory stripped, the size its header declares, sha256 ""), so a caller can
+ * refuse an archive before writing a byte. When want is not NULL and a member of that name holds
+ * at most want_max bytes, its bytes are returned in *want_data (NUL-terminated, caller frees;
+ * NULL when absent or larger) and *want_len. Errors as ns_archive_extract. */
+int ns_archive_scan(const char *archive, const char *want, size_t want_max, ns_archive_list *out,
+                    char **want_data, size_t *want_len, ns_err *err);
+
 /* Manifest text for members (sorted copy; "<sha256>  <name>\n" lines). Caller frees *text. */
 int ns_archive_manifest_text(const ns_archive_list *members, char **text, size_t *len,
                              ns_err *err);

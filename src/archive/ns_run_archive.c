@@ -4,7 +4,6 @@
 
 #include "archive/ns_run_archive.h"
 
-#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -15,10 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ns_blas.h"
 #include "common/ns_file.h"
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_readme.h"
+#include "assets/ns_assets.h"
 #include "io/ns_nc_read.h"
 #include "sweep/ns_journal.h"
 
@@ -261,14 +263,24 @@ static json_t *asset_json(const ns_nc_info *info, const char *kind)
     return o;
 }
 
+/* The size of a member: its data's, or its file's now. */
+static uint64_t source_bytes(const ns_archive_source *m)
+{
+    struct stat st;
+    if (!m->path)
+        return m->len;
+    return stat(m->path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
 /* provenance.json: the run's build and inputs (from the NetCDF), this build, this machine, and
  * where every member came from. Caller frees *text. */
 static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *info,
                            const char *nc_member, const src_list *src, char **text, ns_err *err)
 {
     static const char *const run_keys[] = {
-        "normsweep_version", "git_commit", "compiler", "cflags", "blas", "mpi_size", "start_time",
-        "end_time", "command_line", "sweep_file", "shard_count", "corpus_tokens",
+        "normsweep_version", "git_commit", "executable_sha256", "compiler", "cflags", "blas",
+        "mpi_library", "netcdf_version", "hdf5_version", "os", "mpi_size", "start_time",
+        "end_time", "command_line", "history", "sweep_file", "shard_count", "corpus_tokens",
         "corpus_gutenberg_stripped"};
     json_t *root = json_object(), *run = json_object(), *inputs = json_object(),
            *arch = json_object(), *mach = json_object(), *files = json_object(),
@@ -308,7 +320,9 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     json_object_set_new(arch, "git_commit", json_string(NS_GIT_COMMIT));
     json_object_set_new(arch, "compiler", json_string(NS_BUILD_CC));
     json_object_set_new(arch, "cflags", json_string(NS_BUILD_CFLAGS));
-    json_object_set_new(arch, "blas", json_string(openblas_get_config()));
+    char blas[NS_BLAS_ID_MAX];
+    ns_blas_identity(blas, sizeof blas);
+    json_object_set_new(arch, "blas", json_string(blas));
     json_object_set_new(root, "archiver", arch);
 
     ns_machine_info m;
@@ -331,6 +345,7 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     for (size_t i = 0; i < src->n; i++) {
         json_t *e = json_object();
         json_object_set_new(e, "member", json_string(src->items[i].name));
+        json_object_set_new(e, "bytes", json_integer((json_int_t)source_bytes(&src->items[i])));
         if (src->items[i].path)
             json_object_set_new(e, "source", json_string(src->items[i].path));
         json_array_append_new(members, e);
@@ -351,12 +366,76 @@ static const char *base_of(const char *p)
     return s ? s + 1 : p;
 }
 
+static int keep_report(const char *name)
+{
+    return name[0] != '.';
+}
+
+/* Every kept file directly in dir as member prefix/NAME (skipping names already present or not
+ * safe in an archive). */
+static int add_dir(src_list *src, const char *dir, int (*keep)(const char *), const char *prefix,
+                   ns_err *err)
+{
+    char **files = NULL;
+    size_t n = 0;
+    int rc = list_files(dir, keep, &files, &n, err);
+    for (size_t i = 0; rc == NS_OK && i < n; i++) {
+        char *name = ns_str_printf("%s/%s", prefix, base_of(files[i]));
+        if (!name) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            break;
+        }
+        int dup = 0;
+        for (size_t j = 0; j < src->n; j++)
+            dup |= strcmp(src->items[j].name, name) == 0;
+        if (!dup && ns_archive_name_ok(name))
+            rc = src_add(src, name, files[i], NULL, 0, err);
+        free(name);
+    }
+    free_strs(files, n);
+    return rc;
+}
+
+/* run_dir/sub's files as sub/NAME, when that directory exists. */
+static int add_subdir(src_list *src, const char *run_dir, const char *sub,
+                      int (*keep)(const char *), ns_err *err)
+{
+    char *dir = ns_path_join(run_dir, sub);
+    if (!dir)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    int rc = ns_file_is_dir(dir) ? add_dir(src, dir, keep, sub, err) : NS_OK;
+    free(dir);
+    return rc;
+}
+
+/* The asset manifest this build resolves inputs with (where each file comes from, its SHA-256). */
+static int add_assets_manifest(src_list *src, ns_err *err)
+{
+    char path[4096];
+    ns_err e;
+    if (ns_manifest_locate(path, sizeof path, &e) != NS_OK)
+        return NS_OK; /* none known: the README says how to get one */
+    return src_add(src, NS_ARCHIVE_ASSETS, path, NULL, 0, err);
+}
+
+/* README.txt: every member so far with its size (docs/ARCHIVE.md). */
+static int make_readme(const src_list *src, const ns_nc_info *info, const char *archive_name,
+                       const char *top, const char *nc_member, char **text, ns_err *err)
+{
+    ns_readme_member *m = malloc((src->n ? src->n : 1) * sizeof *m);
+    if (!m)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < src->n; i++)
+        m[i] = (ns_readme_member){src->items[i].name, source_bytes(&src->items[i])};
+    int rc = ns_archive_readme(info, archive_name, top, nc_member, m, src->n, text, err);
+    free(m);
+    return rc;
+}
+
 int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
 {
     int rc = NS_OK;
-    char *nc = NULL, *ckpt = NULL, *prov = NULL, *top = NULL, *logdir = NULL;
-    char **ck = NULL, **logs = NULL, **logs2 = NULL;
-    size_t nck = 0, nlogs = 0, nlogs2 = 0;
+    char *nc = NULL, *ckpt = NULL, *prov = NULL, *top = NULL, *readme = NULL;
     ns_nc_info info;
     memset(&info, 0, sizeof info);
     src_list src;
@@ -390,46 +469,17 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         goto done;
     }
 
-    /* Members: the NetCDF, the sweep text, the checkpoint files, the logs, provenance.json. */
+    /* Members: the NetCDF, the sweep text, the checkpoint files, the logs, the report, the asset
+     * manifest, provenance.json and README.txt. */
     const char *nc_member = base_of(nc);
     if ((rc = src_add(&src, nc_member, nc, NULL, 0, err)) != NS_OK ||
         (rc = src_add(&src, NS_ARCHIVE_SWEEP, NULL, yaml, strlen(yaml), err)) != NS_OK ||
-        (rc = list_files(ckpt, keep_ckpt, &ck, &nck, err)) != NS_OK)
+        (rc = add_dir(&src, ckpt, keep_ckpt, NS_ARCHIVE_CKPT_DIR, err)) != NS_OK ||
+        (rc = add_dir(&src, o->run_dir, keep_log, NS_ARCHIVE_LOG_DIR, err)) != NS_OK ||
+        (rc = add_subdir(&src, o->run_dir, NS_ARCHIVE_LOG_DIR, NULL, err)) != NS_OK ||
+        (rc = add_subdir(&src, o->run_dir, NS_ARCHIVE_REPORT_DIR, keep_report, err)) != NS_OK ||
+        (rc = add_assets_manifest(&src, err)) != NS_OK)
         goto done;
-    for (size_t i = 0; i < nck; i++) {
-        char *name = ns_str_printf("%s/%s", NS_ARCHIVE_CKPT_DIR, base_of(ck[i]));
-        rc = name ? src_add(&src, name, ck[i], NULL, 0, err)
-                  : ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        free(name);
-        if (rc != NS_OK)
-            goto done;
-    }
-    if ((rc = list_files(o->run_dir, keep_log, &logs, &nlogs, err)) != NS_OK)
-        goto done;
-    if (!(logdir = ns_path_join(o->run_dir, NS_ARCHIVE_LOG_DIR))) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (ns_file_is_dir(logdir) && (rc = list_files(logdir, NULL, &logs2, &nlogs2, err)) != NS_OK)
-        goto done;
-    for (size_t k = 0; k < 2; k++) {
-        char **l = k ? logs2 : logs;
-        size_t nl = k ? nlogs2 : nlogs;
-        for (size_t i = 0; i < nl; i++) {
-            char *name = ns_str_printf("%s/%s", NS_ARCHIVE_LOG_DIR, base_of(l[i]));
-            if (!name) {
-                rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            int dup = 0;
-            for (size_t j = 0; j < src.n; j++)
-                dup |= strcmp(src.items[j].name, name) == 0;
-            rc = dup || !ns_archive_name_ok(name) ? NS_OK : src_add(&src, name, l[i], NULL, 0, err);
-            free(name);
-            if (rc != NS_OK)
-                goto done;
-        }
-    }
     if ((rc = provenance_json(o, &info, nc_member, &src, &prov, err)) != NS_OK ||
         (rc = src_add(&src, NS_ARCHIVE_PROVENANCE, NULL, prov, strlen(prov), err)) != NS_OK)
         goto done;
@@ -445,6 +495,9 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         rc = ns_fail(err, NS_ERR_INVALID, "--out %s: cannot derive a top directory name", o->out);
         goto done;
     }
+    if ((rc = make_readme(&src, &info, base_of(o->out), top, nc_member, &readme, err)) != NS_OK ||
+        (rc = src_add(&src, NS_ARCHIVE_README, NULL, readme, strlen(readme), err)) != NS_OK)
+        goto done;
     if (o->log)
         for (size_t i = 0; i < src.n; i++) {
             char line[2 * NS_ASSET_LINE];
@@ -458,10 +511,7 @@ done:
     free(ckpt);
     free(prov);
     free(top);
-    free(logdir);
-    free_strs(ck, nck);
-    free_strs(logs, nlogs);
-    free_strs(logs2, nlogs2);
+    free(readme);
     ns_nc_info_free(&info);
     src_free(&src);
     return rc;

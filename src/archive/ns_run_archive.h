@@ -8,12 +8,7 @@
 
 #include "common/ns_error.h"
 
-/* Members of an archive (below its top directory). */
-#define NS_ARCHIVE_PROVENANCE "provenance.json"
-#define NS_ARCHIVE_SWEEP "sweep.yaml"
-#define NS_ARCHIVE_CKPT_DIR "checkpoint"
-#define NS_ARCHIVE_LOG_DIR "logs"
-#define NS_ARCHIVE_FORMAT "normsweep-archive-1"
+#include "archive/ns_archive_layout.h"
 
 typedef struct ns_run_archive_options {
     const char *run_dir;         /* the run directory (docs/ARCHIVE.md) */

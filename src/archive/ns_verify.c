@@ -4,7 +4,6 @@
 
 #include "archive/ns_verify.h"
 
-#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -15,11 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "analysis/ns_rng.h"
+#include "common/ns_blas.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_layout.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "corpus/ns_corpus.h"
@@ -132,6 +134,84 @@ static int check_manifest(vctx *v, const char *dir, const ns_archive_list *membe
     return ok;
 }
 
+/* Largest provenance.json read before extraction, and largest member a format-2 archive may hold
+ * that its provenance does not record (README.txt, MANIFEST.sha256, provenance.json itself). */
+#define PROVENANCE_MAX (4u << 20)
+#define UNRECORDED_MAX (1u << 20)
+/* Free space left on the extraction file system after extracting (slack for metadata). */
+#define FREE_SLACK (16u << 20)
+
+/* The bytes provenance.json records for member name (files.members[].bytes); -1 when unrecorded. */
+static long long recorded_bytes(json_t *root, const char *name)
+{
+    json_t *mem = json_object_get(json_object_get(root, "files"), "members");
+    size_t i;
+    json_t *e;
+    json_array_foreach(mem, i, e) {
+        const char *m = json_string_value(json_object_get(e, "member"));
+        json_t *b = json_object_get(e, "bytes");
+        if (m && strcmp(m, name) == 0 && json_is_integer(b) && json_integer_value(b) >= 0)
+            return (long long)json_integer_value(b);
+    }
+    return -1;
+}
+
+/* Phase 0, before a byte is written: the archive's members are capped by the sizes its
+ * provenance records (format 2: no member may hold more than its recorded bytes; an
+ * unrecorded member holds at most UNRECORDED_MAX), and their total must fit the free space of
+ * dir. A format-1 archive (no sizes recorded) gets the free-space check only. 1 when it may be
+ * extracted; FAIL lines name each refused member. */
+static int check_sizes(vctx *v, const char *dir, ns_err *err, int *rc)
+{
+    ns_archive_list hdr;
+    char *prov = NULL;
+    size_t plen = 0;
+    *rc = ns_archive_scan(v->o->archive, NS_ARCHIVE_PROVENANCE, PROVENANCE_MAX, &hdr, &prov,
+                          &plen, err);
+    if (*rc != NS_OK)
+        return 0;
+    json_t *root = prov ? json_loadb(prov, plen, 0, NULL) : NULL;
+    const char *format = json_string_value(json_object_get(root, "format"));
+    int sized = format && strcmp(format, "normsweep-archive-1") != 0 &&
+                json_is_array(json_object_get(json_object_get(root, "files"), "members"));
+    uint64_t total = 0;
+    int ok = 1;
+    for (size_t i = 0; i < hdr.n; i++) {
+        const ns_archive_member *m = &hdr.items[i];
+        total += m->size;
+        if (!sized)
+            continue;
+        long long want = recorded_bytes(root, m->name);
+        if (want >= 0 && m->size > (uint64_t)want) {
+            line(v, "FAIL", "sizes: member %s holds %llu bytes, more than the %lld that "
+                 "provenance.json records; not extracted", m->name, (unsigned long long)m->size, want);
+            ok = 0;
+        } else if (want < 0 && m->size > UNRECORDED_MAX) {
+            line(v, "FAIL", "sizes: member %s holds %llu bytes and is not recorded in "
+                 "provenance.json (at most %u allowed); not extracted", m->name,
+                 (unsigned long long)m->size, UNRECORDED_MAX);
+            ok = 0;
+        }
+    }
+    struct statvfs fs;
+    if (ok && statvfs(dir, &fs) == 0) {
+        uint64_t avail = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
+        if (total + FREE_SLACK > avail) {
+            line(v, "FAIL", "sizes: the archive's members need %llu bytes, %s has %llu free; "
+                 "not extracted (TMPDIR chooses another place)", (unsigned long long)total,
+                 dir, (unsigned long long)avail);
+            ok = 0;
+        }
+    }
+    if (ok)
+        line(v, "PASS", "sizes: %zu members, %llu bytes%s", hdr.n, (unsigned long long)total,
+             sized ? ", none above what provenance.json records" : " (no sizes recorded: format 1)");
+    json_decref(root);
+    free(prov);
+    ns_archive_list_free(&hdr);
+    return ok;
+}
+
 /* The NetCDF member's name: provenance.json's files.netcdf, else the one *.nc member. */
 static int nc_member(const char *dir, const ns_archive_list *members, char **name, ns_err *err)
 {
@@ -165,13 +245,15 @@ static int same_build(const ns_nc_info *info, const char *self_sha, char *why, s
 {
     const char *exe = ns_nc_info_text(info, "executable_sha256"),
                *blas = ns_nc_info_text(info, "blas");
+    char my_blas[NS_BLAS_ID_MAX];
+    ns_blas_identity(my_blas, sizeof my_blas);
     if (exe && self_sha && strcmp(exe, self_sha) == 0 && strcmp(exe, "unknown") != 0 && blas &&
-        strcmp(blas, openblas_get_config()) == 0) {
+        strcmp(blas, my_blas) == 0) {
         why[0] = 0;
         return 1;
     }
     const char *keys[4] = {"git_commit", "compiler", "cflags", "blas"};
-    const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, openblas_get_config()};
+    const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, my_blas};
     size_t at = 0;
     why[0] = 0;
     for (size_t i = 0; i < 4; i++) {
@@ -342,8 +424,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
     line(v, "INFO", "sample: %zu of %zu tasks, seed %llu: shards %s", K, M,
          (unsigned long long)o->seed, list);
 
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1); /* as the sweep runs it */
+    ns_blas_single_thread(); /* as the sweep runs it */
     NS_TRY(ns_gpt2_load(st->in.model_ref.path, &st->model, err));
     NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, &st->rows, err));
     size_t P = st->plan.payload;
@@ -612,6 +693,13 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     /* 1. Extract and check the manifest. */
     if ((rc = make_workdir(o, &st.dir, err)) != NS_OK)
         goto done;
+    if (!check_sizes(&v, st.dir, err, &rc)) {
+        if (rc == NS_ERR_IO && !ns_file_exists(o->archive))
+            rc = err->code = NS_ERR_INVALID;
+        if (rc == NS_OK)
+            line(&v, "SKIP", "manifest, inputs and recomputation: the archive was not extracted");
+        goto done;
+    }
     if ((rc = ns_archive_extract(o->archive, st.dir, &st.members, err)) != NS_OK) {
         if (rc == NS_ERR_IO && !ns_file_exists(o->archive))
             rc = err->code = NS_ERR_INVALID;

@@ -5,12 +5,13 @@ src_assets_libns_assets_a_SOURCES = \
 	src/assets/ns_assets.c src/assets/ns_assets.h \
 	src/assets/ns_manifest.c \
 	src/assets/ns_download.c src/assets/ns_download.h
-# The source tree (default mirror ../shared/data and manifest) and the installed manifest.
+# The source tree (default mirror ../shared/data).
 src_assets_libns_assets_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) \
-	-DNS_ABS_TOP_SRCDIR='"$(abs_top_srcdir)"' -DNS_PKGDATADIR='"$(pkgdatadir)"'
+	-DNS_ABS_TOP_SRCDIR='"$(abs_top_srcdir)"'
 
-# The manifest is installed so an installed normsweep finds its assets without the source tree.
-pkgdata_DATA = assets/manifest.json
+# The manifest is installed as $(pkgdatadir)/assets/manifest.json (src/common/ns_datadir), so an
+# installed normsweep finds its assets without the source tree.
+nobase_dist_pkgdata_DATA += assets/manifest.json
 
 # Tests
 check_PROGRAMS += tests/test_assets

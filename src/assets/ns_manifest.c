@@ -8,14 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ns_datadir.h"
 #include "common/ns_file.h"
-
-#ifndef NS_ABS_TOP_SRCDIR
-#define NS_ABS_TOP_SRCDIR ""
-#endif
-#ifndef NS_PKGDATADIR
-#define NS_PKGDATADIR ""
-#endif
 
 int ns_manifest_locate(char *out, size_t out_len, ns_err *err)
 {
@@ -26,24 +20,11 @@ int ns_manifest_locate(char *out, size_t out_len, ns_err *err)
         snprintf(out, out_len, "%s", env);
         return NS_OK;
     }
-    char src[NS_ASSET_PATH_MAX] = "", inst[NS_ASSET_PATH_MAX] = "";
-    if (NS_ABS_TOP_SRCDIR[0])
-        snprintf(src, sizeof src, "%s/assets/manifest.json", NS_ABS_TOP_SRCDIR);
-    if (NS_PKGDATADIR[0])
-        snprintf(inst, sizeof inst, "%s/manifest.json", NS_PKGDATADIR);
-    if (src[0] && ns_file_exists(src)) {
-        /* abs_top_srcdir of a VPATH build can hold "sub/../.." parts: show the plain path */
-        char real[PATH_MAX];
-        snprintf(out, out_len, "%s", realpath(src, real) ? real : src);
-        return NS_OK;
-    }
-    if (inst[0] && ns_file_exists(inst)) {
-        snprintf(out, out_len, "%s", inst);
-        return NS_OK;
-    }
-    return ns_fail(err, NS_ERR_IO,
-                   "no asset manifest found (NORMSWEEP_MANIFEST unset; not at %s nor %s)",
-                   src[0] ? src : "(no source dir)", inst[0] ? inst : "(no install dir)");
+    ns_err where;
+    if (ns_datadir_find("assets/manifest.json", out, out_len, &where) != NS_OK)
+        return ns_fail(err, NS_ERR_IO, "no asset manifest found (NORMSWEEP_MANIFEST unset): %s",
+                       where.msg);
+    return NS_OK;
 }
 
 static void free_set(ns_asset_set *s)

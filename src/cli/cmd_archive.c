@@ -10,7 +10,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep archive RUN_DIR --out X.tar.gz [--nc FILE] [--checkpoint-dir DIR]\n"
+            "Usage: normsweep archive RUN_DIR --out X.tar.gz [--nc FILE] [--checkpoint-dir DIR] [-q]\n"
             "\n"
             "Pack a finished sweep run into a reproducibility archive: the NetCDF output, the sweep\n"
             "file (its exact text, from the NetCDF), the journal of completed tasks, the logs,\n"
@@ -20,14 +20,15 @@ static void usage(FILE *out)
             "RUN_DIR holds the run's one *.nc file, its checkpoint directory (checkpoint/ or\n"
             "NAME.nc.ckpt) and its logs (*.log, *.out, *.err, logs/*); see docs/ARCHIVE.md.\n"
             "\n"
+            "Options:\n"
             "  --out FILE            the archive to write (must end in .tar.gz)\n"
             "  --nc FILE             the sweep's NetCDF file (default: the one *.nc in RUN_DIR)\n"
             "  --checkpoint-dir DIR  the run's checkpoint directory (default: RUN_DIR/checkpoint,\n"
             "                        else NC.ckpt)\n"
             "  -q, --quiet           do not list the members\n"
-            "  -h, --help            this text\n"
+            "  -h, --help            show this help\n"
             "\n"
-            "Exit codes: 0 written, 1 I/O failure, 2 bad options or an unusable run directory.\n");
+            "Exit status: 0 written, 1 I/O failure, 2 bad options or an unusable run directory.\n");
 }
 
 static void log_line(void *user, const char *line)

@@ -27,7 +27,7 @@
 static void dump_usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep dump --text FILE --offset TOK --length L --out OUT.nc\n"
+            "Usage: normsweep dump --text FILE --offset TOK --length L --out OUT.nc\n"
             "                      [--model DIR|NAME] [--tokenizer DIR|NAME] [--logits]\n"
             "                      [--strip-gutenberg true|false]\n"
             "                      [--N n1,n2,.. [--T t1,..] [--eps e1,..] [--normalizer NAME]\n"
@@ -40,6 +40,7 @@ static void dump_usage(FILE *out)
             "key) (0 above the diagonal) and value(layer, head, position, dim), with provenance.\n"
             "The file is written under a temporary name and renamed when complete.\n"
             "\n"
+            "Options:\n"
             "  --text FILE        text to tokenize (TOK counts tokens of the text the sweep would\n"
             "                     use: after stripping when --strip-gutenberg is true)\n"
             "  --offset TOK       first token of the window (0-based)\n"
@@ -66,9 +67,9 @@ static void dump_usage(FILE *out)
             "  --sphere true|false  scale every value vector to norm 1 (default true)\n"
             "  --seed S           key of the counter-based generator (default 0)\n"
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
-            "  -h, --help         this help\n"
+            "  -h, --help         show this help\n"
             "\n"
-            "Exit codes: 0 written, 1 runtime failure, 2 bad options or input (nothing written).\n");
+            "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written).\n");
 }
 
 /* ---- options ---- */

@@ -12,13 +12,14 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep mkmodel (--preset NAME | --layers N --heads N --embd N --ctx N --vocab N)\n"
+            "Usage: normsweep mkmodel (--preset NAME | --layers N --heads N --embd N --ctx N --vocab N)\n"
             "                         [--inner N] [--seed S] [--dtype f32|f16|bf16] --out DIR\n"
             "\n"
             "Write DIR/config.json and DIR/model.safetensors: a GPT-2 with random weights in the\n"
             "Hugging Face layout (GPT-2 initialisation: weights N(0, 0.02), c_proj weights scaled by\n"
             "1/sqrt(2 n_layer), zero biases, LayerNorm weight 1 and bias 0), deterministic for a seed.\n"
             "\n"
+            "Options:\n"
             "  --preset NAME   gpt2 | gpt2-medium | gpt2-large | gpt2-xl (sizes of the released models);\n"
             "                  --layers/--heads/--embd/--ctx/--vocab/--inner then override single values\n"
             "  --layers N      number of transformer blocks (n_layer)\n"
@@ -30,7 +31,9 @@ static void usage(FILE *out)
             "  --seed S        generator seed, 0..2^64-1 (default 0)\n"
             "  --dtype T       f32 (default), f16 or bf16\n"
             "  --out DIR       output directory (created; existing files are replaced atomically)\n"
-            "  -h, --help      show this help\n");
+            "  -h, --help      show this help\n"
+            "\n"
+            "Exit status: 0 written, 1 runtime failure, 2 bad options (nothing written).\n");
 }
 
 /* Strict unsigned decimal: digits only, no sign, no overflow. */

@@ -3,7 +3,6 @@
  * the sweep's messages and progress, runs the sweep (src/sweep/ns_sweep) and turns its status
  * into the exit code. */
 #include <mpi.h>
-#include <cblas.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,18 +11,22 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
+#include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
 
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
+            "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
             "                       [--stall-timeout SECONDS] [SWEEP.yaml]\n"
             "       mpirun -np 64 normsweep SWEEP.yaml\n"
             "\n"
             "Run a sweep: one forward pass per shard, every metric of docs/METRICS.md, reduced by\n"
             "every rank into one NetCDF-4 file. Without SWEEP.yaml the built-in default sweep\n"
-            "(sweeps/quick.yaml) runs.\n"
+            "(sweeps/quick.yaml) runs. A SWEEP.yaml not found from the current directory is looked\n"
+            "up in normsweep's data directory, as given and under sweeps/ (installed:\n"
+            "PREFIX/share/normsweep; NORMSWEEP_DATADIR overrides).\n"
             "\n"
             "Options (override the sweep file):\n"
             "  --output PATH          NetCDF file to write (written under a temporary name, renamed\n"
@@ -35,13 +38,13 @@ static void run_usage(FILE *out)
             "  --resume               continue from the journal, recomputing nothing already done\n"
             "  --stall-timeout S      stop (checkpointed, exit 3) when a busy rank has sent nothing\n"
             "                         for S seconds (default 600)\n"
-            "  -h, --help             this text\n"
+            "  -h, --help             show this help\n"
             "\n"
             "SIGTERM, SIGINT or SIGUSR1 (or a file CHECKPOINT_DIR/STOP) make the sweep save every\n"
             "result and exit 3; --resume continues. Progress goes to stderr. Environment:\n"
             "NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
-            "Exit codes: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
-            "3 interrupted with the journal saved. See docs/RUNNING.md.\n");
+            "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
+            "3 interrupted with the journal saved. See docs/RUNNING.md; under Slurm docs/SLURM.md.\n");
 }
 
 /* The one piece of process state a signal handler can reach: the stop request. */
@@ -221,6 +224,13 @@ int ns_cmd_run(int argc, char **argv)
     }
     if (p != NS_EXIT_OK)
         return p;
+    /* A sweep not found from here is looked up in the data directory (installed sweeps/). */
+    char *sweep_path = opt.sweep_path ? ns_datadir_sweep(opt.sweep_path) : NULL;
+    if (opt.sweep_path && !sweep_path) {
+        fprintf(stderr, "normsweep run: out of memory\n");
+        return NS_EXIT_FAILURE;
+    }
+    opt.sweep_path = sweep_path;
     /* The handlers come first: a signal during MPI_Init (a fraction of a second) must also stop
      * the run cleanly (exit 3, nothing written) rather than kill it. */
     install_handlers();
@@ -235,8 +245,7 @@ int ns_cmd_run(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
      * unless the user chose otherwise. */
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1);
+    ns_blas_single_thread();
     char *cmd = command_line(argc, argv, size), *seg = segment_info();
     opt.command_line = cmd;
     opt.segment_info = seg;
@@ -259,6 +268,7 @@ int ns_cmd_run(int argc, char **argv)
     int code = exit_code(rc, &out, &err);
     free(cmd);
     free(seg);
+    free(sweep_path);
     if (out.unresponsive || code == NS_EXIT_FAILURE) {
         /* MPI cannot be shut down (a silent rank), or a runtime failure: leave at once, without
          * the libraries' exit handlers (HDF5's crash on a file whose close failed, e.g. the

@@ -15,7 +15,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep tokenize [--tokenizer DIR|NAME] [--decode] FILE\n"
+            "Usage: normsweep tokenize [--tokenizer DIR|NAME] [--decode] FILE\n"
             "\n"
             "Print the GPT-2 token ids of FILE, one per line (byte-level BPE: any bytes are\n"
             "accepted; invalid UTF-8 is tokenized byte-level and decodes back to the same bytes).\n"
@@ -27,7 +27,9 @@ static void usage(FILE *out)
             "  --tokenizer DIR|NAME  directory holding encoder.json + vocab.bpe (or vocab.json +\n"
             "                        merges.txt), or an asset name from the manifest\n"
             "                        (default: the \"tokenizer\" asset, fetched if needed)\n"
-            "  -h, --help            show this help\n");
+            "  -h, --help            show this help\n"
+            "\n"
+            "Exit status: 0 done, 1 runtime failure, 2 bad options or input (a one-line message).\n");
 }
 
 /* FILE's bytes -> token ids, one per line on stdout. */

@@ -3,7 +3,6 @@
  * its messages and progress, runs it (src/train/ns_train) and turns its status into the exit
  * code. */
 #include <mpi.h>
-#include <cblas.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -16,26 +15,27 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
 #include "train/ns_train.h"
 
 static void train_usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep train (--preset NAME | --layers N --heads N --embd N --ctx N)\n"
+            "Usage: normsweep train (--preset NAME | --layers N --heads N --embd N --ctx N)\n"
             "                       [--normalizer softmax|ssmax|sparsemax|entmax15] [--s S]\n"
             "                       [--temperature T] [--steps K] [--batch B] [--lr LR] [--seed S]\n"
             "                       [OPTIONS] --out DIR\n"
-            "       mpirun -np 4 normsweep train --preset standin --out models/standin\n"
+            "       mpirun -np 2 normsweep train --preset standin --out models/standin\n"
             "\n"
             "Train a GPT-2-layout model on the corpus (War and Peace) in C: forward and exact\n"
-            "backward with OpenBLAS, AdamW, gradient clipping, warmup + cosine schedule, a held-out\n"
-            "validation split (every 10th block of 8192 tokens). The attention normalizer and its\n"
-            "temperature are part of the model (recorded in config.json; every sweep, dump and\n"
-            "verify of DIR attends the same way). Data-parallel over MPI ranks: the result does not\n"
-            "depend on the number of ranks. Writes DIR/model.safetensors + DIR/config.json (Hugging\n"
-            "Face layout), DIR/train.nc (the training log) and DIR/checkpoint/.\n"
+            "backward through the CBLAS, AdamW, gradient clipping, warmup + cosine schedule, a\n"
+            "held-out validation split (every 10th block of 8192 tokens). The attention normalizer\n"
+            "and its temperature are part of the model (recorded in config.json; every sweep, dump\n"
+            "and verify of DIR attends the same way). Data-parallel over MPI ranks: the result does\n"
+            "not depend on the number of ranks. Writes DIR/model.safetensors + DIR/config.json\n"
+            "(Hugging Face layout), DIR/train.nc (the training log) and DIR/checkpoint/.\n"
             "\n"
-            "Model:\n"
+            "Options (model):\n"
             "  --preset NAME        %s (single options below override it)\n"
             "  --layers N --heads N --embd N   shape (n_layer, n_head, n_embd; heads divide embd)\n"
             "  --positions N        position table size n_positions (default: --ctx)\n"
@@ -45,7 +45,7 @@ static void train_usage(FILE *out)
             "  --temperature T      attention temperature: weights = F(q.k / sqrt(D) / T) (default 1)\n"
             "  --init-from MODEL    start from a model directory or asset (default: GPT-2's\n"
             "                       initialisation, the weights `mkmodel --seed` writes)\n"
-            "Training:\n"
+            "Options (training):\n"
             "  --ctx N              tokens per sequence (<= --positions)\n"
             "  --batch B            sequences per step, over all ranks together (default 8)\n"
             "  --steps K            optimisation steps (default 1000; 0: only measure the\n"
@@ -60,7 +60,7 @@ static void train_usage(FILE *out)
             "  --corpus NAME|FILE   text to train on (default war_and_peace)\n"
             "  --tokenizer NAME|DIR (default tokenizer)\n"
             "  --no-strip-gutenberg keep the Project Gutenberg header and licence\n"
-            "Logging and output:\n"
+            "Options (logging and output):\n"
             "  --val-every K        validation loss every K steps (default 100; and at 0 and the end)\n"
             "  --val-windows N      validation windows per measurement (default 16; 0: all; the\n"
             "                       final measurement uses all)\n"
@@ -68,12 +68,14 @@ static void train_usage(FILE *out)
             "  --checkpoint-every K steps between checkpoints (default 100)\n"
             "  --out DIR            the model directory (created; refused if it holds a model)\n"
             "  --resume             continue from DIR/checkpoint (same options required)\n"
-            "  -h, --help           this text\n"
+            "  -h, --help           show this help\n"
             "\n"
             "SIGTERM, SIGINT or SIGUSR1 checkpoint and exit 3; --resume continues and gives the\n"
-            "same bytes as an uninterrupted run. One BLAS thread per rank unless\n"
-            "OPENBLAS_NUM_THREADS is set. Exit codes: 0 done, 1 runtime failure, 2 invalid input\n"
-            "(nothing written), 3 interrupted with the checkpoint saved. See docs/TRAINING.md.\n",
+            "same bytes as an uninterrupted run. One BLAS thread per rank unless the library's own\n"
+            "variable (OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS) is set. See docs/TRAIN.md.\n"
+            "\n"
+            "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written), 3\n"
+            "interrupted with the checkpoint saved.\n",
             ns_train_preset_names());
 }
 
@@ -379,8 +381,7 @@ int ns_cmd_train(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* One BLAS thread per rank (the ranks fill the cores; and a gradient is then computed the
      * same way on every rank), unless the user chose otherwise. */
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        openblas_set_num_threads(1);
+    ns_blas_single_thread();
     char *cmd = command_line(argc, argv, size), exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     p.o.command_line = cmd;

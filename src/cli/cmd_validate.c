@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_datadir.h"
 #include "common/ns_sys.h"
 #include "rows/ns_plan.h"
 #include "sweep/ns_sweep_inputs.h"
@@ -19,7 +20,9 @@ static void usage(FILE *out)
             "duplicates), the model it names (context length, layers, heads) and the corpus\n"
             "(tokenized, long enough for the shards). Every problem is printed as\n"
             "FILE:LINE:COL: message. Without SWEEP.yaml the built-in default sweep (the text of\n"
-            "sweeps/quick.yaml) is checked. The schema is described in docs/SWEEP.md.\n"
+            "sweeps/quick.yaml) is checked; a SWEEP.yaml not found from the current directory is\n"
+            "looked up in the data directory, as `normsweep run` does. The schema is described in\n"
+            "docs/SWEEP.md.\n"
             "\n"
             "Options:\n"
             "  --schema-only  check the file alone: do not resolve the model or read the corpus\n"
@@ -195,7 +198,12 @@ int ns_cmd_validate(int argc, char **argv)
                 argc - optind);
         return NS_EXIT_USAGE;
     }
-    const char *path = optind < argc ? argv[optind] : NULL;
+    /* A sweep not found from here is looked up in the data directory (installed sweeps/). */
+    char *path = optind < argc ? ns_datadir_sweep(argv[optind]) : NULL;
+    if (optind < argc && !path) {
+        fprintf(stderr, "normsweep validate: out of memory\n");
+        return NS_EXIT_FAILURE;
+    }
 
     ns_sweep_config cfg;
     ns_sweep_marks marks;
@@ -207,6 +215,7 @@ int ns_cmd_validate(int argc, char **argv)
     int rc, exit_code;
     if (!in) {
         fprintf(stderr, "normsweep validate: out of memory\n");
+        free(path);
         return NS_EXIT_FAILURE;
     }
     ns_assets_fetch fetch = {allow_fetch, ns_cli_log_line, NULL};
@@ -232,5 +241,6 @@ int ns_cmd_validate(int argc, char **argv)
     ns_sweep_marks_free(&marks);
     ns_sweep_diags_free(&diags);
     ns_sweep_config_free(&cfg);
+    free(path);
     return exit_code;
 }

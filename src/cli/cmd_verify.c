@@ -13,7 +13,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: normsweep verify X.tar.gz [--sample K] [--seed S] [--tolerance R] [--tolerant]\n"
+            "Usage: normsweep verify X.tar.gz [--sample K] [--seed S] [--tolerance R] [--tolerant]\n"
             "                        [--offline]\n"
             "\n"
             "Check a reproducibility archive made by `normsweep archive`:\n"
@@ -25,15 +25,16 @@ static void usage(FILE *out)
             "     flags and BLAS match the recorded build, else within a relative tolerance.\n"
             "One line per check; the last line is the verdict.\n"
             "\n"
+            "Options:\n"
             "  --sample K      tasks to recompute (default %d; 0 skips the recomputation)\n"
             "  --seed S        seed choosing the tasks (default %u)\n"
             "  --tolerance R   relative tolerance of the tolerance mode (default %g):\n"
             "                  |a - b| <= R * max(|a|, |b|, 1)\n"
             "  --tolerant      use the tolerance even when the build matches\n"
             "  --offline       do not fetch missing assets (use what is present)\n"
-            "  -h, --help      this text\n"
+            "  -h, --help      show this help\n"
             "\n"
-            "Exit codes: 0 every check passed, 4 a difference was found, 2 unusable input\n"
+            "Exit status: 0 every check passed, 4 a difference was found, 2 unusable input\n"
             "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure.\n",
             NS_VERIFY_DEFAULT_SAMPLE, NS_VERIFY_DEFAULT_SEED, NS_VERIFY_DEFAULT_TOLERANCE);
 }

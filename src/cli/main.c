@@ -1,10 +1,12 @@
 /* normsweep: entry point; dispatches to the subcommands and is the only place that exits. */
 #include "config.h"
 
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
 
 typedef int (*ns_cmd_fn)(int argc, char **argv);
 
@@ -31,6 +33,7 @@ static void print_usage(FILE *out)
     fprintf(out,
             "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume] [SWEEP.yaml]\n"
             "       normsweep COMMAND [OPTIONS] ...\n"
+            "       normsweep --version | --help\n"
             "\n"
             "Measures how softmax-style normalization limits attention (distance collapse,\n"
             "critical top-N, geometric separability, gradient sensitivity) on GPT-2.\n"
@@ -41,10 +44,38 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-10s %s\n", ns_commands[i].name, ns_commands[i].summary);
     fprintf(out,
             "\n"
-            "Run `normsweep COMMAND --help` for a command's options.\n"
-            "Exit codes: 0 success, 1 runtime failure, 2 usage or invalid input (nothing written),\n"
-            "3 interrupted by SIGTERM/SIGINT with the journal saved (continue with --resume),\n"
-            "4 verify found a difference.\n");
+            "Options:\n"
+            "  --version   print the version, git commit, compiler, MPI and BLAS of this build\n"
+            "  -h, --help  show this help\n"
+            "\n"
+            "Run `normsweep COMMAND --help` for a command's options; `man normsweep`.\n"
+            "Every number normsweep writes is defined in docs/METRICS.md (installed in\n"
+            "PREFIX/share/normsweep/docs).\n"
+            "Exit status: 0 success, 1 runtime failure, 2 usage or invalid input (nothing written),\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 with the journal saved (continue with\n"
+            "--resume), 4 verify found a difference.\n");
+}
+
+/* The version and what the build is made of (MPI_Get_library_version may be called before
+ * MPI_Init). */
+static void print_version(void)
+{
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
+    int len = 0, threads = ns_blas_threads();
+    const char *var = ns_blas_thread_variable();
+    MPI_Get_library_version(mpi, &len);
+    mpi[strcspn(mpi, "\n")] = '\0';
+    ns_blas_identity(blas, sizeof blas);
+    printf("normsweep %s (git %s)\n", PACKAGE_VERSION, NS_GIT_COMMIT);
+    printf("compiler: %s; flags: %s\n", NS_BUILD_CC, NS_BUILD_CFLAGS);
+    printf("MPI: %s\n", mpi);
+    printf("BLAS: %s\n", blas);
+    if (threads > 0 && var)
+        printf("BLAS threads: %d by default here; run and verify use 1 per rank unless %s is "
+               "set\n", threads, var);
+    else
+        printf("BLAS threads: not controlled by normsweep (set the library's own variable, e.g. "
+               "OMP_NUM_THREADS=1)\n");
 }
 
 int main(int argc, char **argv)
@@ -54,7 +85,7 @@ int main(int argc, char **argv)
         return NS_EXIT_OK;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("normsweep %s (git %s)\n", PACKAGE_VERSION, NS_GIT_COMMIT);
+        print_version();
         return NS_EXIT_OK;
     }
     if (argc >= 2) {

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 unsigned long long ns_sys_memory_bytes(void)
@@ -28,4 +29,13 @@ void ns_sys_format_bytes(double b, char *buf, size_t n)
     while (b >= 1024.0 && u < 6)
         b /= 1024.0, u++;
     snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+void ns_sys_os(char *buf, size_t n)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(buf, n, "%s %s %s", u.sysname, u.release, u.machine);
+    else
+        snprintf(buf, n, "unknown");
 }

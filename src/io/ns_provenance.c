@@ -3,8 +3,16 @@
 
 #include "io/ns_provenance.h"
 
+#include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__has_include)
+#if __has_include(<H5public.h>)
+#include <H5public.h> /* the HDF5 headers netCDF-C was built against (netcdf.pc's -I) */
+#endif
+#endif
+
+#include "common/ns_sys.h"
 
 /* The decisions METRICS.md (version 2) leaves to the implementation, as written into every file
  * (docs/METRICS.md repeats them with their reasons). */
@@ -86,17 +94,18 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
                              NS_METRICS_VERSION, m ? m->name : "unknown",
                              m ? m->sha256 : "unknown") + 1;
     char *comment = buf + used;
-    if (m && p->model_requested && strcmp(m->name, p->model_requested) != 0)
+    if (m && m->is_fallback)
         snprintf(comment, size - used, "CAVEAT: the model requested (%s) was not available; these "
                  "results are for %s and are not comparable to %s's", p->model_requested,
                  m->name, p->model_requested);
     else if (p->training)
         snprintf(comment, size - used, "a training log: every variable is described in "
-                 "docs/TRAINING.md (attn_jac is METRICS.md section 7's jac_exact, version %d)",
+                 "docs/TRAIN.md (attn_jac is METRICS.md section 7's jac_exact, version %d)",
                  NS_METRICS_VERSION);
     else
         snprintf(comment, size - used, "every variable is defined in docs/METRICS.md (version %d)",
                  NS_METRICS_VERSION);
+    used += strlen(comment) + 1;
     PUT_TEXT("Conventions", "CF-1.8");
     PUT_TEXT("title", title);
     PUT_TEXT("institution", p->institution);
@@ -114,6 +123,16 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("blas", p->blas);
     PUT_TEXT("executable_sha256", p->executable_sha256);
     PUT_TEXT("mpi_library", p->mpi_library);
+    PUT_TEXT("netcdf_version", nc_inq_libvers());
+#ifdef H5_VERS_INFO
+    PUT_TEXT("hdf5_version", H5_VERS_INFO " (headers of the build)");
+#else
+    PUT_TEXT("hdf5_version", "unknown (no HDF5 headers at build time)");
+#endif
+    char *os = buf + used;
+    ns_sys_os(os, size - used);
+    used += strlen(os) + 1;
+    PUT_TEXT("os", os);
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "mpi_size", .ival = p->mpi_size};
     PUT_TEXT("command_line", p->command_line);
@@ -125,6 +144,7 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     }
     PUT_TEXT("model_requested", p->model_requested);
     PUT_TEXT("model_used", m ? m->name : NULL);
+    PUT_TEXT("model_fallback", m ? (m->is_fallback ? "true" : "false") : NULL);
     PUT_TEXT("model_path", m ? m->path : NULL);
     PUT_TEXT("model_sha256", m ? m->sha256 : NULL);
     PUT_TEXT("tokenizer_used", tk ? tk->name : NULL);

@@ -39,6 +39,6 @@ size_t ns_provenance_attrs(const ns_provenance *prov, ns_nc_attr *attrs, size_t 
                            size_t size);
 
 /* Upper bound on the attributes ns_provenance_attrs writes. */
-#define NS_PROVENANCE_MAX_ATTRS 64
+#define NS_PROVENANCE_MAX_ATTRS 80
 
 #endif

@@ -1,15 +1,19 @@
 # model: safetensors + config.json loading (mmap, validation), random-weight model writer
-# (mkmodel) and the GPT-2 forward pass.
+# (mkmodel) and the GPT-2 forward pass (sgemm plus element-wise kernels, portable and AVX2).
 noinst_LIBRARIES += src/model/libns_model.a
 src_model_libns_model_a_SOURCES = \
 	src/model/ns_safetensors.c \
 	src/model/ns_gpt2_config.c \
 	src/model/ns_gpt2_load.c \
 	src/model/ns_mkmodel.c \
+	src/model/ns_gpt2_kernels.c \
 	src/model/ns_gpt2_forward.c \
 	src/model/ns_gpt2_attn.c
 src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
-noinst_HEADERS += src/model/ns_gpt2.h src/model/ns_gpt2_internal.h src/model/ns_safetensors.h \
+# No contraction of a * b + c into FMA: the AVX2 kernels (src/model/ns_gpt2_kernels.c) then round
+# exactly as the portable ones apart from expf (see docs/FORWARD.md)
+src_model_libns_model_a_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
+noinst_HEADERS += src/model/ns_gpt2.h src/model/ns_gpt2_internal.h src/model/ns_gpt2_kernels.h src/model/ns_safetensors.h \
 	src/model/ns_mkmodel.h src/model/ns_mkmodel_internal.h
 
 check_PROGRAMS += tests/test_safetensors

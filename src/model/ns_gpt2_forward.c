@@ -2,12 +2,16 @@
  *
  * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H, F = n_inner, V = vocab.
  * Exactly GPT-2: token + learned position embeddings, pre-LayerNorm blocks, causal attention with
- * scale 1/sqrt(D), GELU (tanh approximation), residual connections. The attention normalizer is
- * the model's own (config.json): GPT-2's softmax at T = 1 here, any other through ns_gpt2_attn.c. Every matrix product goes
- * through cblas_sgemm; the element-wise parts are plain loops. The LM head (and ln_f) is not
- * computed, and nor is the last layer's attention projection and MLP: nothing after the last
- * attention is observable through ns_gpt2_forward's interface. */
+ * scale 1/sqrt(D), GELU (tanh approximation), residual connections. The attention normalizer and
+ * temperature are the model's own (config.json), one causal row at a time through
+ * ns_gpt2_attn_row (GPT-2's softmax at T = 1 is the float kernel). Every matrix product goes
+ * through cblas_sgemm; the element-wise parts are the kernels of ns_gpt2_kernels (AVX2 where the
+ * CPU has it). Causal attention is computed in blocks of NS_GPT2_ATT_BLOCK query rows, each
+ * against only the keys it can see, so about half of the L x L products are never formed. The LM
+ * head (and ln_f) is not computed, and nor is the last layer's attention projection and MLP:
+ * nothing after the last attention is observable through ns_gpt2_forward's interface. */
 #include "model/ns_gpt2_internal.h"
+#include "model/ns_gpt2_kernels.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -18,6 +22,7 @@
 
 struct ns_gpt2_workspace {
     size_t L_max, C, H, F; /* the shapes this workspace was sized for */
+    size_t zero_L;         /* weights' strict upper triangles are zero for this L (0: unknown) */
     float *block;          /* the one allocation; every buffer below points into it */
     float *x;              /* (L, C)   residual stream */
     float *ln;             /* (L, C)   LayerNorm output (input of c_attn and c_fc) */
@@ -145,29 +150,6 @@ static void ns_embed(float *out, const int32_t *tokens, const float *wte, const 
     }
 }
 
-/* out[t] = (x[t] - mean) / sqrt(var + eps) * w + b; mean and (biased) variance in double. */
-static void ns_layernorm(float *out, const float *x, const float *w, const float *b, size_t L,
-                         size_t C, double eps)
-{
-    for (size_t t = 0; t < L; t++) {
-        const float *xt = x + t * C;
-        double sum = 0.0;
-        for (size_t c = 0; c < C; c++)
-            sum += xt[c];
-        double mean = sum / (double)C;
-        double ss = 0.0;
-        for (size_t c = 0; c < C; c++) {
-            double d = xt[c] - mean;
-            ss += d * d;
-        }
-        float rstd = (float)(1.0 / sqrt(ss / (double)C + eps));
-        float m = (float)mean;
-        float *o = out + t * C;
-        for (size_t c = 0; c < C; c++)
-            o[c] = (xt[c] - m) * rstd * w[c] + b[c];
-    }
-}
-
 /* Every row of out (rows x cols) set to bias (so a following sgemm with beta = 1 adds x W). */
 static void ns_rows_set(float *out, const float *bias, size_t rows, size_t cols)
 {
@@ -175,62 +157,13 @@ static void ns_rows_set(float *out, const float *bias, size_t rows, size_t cols)
         memcpy(out + r * cols, bias, cols * sizeof(float));
 }
 
-/* out[r] += bias for every row. */
-static void ns_rows_add(float *out, const float *bias, size_t rows, size_t cols)
+/* The strict upper triangle of each of the H (L, L) weight matrices set to 0. The forward never
+ * writes there afterwards, so this is done once per workspace and L. */
+static void ns_zero_upper(float *weights, size_t H, size_t L)
 {
-    for (size_t r = 0; r < rows; r++) {
-        float *o = out + r * cols;
-        for (size_t c = 0; c < cols; c++)
-            o[c] += bias[c];
-    }
-}
-
-/* In place: x = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (GPT-2's "gelu_new"),
- * evaluated as x / (1 + exp(-2u)) (the same function: 0.5 (1 + tanh u) = sigmoid(2u)). expf is
- * about 3x faster than tanhf in glibc, and this form has no cancellation for u << 0; exp
- * overflowing to inf gives the right limit (-0). */
-static void ns_gelu(float *x, size_t n)
-{
-    const float s2 = 2.0f * 0.7978845608028654f; /* 2 sqrt(2/pi) */
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        x[i] = v / (1.0f + expf(-s2 * (v + 0.044715f * v * v * v)));
-    }
-}
-
-/* Causal softmax of one head: for row m, w[m][i] = exp(z[m][i] - max) / sum over i <= m, and
- * exactly 0 for i > m. The denominator is accumulated in double. */
-static void ns_softmax_causal(float *w, const float *z, size_t L)
-{
-    for (size_t m = 0; m < L; m++) {
-        const float *zr = z + m * L;
-        float *wr = w + m * L;
-        float mx = zr[0];
-        for (size_t i = 1; i <= m; i++)
-            if (zr[i] > mx)
-                mx = zr[i];
-        double sum = 0.0;
-        for (size_t i = 0; i <= m; i++) {
-            float e = expf(zr[i] - mx);
-            wr[i] = e;
-            sum += e;
-        }
-        float inv = (float)(1.0 / sum);
-        for (size_t i = 0; i <= m; i++)
-            wr[i] *= inv;
-        if (m + 1 < L)
-            memset(wr + m + 1, 0, (L - m - 1) * sizeof(float));
-    }
-}
-
-int ns_gpt2_attn_weights(float *w, const float *z, size_t L, const ns_gpt2_config *cfg,
-                         double *work, ns_err *err)
-{
-    if (ns_gpt2_attn_is_default(cfg)) {
-        ns_softmax_causal(w, z, L);
-        return NS_OK;
-    }
-    return ns_gpt2_attn_rows(w, z, L, &cfg->attn_norm, ns_gpt2_attn_temperature(cfg), work, err);
+    for (size_t h = 0; h < H; h++)
+        for (size_t m = 0; m + 1 < L; m++)
+            memset(weights + (h * L + m) * L + m + 1, 0, (L - m - 1) * sizeof(float));
 }
 
 /* ---- the forward pass ---- */
@@ -241,6 +174,27 @@ static void ns_mm(float *c, size_t ldc, const float *a, size_t lda, const float 
 {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, a,
                 (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* Causal attention of one head, NS_GPT2_ATT_BLOCK query rows [m0, m1) at a time against keys
+ * [0, m1): z = q k^T / sqrt(D) (logits of rows m0.. at zh, ld L), the model's normalizer of each
+ * row m over keys 0..m into wh (whose upper triangle is already 0; ns_gpt2_attn_row with work), then
+ * out = w v. q, k, v: (L, D) with leading dimensions ldq (= ldk) and ldv; out (L, D; ld ldo).
+ * Fails only for an invalid temperature. */
+static int ns_attention_head(float *out, size_t ldo, float *zh, float *wh, const float *q,
+                             const float *k, size_t ldq, const float *v, size_t ldv, size_t L,
+                             size_t D, float scale, const ns_gpt2_config *cfg, int simd,
+                             double *work, ns_err *err)
+{
+    for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
+        size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L, rows = m1 - m0;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)m1, (int)D, scale,
+                    q + m0 * ldq, (int)ldq, k, (int)ldq, 0.0f, zh + m0 * L, (int)L); /* (rows, m1) */
+        for (size_t m = m0; m < m1; m++)
+            NS_TRY(ns_gpt2_attn_row(wh + m * L, zh + m * L, m + 1, cfg, simd, work, err));
+        ns_mm(out + m0 * ldo, ldo, wh + m0 * L, L, v, ldv, rows, D, m1, 1.0f, 0.0f); /* (rows, D) */
+    }
+    return NS_OK;
 }
 
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
@@ -276,24 +230,26 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
     float *x = ws->x, *ln = ws->ln, *qkv = ws->qkv, *values = ws->values, *att = ws->att;
     float *fc = ws->fc, *logits = ws->logits, *weights = ws->weights;
 
+    const int simd = ns_k_simd();
+    if (ws->zero_L != L) {
+        ns_zero_upper(weights, H, L);
+        ws->zero_L = L;
+    }
+
     ns_embed(x, tokens, model->wte, model->wpe, L, C);                  /* (L, C) */
     for (size_t l = 0; l < n_layers; l++) {
         const ns_gpt2_layer_weights *w = &model->layers[l];
 
         /* attention */
-        ns_layernorm(ln, x, w->ln_1_w, w->ln_1_b, L, C, cfg->ln_eps);    /* (L, C) */
+        ns_k_layernorm(ln, x, w->ln_1_w, w->ln_1_b, L, C, cfg->ln_eps, simd); /* (L, C) */
         ns_rows_set(qkv, w->attn_b, L, C3);
         ns_mm(qkv, C3, ln, C, w->attn_w, C3, L, C3, C, 1.0f, 1.0f);      /* (L, 3C) */
         for (size_t t = 0; t < L; t++)
             memcpy(values + t * C, qkv + t * C3 + 2 * C, C * sizeof(float)); /* (L, C) */
-        for (size_t h = 0; h < H; h++) {
-            const float *q = qkv + h * D, *k = qkv + C + h * D;             /* (L, D; ld 3C) */
-            float *zh = logits + h * L * L, *wh = weights + h * L * L;      /* (L, L) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)L, (int)L, (int)D, scale, q,
-                        (int)C3, k, (int)C3, 0.0f, zh, (int)L);             /* z = q k^T / sqrt(D) */
-            NS_TRY(ns_gpt2_attn_weights(wh, zh, L, cfg, ws->attn_work, err));
-            ns_mm(att + h * D, C, wh, L, values + h * D, C, L, D, L, 1.0f, 0.0f); /* (L, D; ld C) */
-        }
+        for (size_t h = 0; h < H; h++)                                  /* (L, D; ld C) each */
+            NS_TRY(ns_attention_head(att + h * D, C, logits + h * L * L, weights + h * L * L,
+                                     qkv + h * D, qkv + C + h * D, C3, values + h * D, C, L, D,
+                                     scale, cfg, simd, ws->attn_work, err));
         if (fn) {
             ns_attn_layer_view view = {.layer = l, .n_head = H, .d_head = D, .L = L,
                                        .logits = logits, .weights = weights, .values = values};
@@ -306,15 +262,15 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
 
         /* x += att Wproj + bproj */
         ns_mm(x, C, att, C, w->attn_proj_w, C, L, C, C, 1.0f, 1.0f);
-        ns_rows_add(x, w->attn_proj_b, L, C);
+        ns_k_rows_add(x, w->attn_proj_b, L, C, simd);
 
         /* MLP: x += gelu(ln2(x) Wfc + bfc) Wproj + bproj */
-        ns_layernorm(ln, x, w->ln_2_w, w->ln_2_b, L, C, cfg->ln_eps);
+        ns_k_layernorm(ln, x, w->ln_2_w, w->ln_2_b, L, C, cfg->ln_eps, simd);
         ns_rows_set(fc, w->fc_b, L, F);
         ns_mm(fc, F, ln, C, w->fc_w, F, L, F, C, 1.0f, 1.0f);            /* (L, F) */
-        ns_gelu(fc, L * F);
+        ns_k_gelu(fc, L * F, simd);
         ns_mm(x, C, fc, F, w->fc_proj_w, C, L, C, F, 1.0f, 1.0f);        /* (L, C) */
-        ns_rows_add(x, w->fc_proj_b, L, C);
+        ns_k_rows_add(x, w->fc_proj_b, L, C, simd);
     }
     return NS_OK;
 }

@@ -9,6 +9,11 @@
 #include "common/ns_file.h"
 #include "model/ns_gpt2.h"
 
+/* Query rows per block of the causal attention: each block of rows [m0, m0 + B) is multiplied
+ * only with keys [0, m0 + B), so the forward forms sum over blocks of B (m0 + B) scores instead of
+ * L^2 (0.5625 L^2 at L = 8B). bench/bench_forward issues the same GEMMs for its baseline. */
+#define NS_GPT2_ATT_BLOCK 128
+
 typedef struct ns_gpt2_layer_weights {
     const float *ln_1_w, *ln_1_b;           /* (C), (C) */
     const float *attn_w, *attn_b;           /* c_attn: (C, 3C), (3C); columns q | k | v */
@@ -30,9 +35,10 @@ struct ns_gpt2_model {
     char *dir;
 };
 
-/* ns_gpt2_attn_weights for any normalizer other than softmax at T = 1: w[m][i] = F(z[m][0..m] /
- * T)_i in double, rounded to float, exactly 0 above the diagonal. (ns_gpt2_attn.c) */
-int ns_gpt2_attn_rows(float *w, const float *z, size_t L, const ns_normalizer *f, double T,
-                      double *work, ns_err *err);
+/* One causal row of ns_gpt2_attn_weights: w[0..n) = attn_norm(z[0..n) / attn_temperature), with
+ * the AVX2 kernels when simd (ns_k_simd()). work holds NS_GPT2_ATTN_WORK(n) doubles. Fails only
+ * for an invalid temperature. (ns_gpt2_attn.c) */
+int ns_gpt2_attn_row(float *w, const float *z, size_t n, const ns_gpt2_config *cfg, int simd,
+                     double *work, ns_err *err);
 
 #endif

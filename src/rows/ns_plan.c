@@ -108,13 +108,16 @@ static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
     p->g = *g;
     size_t *z = (size_t *)b;
     double *d = (double *)(z + nz);
-    memcpy(z, g->L, g->nL * sizeof *z), p->g.L = z, z += g->nL;
-    memcpy(z, g->N, g->nN * sizeof *z), p->g.N = z, z += g->nN;
-    memcpy(z, g->layers, g->nlayers * sizeof *z), p->g.layers = z, z += g->nlayers;
-    memcpy(z, g->heads, g->nheads * sizeof *z), p->g.heads = z;
-    memcpy(d, g->T, g->nT * sizeof *d), p->g.T = d, d += g->nT;
-    memcpy(d, g->eps, g->neps * sizeof *d), p->g.eps = d;
-    memcpy(p->norm, g->normalizers, g->nnormalizers * sizeof *p->norm);
+/* (an empty list may come as NULL: memcpy must not see it) */
+#define COPY(dst, src, n) ((n) ? memcpy((dst), (src), (n) * sizeof *(dst)) : (dst))
+    COPY(z, g->L, g->nL), p->g.L = z, z += g->nL;
+    COPY(z, g->N, g->nN), p->g.N = z, z += g->nN;
+    COPY(z, g->layers, g->nlayers), p->g.layers = z, z += g->nlayers;
+    COPY(z, g->heads, g->nheads), p->g.heads = z;
+    COPY(d, g->T, g->nT), p->g.T = d, d += g->nT;
+    COPY(d, g->eps, g->neps), p->g.eps = d;
+    COPY(p->norm, g->normalizers, g->nnormalizers);
+#undef COPY
     p->g.normalizers = p->norm;
     return NS_OK;
 }

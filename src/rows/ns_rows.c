@@ -88,13 +88,11 @@ static int analyse_head(ns_rows *r, const ns_attn_layer_view *v, size_t li, size
     return ns_analyze_head(&p->params[ni], &key, &in, r->req, k, r->kernel, r->aws[ni], err);
 }
 
-static int on_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
+/* Every planned head and normalizer of the layer in view (r->shard, r->payload, r->hooks set). */
+static int analyse_layer(ns_rows *r, const ns_attn_layer_view *v, ns_err *err)
 {
-    ns_rows *r = user;
     const ns_rows_hooks *hk = r->hooks;
     const ns_plan_grid *g = &r->plan->g;
-    if (hk && hk->layer)
-        NS_TRY(hk->layer(hk->layer_user, v, err));
     size_t li = r->layer_index[v->layer];
     if (li == SIZE_MAX)
         return NS_OK;
@@ -107,6 +105,23 @@ static int on_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
                                      (unsigned long long)r->shard, v->layer, g->heads[hi]);
     }
     return NS_OK;
+}
+
+int ns_rows_analyse_layer(ns_rows *r, uint64_t shard, const ns_attn_layer_view *v,
+                          const ns_rows_hooks *hooks, double *payload, ns_err *err)
+{
+    r->shard = shard;
+    r->payload = payload;
+    r->hooks = hooks;
+    return analyse_layer(r, v, err);
+}
+
+static int on_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
+{
+    ns_rows *r = user;
+    if (r->hooks && r->hooks->layer)
+        NS_TRY(r->hooks->layer(r->hooks->layer_user, v, err));
+    return ns_rows_analyse_layer(r, r->shard, v, r->hooks, r->payload, err);
 }
 
 int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows_hooks *hooks,

@@ -40,4 +40,11 @@ void ns_rows_free(ns_rows *r);
 int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows_hooks *hooks,
                 double *payload, ns_err *err);
 
+/* The analysis half alone: analyse one layer's attention, as the forward pass hands it over
+ * (a stored copy will do), into payload -- every planned head and normalizer of that layer,
+ * nothing when the layer is not planned; hooks->poll (may be NULL) between heads. ns_rows_run
+ * does this after each layer; the benchmark times it apart from the forward pass. */
+int ns_rows_analyse_layer(ns_rows *r, uint64_t shard, const ns_attn_layer_view *v,
+                          const ns_rows_hooks *hooks, double *payload, ns_err *err);
+
 #endif

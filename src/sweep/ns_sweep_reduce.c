@@ -3,7 +3,6 @@
  * slice order -- so the file does not depend on how many ranks shared the work -- and rank 0
  * writes the NetCDF file and the run summary. When a rank cannot read the journal (a checkpoint
  * directory not shared between nodes), rank 0 reduces every slice itself. */
-#include <cblas.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 
 #include "analysis/ns_ks.h"
 #include "analysis/ns_reduce.h"
+#include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "sweep/ns_progress.h"
 #include "sweep/ns_sweep_internal.h"
@@ -199,7 +199,8 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
     if (rc == NS_OK && c->rank == 0) {
         ns_sweep_say(c, "reduce_seconds: %.6f (%d rank%s)", ns_progress_now() - t0, P,
                      P == 1 ? "" : "s");
-        char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
+        ns_blas_identity(blas, sizeof blas);
         int len = 0;
         ns_sweep_iso_now(end_time, sizeof end_time);
         MPI_Get_library_version(mpi_lib, &len);
@@ -213,7 +214,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             .institution = c->opt->institution, .start_time = c->start_time, .end_time = end_time,
             .model = &c->in.model_ref, .tokenizer = &c->in.tokenizer_ref,
             .corpus = &c->in.corpus_ref, .model_requested = c->cfg.model, .mpi_size = c->size,
-            .mpi_library = mpi_lib, .blas = openblas_get_config(),
+            .mpi_library = mpi_lib, .blas = blas,
             .executable_sha256 = c->opt->executable_sha256,
             .sweep_file = c->cfg.source_path, .sweep_yaml = c->cfg.yaml_text,
             .strip_gutenberg = c->cfg.strip_gutenberg, .all_softmax_family = all_softmax,

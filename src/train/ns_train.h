@@ -3,7 +3,7 @@
  * over the ranks (each a contiguous slice of every step's sequences; gradients summed along one
  * fixed tree, so the result does not depend on the rank count), checkpointing and resuming like
  * the sweep; write the model directory (Hugging Face layout: every sweep, dump and verify run on
- * it) and a CF NetCDF training log. docs/TRAINING.md.
+ * it) and a CF NetCDF training log. docs/TRAIN.md.
  *
  * It neither initialises MPI, nor installs signal handlers, nor prints, nor exits: the caller
  * (src/cli) passes a stop flag its handlers set and callbacks that show lines. */
@@ -39,7 +39,7 @@ typedef struct ns_train_options {
     const char *command_line, *institution, *executable_sha256;
 } ns_train_options;
 
-/* Defaults for everything but the model's shape and out_dir (docs/TRAINING.md). */
+/* Defaults for everything but the model's shape and out_dir (docs/TRAIN.md). */
 void ns_train_defaults(ns_train_options *opt);
 
 /* Apply a preset: the model's shape (n_ctx, layers, heads, width) and the training sizes that go

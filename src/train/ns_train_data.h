@@ -1,6 +1,6 @@
 /* ns_train_data: the training and validation sequences of a token stream (the corpus tokenized).
  *
- * The split is deterministic and documented (docs/TRAINING.md): the stream is cut into blocks of
+ * The split is deterministic and documented (docs/TRAIN.md): the stream is cut into blocks of
  * NS_TD_BLOCK tokens; block k is held out for validation when k % NS_TD_VAL_EVERY ==
  * NS_TD_VAL_EVERY - 1 (every tenth block: 10 % of the text, spread over the whole book, so the
  * validation text is the same kind of text as the training text), else it is training text. A

@@ -4,7 +4,6 @@
  * the checkpoint. */
 #include "train/ns_train_internal.h"
 
-#include <cblas.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/ns_blas.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "train/ns_train_ckpt.h"
@@ -24,7 +24,7 @@ static char *training_record(const ns_train_state *st)
     json_t *rec = json_pack("{s:I, s:f, s:s, s:s, s:I, s:I}", "steps_completed",
                             (json_int_t)st->step, "final_val_loss", st->val_loss, "corpus",
                             st->in.corpus_ref.name, "split",
-                            "blocks of 8192 tokens, every 10th held out (docs/TRAINING.md)",
+                            "blocks of 8192 tokens, every 10th held out (docs/TRAIN.md)",
                             "train_tokens", (json_int_t)st->data.train_tokens, "val_tokens",
                             (json_int_t)st->data.val_tokens);
     char *text = NULL;
@@ -124,18 +124,25 @@ static int write_log(ns_train_state *st, const ns_asset_ref *model, ns_err *err)
     char history[4352];
     snprintf(history, sizeof history, "%s: %s", st->start_time,
              st->o->command_line ? st->o->command_line : "normsweep train");
+    char *blas = malloc(NS_BLAS_ID_MAX);
+    if (!blas) {
+        free(path);
+        return ns_fail(err, NS_ERR_NOMEM, "training log: out of memory");
+    }
+    ns_blas_identity(blas, NS_BLAS_ID_MAX);
     ns_provenance prov = {
         .kind = "training", .command_line = st->o->command_line, .history = history,
         .institution = st->o->institution, .start_time = st->start_time, .end_time = end_time,
         .model = model, .tokenizer = &st->in.tokenizer_ref, .corpus = &st->in.corpus_ref,
         .model_requested = model ? model->name : NULL, .mpi_size = st->size,
-        .mpi_library = mpi_lib, .blas = openblas_get_config(),
+        .mpi_library = mpi_lib, .blas = blas,
         .executable_sha256 = st->o->executable_sha256, .strip_gutenberg = st->o->strip_gutenberg,
         .training = 1};
     attr_list l = {.n = 0};
     run_attrs(st, &l, init, sizeof init);
     ns_tl_meta meta = {&prov, l.a, l.n};
     int rc = ns_tl_write(path, &st->log, &meta, err);
+    free(blas);
     free(path);
     return rc;
 }

@@ -1,87 +1,178 @@
-#!/bin/sh
+#!/bin/bash
 # test_slurm.sh: slurm/full_grid.sh on a real one-node Slurm started here (munged, slurmctld,
-# slurmd on localhost; stopped by PID at the end, whatever happens).
-#  1. sbatch on a small sweep; the NetCDF's data equal a direct mpirun run's.
-#  2. sbatch with a time limit too short for a longer sweep: SIGTERM before the limit ->
-#     checkpoint -> requeue -> resumed run -> complete, with data equal to an uninterrupted run.
+# slurmd on localhost, on free ports; stopped by PID at the end, whatever happens).
+#  1. sbatch on a small sweep: the NetCDF's data equal a direct mpirun run's; the job log is in
+#     the run directory; the history records the Slurm job.
+#  2. the time-limit path: a 2-minute limit with the warning (SIGUSR1) 60 s before it, on a sweep
+#     longer than that -> checkpoint -> requeue -> resumed run -> complete, with data equal to an
+#     uninterrupted direct run; the history records restart 0 and restart 1.
+#  3. scancel while the sweep runs: the job ends CANCELLED, is not requeued, its journal kept.
+#  4. a failed requeue (a job submitted with --no-requeue gets the warning): the job ends FAILED
+#     with exit code 3, not COMPLETED.
+# The requeue delay of the test cluster is Slurm's own (AuthInfo=cred_expire, 15 s here): the
+# test never forces a requeued job to start, which could race the revocation of its previous
+# launch credential ("Job credential revoked").
 # Needs root (installs slurm-wlm and munge with apt when missing). Run by `make check-slurm`.
 set -eu
-: "${top_srcdir:?}" "${top_builddir:?}" "${NORMSWEEP:?}"
+: "${top_srcdir:?}" "${top_builddir:?}" "${NORMSWEEP:?}" "${MPIEXEC:?}"
 here="$top_srcdir/tests/slurm"
+script="$top_srcdir/slurm/full_grid.sh"
 work=$(mktemp -d "$top_builddir/slurm-test.XXXXXX")
 cluster="$work/cluster"
 fail() { echo "FAIL: $*"; exit 1; }
 passed=0
 cleanup() {
-  sh "$here/local_cluster.sh" stop "$cluster" || true
+  bash "$here/local_cluster.sh" stop "$cluster" || true
   # Keep the daemons' logs and the job outputs when something failed.
   if [ "$passed" -eq 1 ]; then rm -rf "$work"; else echo "slurm test files kept in $work"; fi
 }
 trap cleanup EXIT INT TERM
 
-sh "$here/local_cluster.sh" install
-sh "$here/local_cluster.sh" start "$cluster"
+t_start=$(date +%s)
+bash "$here/local_cluster.sh" install
+bash "$here/local_cluster.sh" start "$cluster"
 SLURM_CONF="$cluster/etc/slurm.conf"; export SLURM_CONF
 np=2
 
 # Data variables only: header attributes recording times, hosts, MPI size and job ids differ.
 data_of() { "$top_builddir/tests/nc_datadump" "$1"; }
-
-job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
-restart_count() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' | head -n 1; }
-
-# wait_job ID SECONDS: wait for COMPLETED, kicking a requeued (PENDING with a begin time) job.
-wait_job() {
-  id=$1; limit=$2; t=0
-  while [ $t -lt "$limit" ]; do
-    st=$(job_state "$id")
-    case "$st" in
-      COMPLETED) return 0 ;;
-      FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)
-        echo "job $id ended $st"; return 1 ;;
-      PENDING) scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true ;;
-    esac
-    sleep 3; t=$((t + 3))
-  done
-  echo "job $id not complete after $limit s (state $st)"; return 1
+same_data() {
+  data_of "$1" > "$work/a.txt" || fail "nc_datadump $1"
+  data_of "$2" > "$work/b.txt" || fail "nc_datadump $2"
+  cmp -s "$work/a.txt" "$work/b.txt" || fail "$3: data differ between $1 and $2"
 }
 
-cd "$top_srcdir"
+# job_field ID FIELD: one field of scontrol show job (JobState, Restarts, ExitCode, Reason, ...)
+job_field() {
+  scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# wait_end ID SECONDS: wait until the job has ended (any final state), print that state.
+wait_end() {
+  local id=$1 limit=$2 t=0 st=""
+  while [ $t -lt "$limit" ]; do
+    st=$(job_field "$id" JobState)
+    case "$st" in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)
+        echo "$st"; return 0 ;;
+    esac
+    sleep 2; t=$((t + 2))
+  done
+  echo "job $id not ended after $limit s (state $st)" >&2
+  echo "$st"; return 1
+}
+
+# wait_log FILE PATTERN SECONDS: wait until FILE contains PATTERN (the run has started).
+wait_log() {
+  local t=0
+  while [ $t -lt "$3" ]; do
+    [ -f "$1" ] && grep -q "$2" "$1" && return 0
+    sleep 1; t=$((t + 1))
+  done
+  return 1
+}
+
+# submit NAME SWEEP SBATCH-OPTIONS...: submit full_grid.sh from $work (the log starts there and
+# is moved into the run directory $work/NAME), print the job id.
+submit() {
+  local name=$1 sweep=$2; shift 2
+  (cd "$work" && NORMSWEEP_SWEEP="$sweep" NORMSWEEP_RUN_DIR="$work/$name" \
+    sbatch --parsable -n $np "$@" "$script")
+}
+
 export NORMSWEEP_BIN="$NORMSWEEP" OPENBLAS_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# direct NAME SWEEP: the reference, an uninterrupted mpirun run
+direct() {
+  "$MPIEXEC" --oversubscribe -np $np "$NORMSWEEP" --output "$work/direct_$1.nc" \
+    --checkpoint-dir "$work/direct_$1.ckpt" "$2" 2> "$work/direct_$1.log" ||
+    { cat "$work/direct_$1.log"; fail "direct run of $2"; }
+}
+
 # ---- 1: plain batch run versus a direct run
 small="$here/slurm_small.yaml"
-$MPIEXEC --oversubscribe -np $np "$NORMSWEEP" --output "$work/direct_small.nc" \
-  --checkpoint-dir "$work/direct_small.ckpt" "$small" 2> "$work/direct_small.log" ||
-  { cat "$work/direct_small.log"; fail "direct run of the small sweep"; }
-id=$(NORMSWEEP_SWEEP="$small" NORMSWEEP_RUN_DIR="$work/run1" \
-  sbatch --parsable -n $np -t 10 -o "$work/run1.out" slurm/full_grid.sh)
-echo "submitted small sweep as job $id"
-wait_job "$id" 300 || { cat "$work/run1.out"; fail "small sweep job $id"; }
-[ -f "$work/run1/slurm_small.nc" ] || { cat "$work/run1.out"; fail "no NetCDF from job $id"; }
-data_of "$work/direct_small.nc" > "$work/a.txt"
-data_of "$work/run1/slurm_small.nc" > "$work/b.txt"
-cmp -s "$work/a.txt" "$work/b.txt" || fail "batch result differs from the direct run"
-echo "ok 1 - sbatch slurm/full_grid.sh gives the direct run's data"
+direct small "$small"
+id=$(submit run1 "$small" -t 10)
+echo "submitted the small sweep as job $id"
+st=$(wait_end "$id" 300) || true
+log="$work/run1/slurm-$id.out"
+[ "$st" = COMPLETED ] || { cat "$log" "$work/slurm-$id.out" 2>/dev/null; fail "small sweep job $id ended $st"; }
+[ -f "$log" ] && [ ! -L "$log" ] || fail "job log $log is not in the run directory"
+[ "$(readlink "$work/slurm-$id.out")" = "$log" ] || fail "no link from the submit directory to $log"
+grep -q "sweep complete" "$log" || { cat "$log"; fail "the log does not end the sweep"; }
+grep -q "job $id, nodes $(hostname -s), restart 0, 2 tasks" "$log" || fail "the log lacks the job facts"
+grep -q "slurm job $id, nodes $(hostname -s), restart 0" "$work/run1/checkpoint/history" ||
+  fail "history does not record the Slurm job: $(cat "$work/run1/checkpoint/history")"
+same_data "$work/direct_small.nc" "$work/run1/slurm_small.nc" "batch run"
+echo "ok 1 - sbatch slurm/full_grid.sh gives the direct run's data; log and history in the run directory ($(( $(date +%s) - t_start )) s so far)"
 
-# ---- 2: time limit too short -> signal -> checkpoint -> requeue -> completion
+# ---- 2: time limit -> SIGUSR1 -> checkpoint -> requeue -> completion
 long="$here/slurm_long.yaml"
-$MPIEXEC --oversubscribe -np $np "$NORMSWEEP" --output "$work/direct_long.nc" \
-  --checkpoint-dir "$work/direct_long.ckpt" "$long" 2> "$work/direct_long.log" ||
-  { cat "$work/direct_long.log"; fail "direct run of the long sweep"; }
-# 2-minute limit, SIGTERM 60 s before it: slurmctld checks about once a minute, so the signal
-# arrives 60-120 s into the run, before the sweep (longer than 2 minutes at -np 2) is done.
-id=$(NORMSWEEP_SWEEP="$long" NORMSWEEP_RUN_DIR="$work/run2" \
-  sbatch --parsable -n $np -t 2 --signal=B:TERM@60 -o "$work/run2.out" slurm/full_grid.sh)
-echo "submitted long sweep as job $id with a 2-minute limit"
-wait_job "$id" 900 || { cat "$work/run2.out"; fail "long sweep job $id"; }
-cat "$work/run2.out"
-grep -q "asking normsweep to checkpoint" "$work/run2.out" || fail "no checkpoint signal seen"
-grep -q "requeueing job" "$work/run2.out" || fail "job was not requeued"
-n=$(restart_count "$id"); [ "${n:-0}" -ge 1 ] || fail "restart count is ${n:-unset}"
-data_of "$work/direct_long.nc" > "$work/a.txt"
-data_of "$work/run2/slurm_long.nc" > "$work/b.txt"
-cmp -s "$work/a.txt" "$work/b.txt" || fail "requeued result differs from the uninterrupted run"
-echo "ok 2 - signal, checkpoint, requeue ($n restarts) and completion give the uninterrupted data"
+t0=$(date +%s)
+direct long "$long"
+t_direct=$(( $(date +%s) - t0 ))
+echo "direct run of the long sweep: $t_direct s"
+# 2-minute limit, SIGUSR1 60 s before it (slurmctld checks about twice a minute: measured 30-60 s
+# into the run), before the sweep (longer than that at -np 2) is done. Once requeued, the job
+# gets 10 minutes, so the second segment finishes the sweep.
+id=$(submit run2 "$long" -t 2 --signal=B:USR1@60)
+echo "submitted the long sweep as job $id with a 2-minute limit"
+log="$work/run2/slurm-$id.out"
+t=0; raised=0
+while [ $t -lt 900 ]; do
+  st=$(job_field "$id" JobState)
+  case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL) break ;; esac
+  if [ $raised -eq 0 ] && [ "$st" = PENDING ] && [ "$(job_field "$id" Restarts)" -ge 1 ]; then
+    scontrol update JobId="$id" TimeLimit=10 && raised=1
+  fi
+  sleep 2; t=$((t + 2))
+done
+cat "$log"
+[ "$st" = COMPLETED ] || fail "long sweep job $id ended '$st'"
+grep -q "time is nearly up (SIGUSR1)" "$log" ||
+  fail "no warning signal seen (the sweep took $t_direct s directly: too fast for the 2-minute limit?)"
+grep -q "requeueing job $id" "$log" || fail "job $id was not requeued"
+grep -q "SIGTERM" "$log" && fail "job $id saw SIGTERM"
+n=$(job_field "$id" Restarts); [ "${n:-0}" -ge 1 ] || fail "restart count is ${n:-unset}"
+h="$work/run2/checkpoint/history"
+grep -q "slurm job $id, nodes [^,]*, restart 0)" "$h" && grep -q "slurm job $id, nodes [^,]*, restart 1)" "$h" ||
+  fail "history does not record both segments: $(cat "$h")"
+same_data "$work/direct_long.nc" "$work/run2/slurm_long.nc" "requeued run"
+echo "ok 2 - time limit: SIGUSR1, checkpoint, requeue ($n restarts) and completion give the uninterrupted data ($(( $(date +%s) - t0 )) s)"
+
+# ---- 3: scancel cancels: no requeue
+t0=$(date +%s)
+id=$(submit run3 "$long" -t 10)
+log="$work/run3/slurm-$id.out"
+wait_log "$log" "tasks (one per shard" 120 || { cat "$log"; fail "job $id did not start the sweep"; }
+sleep 3
+scancel "$id"
+st=$(wait_end "$id" 120) || true
+sleep 5 # a requeued job would now be PENDING (the old script requeued on scancel)
+cat "$log"
+st=$(job_field "$id" JobState)
+[ "$st" = CANCELLED ] || fail "scancel: job $id is $st, not CANCELLED"
+[ "$(job_field "$id" Restarts)" = 0 ] || fail "scancel: job $id was restarted"
+grep -q "requeueing" "$log" && fail "scancel: job $id tried to requeue"
+grep -q "SIGTERM (scancel" "$log" || fail "scancel: the script did not see SIGTERM"
+[ -s "$work/run3/checkpoint/journal.nsj" ] || fail "scancel: no journal kept"
+[ ! -e "$work/run3/slurm_long.nc" ] || fail "scancel: a complete output from a cancelled run"
+echo "ok 3 - scancel: job CANCELLED, not requeued, journal kept ($(( $(date +%s) - t0 )) s)"
+
+# ---- 4: the warning on a job that cannot be requeued: FAILED (exit 3), not COMPLETED
+t0=$(date +%s)
+id=$(submit run4 "$long" -t 10 --no-requeue)
+log="$work/run4/slurm-$id.out"
+wait_log "$log" "tasks (one per shard" 120 || { cat "$log"; fail "job $id did not start the sweep"; }
+# What --signal=B:USR1 does at the time limit: SIGUSR1 to the batch shell only.
+scancel --batch --signal=USR1 "$id"
+st=$(wait_end "$id" 120) || true
+cat "$log"
+[ "$st" = FAILED ] || fail "failed requeue: job $id ended $st, not FAILED"
+[ "$(job_field "$id" ExitCode)" = 3:0 ] || fail "failed requeue: exit code $(job_field "$id" ExitCode), not 3:0"
+grep -q "scontrol requeue $id failed" "$log" || fail "failed requeue: not reported in the log"
+[ -s "$work/run4/checkpoint/journal.nsj" ] || fail "failed requeue: no journal kept"
+echo "ok 4 - a failed requeue ends the job FAILED with exit code 3 ($(( $(date +%s) - t0 )) s)"
+echo "check-slurm: 4 tests passed in $(( $(date +%s) - t_start )) s"
 passed=1
