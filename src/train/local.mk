@@ -26,3 +26,8 @@ tests_test_train_grad_SOURCES = tests/test_train_grad.c
 tests_test_train_grad_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_train_grad_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_train_grad
+
+# the command end to end: invalid input, a tiny run read back by dump, -np 1 = -np 2, SIGTERM +
+# --resume = uninterrupted
+TESTS += tests/train_cli.sh
+EXTRA_DIST += tests/train_cli.sh

@@ -155,19 +155,38 @@ static char *options_json(const ns_train_options *o, const ns_train_inputs *in)
     return text;
 }
 
-/* The output directory: created, locked; refused when it holds a finished model or a checkpoint
- * and this is not a --resume. */
+/* The output directory, checked before anything is written: refused when it is not a directory,
+ * or holds a finished model or a checkpoint and this is not a --resume. */
+static int check_out(const ns_train_options *o, ns_err *err)
+{
+    char *ck = ns_path_join(o->out_dir, NS_TRAIN_CKPT_DIR);
+    char *ckpt = ck ? ns_path_join(ck, NS_TC_FILE) : NULL;
+    char *model = ns_path_join(o->out_dir, "model.safetensors");
+    int rc = NS_OK;
+    if (!ck || !ckpt || !model)
+        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    else if (ns_file_exists(o->out_dir) && !ns_file_is_dir(o->out_dir))
+        rc = ns_fail(err, NS_ERR_INVALID, "--out %s exists and is not a directory", o->out_dir);
+    else if (!o->resume && ns_file_exists(ckpt))
+        rc = ns_fail(err, NS_ERR_INVALID, "%s exists: pass --resume to continue that training, or "
+                     "choose another --out", ckpt);
+    else if (!o->resume && ns_file_exists(model))
+        rc = ns_fail(err, NS_ERR_INVALID, "%s already holds a model: choose another --out (or "
+                     "remove it)", o->out_dir);
+    free(ck);
+    free(ckpt);
+    free(model);
+    return rc;
+}
+
+/* The output directory (checked by check_out, after the inputs were found valid): created and
+ * locked, then checked again under the lock (another run may have written it meanwhile). */
 static int prepare_out(const ns_train_options *o, ns_train_inputs *in, ns_err *err)
 {
     char *ck = ns_path_join(o->out_dir, NS_TRAIN_CKPT_DIR);
-    char *model = ns_path_join(o->out_dir, "model.safetensors");
     int rc = NS_OK;
-    if (!ck || !model || !(in->ckpt_path = ns_path_join(ck, NS_TC_FILE))) {
+    if (!ck || !(in->ckpt_path = ns_path_join(ck, NS_TC_FILE))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (ns_file_exists(o->out_dir) && !ns_file_is_dir(o->out_dir)) {
-        rc = ns_fail(err, NS_ERR_INVALID, "--out %s exists and is not a directory", o->out_dir);
         goto done;
     }
     if ((rc = ns_file_mkdirs(ck, err)) != NS_OK)
@@ -175,16 +194,31 @@ static int prepare_out(const ns_train_options *o, ns_train_inputs *in, ns_err *e
     if ((rc = ns_lock_acquire(o->out_dir, o->command_line ? o->command_line : "normsweep train",
                               &in->lock, err)) != NS_OK)
         goto done;
+    rc = check_out(o, err);
     in->have_checkpoint = ns_file_exists(in->ckpt_path);
-    if (!o->resume && in->have_checkpoint)
-        rc = ns_fail(err, NS_ERR_INVALID, "%s exists: pass --resume to continue that training, or "
-                     "choose another --out", in->ckpt_path);
-    else if (!o->resume && ns_file_exists(model))
-        rc = ns_fail(err, NS_ERR_INVALID, "%s already holds a model: choose another --out (or "
-                     "remove it)", o->out_dir);
 done:
     free(ck);
-    free(model);
+    return rc;
+}
+
+/* The inputs as the run will use them, before anything is written: the split leaves training
+ * sequences and validation windows of --ctx tokens, and --init-from's model loads and has the
+ * shape being trained. */
+static int check_inputs(const ns_train_options *o, const ns_train_inputs *in, ns_err *err)
+{
+    ns_td d;
+    memset(&d, 0, sizeof d);
+    int rc = ns_td_init(&d, in->tokens, in->n_tokens, o->ctx, err);
+    ns_td_free(&d);
+    if (rc != NS_OK || !in->init_ref.name[0])
+        return rc;
+    ns_tp_layout lay;
+    NS_TRY(ns_tp_layout_init(&lay, &o->model, err));
+    float *p = malloc(lay.total * sizeof *p);
+    rc = p ? ns_tp_load_model(&lay, in->init_ref.path, p, err)
+           : ns_fail(err, NS_ERR_NOMEM, "out of memory for %zu parameters", lay.total);
+    free(p);
+    ns_tp_layout_free(&lay);
     return rc;
 }
 
@@ -217,6 +251,8 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     corpus.tokens.n = 0;
     if (o->init_from)
         rc = ns_assets_resolve(o->init_from, "model", &fetch, &in->init_ref, err);
+    if (rc == NS_OK)
+        rc = check_inputs(o, in, err);
 done:
     ns_corpus_free(&corpus);
     ns_tokenizer_free(tok);
@@ -230,11 +266,14 @@ int ns_train_prepare(MPI_Comm comm, const ns_train_options *o, const ns_train_ho
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     memset(in, 0, sizeof *in);
+    /* nothing is written until the options, the output directory and the inputs are valid */
     int rc = ns_train_check(o, err);
     if (rc == NS_OK && rank == 0 && o->steps > 0)
-        rc = prepare_out(o, in, err);
+        rc = check_out(o, err);
     if (rc == NS_OK && rank == 0)
         rc = load_inputs(o, hooks, in, err);
+    if (rc == NS_OK && rank == 0 && o->steps > 0)
+        rc = prepare_out(o, in, err);
     long long n = rc == NS_OK ? (long long)in->n_tokens : -(long long)rc;
     if (MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm) != MPI_SUCCESS)
         return ns_fail(err, NS_ERR_LIBRARY, "MPI: broadcasting the corpus size failed");
