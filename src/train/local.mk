@@ -31,3 +31,11 @@ TESTS += tests/test_train_grad
 # --resume = uninterrupted
 TESTS += tests/train_cli.sh
 EXTRA_DIST += tests/train_cli.sh
+
+# the gradient against PyTorch autograd on the same tiny model and sequence
+check_PROGRAMS += tests/train_grad_export
+tests_train_grad_export_SOURCES = tests/train_grad_export.c
+tests_train_grad_export_CPPFLAGS = $(NS_TEST_CPP)
+tests_train_grad_export_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/train_torch.sh
+EXTRA_DIST += tests/train_torch.sh tests/check_train_torch.py
