@@ -355,8 +355,10 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
         state_free(&st, 0);
         return rc;
     }
-    if (opt->steps == 0) {
-        rc = agree(&st, evaluate_only(&st, out, err), err);
+    if (opt->steps == 0) { /* the starting model (--init-from or the initialisation) */
+        rc = start(&st, err);
+        if (rc == NS_OK)
+            rc = agree(&st, evaluate_only(&st, out, err), err);
         state_free(&st, 0);
         return rc;
     }
