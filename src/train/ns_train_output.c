@@ -21,8 +21,10 @@ static char *training_record(const ns_train_state *st)
 {
     const ns_train_options *o = st->o;
     json_t *opts = json_loads(st->in.options_json, 0, NULL);
-    json_t *rec = json_pack("{s:I, s:f, s:s, s:s, s:I, s:I}", "steps_completed",
-                            (json_int_t)st->step, "final_val_loss", st->val_loss, "corpus",
+    /* JSON has no NaN: an unmeasured loss is null */
+    json_t *vl = isfinite(st->val_loss) ? json_real(st->val_loss) : json_null();
+    json_t *rec = json_pack("{s:I, s:o, s:s, s:s, s:I, s:I}", "steps_completed",
+                            (json_int_t)st->step, "final_val_loss", vl, "corpus",
                             st->in.corpus_ref.name, "split",
                             "blocks of 8192 tokens, every 10th held out (docs/TRAIN.md)",
                             "train_tokens", (json_int_t)st->data.train_tokens, "val_tokens",

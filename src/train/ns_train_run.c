@@ -363,6 +363,8 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
         return rc;
     }
     rc = start(&st, err);
+    if (rc == NS_OK && st.log.n_evals > 0) /* resumed: the last validation loss measured */
+        st.val_loss = st.log.evals[2 * (st.log.n_evals - 1) + 1];
     if (rc == NS_OK && st.step == 0 && st.rank == 0 && st.log.n_evals == 0)
         say(&st, "normsweep train: %zu parameters, %zu training tokens, %zu validation tokens "
             "(%zu windows); %zu sequences of %zu tokens per step over %d rank%s",
