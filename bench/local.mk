@@ -8,7 +8,9 @@ include bench/tokenize.mk
 include bench/forward.mk
 include bench/analysis.mk
 include bench/sweep.mk
-EXTRA_DIST += bench/run bench/verdict.sh bench/README.md bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh
+include bench/train.mk
+EXTRA_DIST += bench/run bench/verdict.sh bench/README.md bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh \
+	bench/train_torch_step.py
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 bench: normsweep $(NS_BENCH_BINS) assets.stamp

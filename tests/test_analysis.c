@@ -918,6 +918,23 @@ static void test_exact_norm_vs_finite_differences(void)
         for (size_t i = 0; i < L; i++)
             for (size_t j = i + 1; j < L; j++)
                 J[i * L + j] = J[j * L + i] = 0.5 * (J[i * L + j] + J[j * L + i]);
+        /* the backward pass: ns_jac_vjp(g) = J^T g against the same finite-difference Jacobian
+         * (entries accurate to ~1e-10, so 1e-7 of the largest entry is ample); exactly 0 where
+         * alpha is 0 (no gradient reaches a key outside sparsemax's or entmax's support) */
+        double g[BMAX], out[BMAX], ref_out[BMAX], big = 0.0;
+        for (size_t i = 0; i < L; i++)
+            g[i] = 2.0 * test_uniform(&st) - 1.0;
+        ns_jac_vjp(&f, a, g, L, T, out, work);
+        for (size_t j = 0; j < L; j++) {
+            ref_out[j] = 0.0;
+            for (size_t i = 0; i < L; i++)
+                ref_out[j] += J[i * L + j] * g[i]; /* before the Jacobi solver overwrites J */
+            big = fmax(big, fabs(ref_out[j]));
+        }
+        for (size_t j = 0; j < L; j++) {
+            CU_ASSERT(fabs(out[j] - ref_out[j]) <= 1e-7 * big);
+            CU_ASSERT(a[j] > 0.0 || out[j] == 0.0);
+        }
         double ref = jacobi_spectral_norm(J, L);
         double got = ns_jac_exact_norm(&f, a, L, T, work);
         CU_ASSERT(close_to(got, ref, 1e-7, 0.0));

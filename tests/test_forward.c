@@ -152,10 +152,18 @@ static void ref_forward(double *logits, double *weights, double *values, const n
                             if (zr[k] > mx)
                                 mx = zr[k];
                         }
-                        for (size_t k = 0; k <= q; k++)
-                            sum += exp(zr[k] - mx);
-                        for (size_t k = 0; k <= q; k++)
-                            wr[k] = exp(zr[k] - mx) / sum;
+                        if (ns_gpt2_attn_is_default(c)) {
+                            for (size_t k = 0; k <= q; k++)
+                                sum += exp(zr[k] - mx);
+                            for (size_t k = 0; k <= q; k++)
+                                wr[k] = exp(zr[k] - mx) / sum;
+                        } else { /* the model's own normalizer (tested in test_normalize) */
+                            double work[2 * 64];
+                            CU_ASSERT_FATAL(L <= 64);
+                            CU_ASSERT_EQUAL(ns_normalize(&c->attn_norm, zr, q + 1,
+                                                         ns_gpt2_attn_temperature(c), wr, work,
+                                                         NULL), NS_OK);
+                        }
                         for (size_t d = 0; d < D; d++) {
                             double s = 0;
                             for (size_t k = 0; k <= q; k++)
@@ -261,11 +269,13 @@ static void tiny_tokens(int32_t *tokens, size_t L, size_t V)
 
 /* One forward pass over tokens[0..L) of the tiny model t in workspace ws, compared with the naive
  * reference: every layer's logits and weights on and below the diagonal, exact zeros above it,
- * and the values. */
+ * and the values. The model's own normalizer and temperature (config.json) apply. */
 static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
                                    const int32_t *tokens, size_t L, size_t L_max)
 {
     const ns_gpt2_config *c = &t->m.config;
+    ns_normalizer_kind kind = c->attn_norm.kind;
+    double T = c->attn_temperature;
     size_t H = c->n_head, C = c->n_embd, NL = c->n_layer;
     double *rz = calloc(NL * H * L * L, sizeof(double)), *rw = calloc(NL * H * L * L, sizeof(double));
     double *rv = calloc(NL * L * C, sizeof(double));
@@ -301,8 +311,18 @@ static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
         vmax = fmax(vmax, fabs(rv[i]));
         ev = fmax(ev, fabs(cap.values[i] - rv[i]));
     }
-    printf("\n    L=%zu L_max=%zu: max |logit| %.3g err %.3g; weight err %.3g; max |value| %.3g err %.3g ",
-           L, L_max, zmax, ez, ew, vmax, ev);
+    size_t lower_zero = 0;
+    for (size_t l = 0; l < NL; l++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t q = 0; q < L; q++)
+                for (size_t k = 0; k <= q; k++)
+                    lower_zero += rw[((l * H + h) * L + q) * L + k] == 0.0;
+    printf("\n    %s T=%g L=%zu L_max=%zu: max |logit| %.3g err %.3g; weight err %.3g; max |value| "
+           "%.3g err %.3g; %zu exact zeros ", ns_normalizer_name(kind), T, L, L_max, zmax, ez, ew,
+           vmax, ev, lower_zero);
+    /* sparsemax at T = 0.25 on these weights has exact zeros in the causal part; softmax none */
+    CU_ASSERT(kind != NS_NORM_SPARSEMAX || lower_zero > 0);
+    CU_ASSERT(kind != NS_NORM_SOFTMAX || lower_zero == 0);
     CU_ASSERT_EQUAL(upper_nonzero, 0);
     CU_ASSERT(ew <= TINY_TOL);
     CU_ASSERT(ez <= TINY_TOL * fmax(1.0, zmax));
@@ -319,10 +339,13 @@ static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
     free(rv);
 }
 
-static void check_against_reference(size_t L, size_t L_max)
+static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_kind kind,
+                                         double T)
 {
     tiny_model t;
     tiny_model_make(&t, 7);
+    t.m.config.attn_norm = (ns_normalizer){.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.7 : 0.0};
+    t.m.config.attn_temperature = T;
     int32_t tokens[64];
     CU_ASSERT_FATAL(L <= 64);
     tiny_tokens(tokens, L, t.m.config.vocab_size);
@@ -334,7 +357,23 @@ static void check_against_reference(size_t L, size_t L_max)
     tiny_model_free(&t);
 }
 
+static void check_against_reference(size_t L, size_t L_max)
+{
+    check_against_reference_attn(L, L_max, NS_NORM_SOFTMAX, 0.0);
+}
+
 static void test_reference_full(void) { check_against_reference(12, 12); }
+
+/* A model's own normalizer and temperature (config.json) are applied in every layer: the
+ * second layer's logits see the first layer's attention, so a forward that ignored them at
+ * layer 0 would miss by O(1) there too. Same tolerances as above. */
+static void test_reference_normalizers(void)
+{
+    check_against_reference_attn(12, 12, NS_NORM_SOFTMAX, 0.5);
+    check_against_reference_attn(12, 12, NS_NORM_SSMAX, 1.0);
+    check_against_reference_attn(12, 12, NS_NORM_SPARSEMAX, 0.25);
+    check_against_reference_attn(7, 12, NS_NORM_ENTMAX15, 2.0);
+}
 static void test_reference_short(void) { check_against_reference(5, 12); }
 static void test_reference_one(void) { check_against_reference(1, 8); }
 
@@ -765,6 +804,8 @@ int main(void)
     if (!s || !CU_add_test(s, "sgemm forward = naive reference (L = L_max = n_ctx)", test_reference_full) ||
         !CU_add_test(s, "sgemm forward = naive reference (L < L_max)", test_reference_short) ||
         !CU_add_test(s, "sgemm forward = naive reference (L = 1)", test_reference_one) ||
+        !CU_add_test(s, "forward with the model's normalizer and T = naive reference",
+                     test_reference_normalizers) ||
         !CU_add_test(s, "sgemm forward = naive reference (blocked attention, L changing)",
                      test_reference_blocks) ||
         !CU_add_test(s, "element-wise kernels: portable and AVX2 vs double and each other",

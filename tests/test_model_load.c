@@ -672,6 +672,15 @@ static void test_model_errors(void)
     case_close(&cd);
 }
 
+/* ns_mkmodel_fill_fn: element j of tensor t is t + j / 1024 (exact in float for these sizes). */
+static int fill_index(void *user, size_t tensor, size_t start, size_t n, float *out, ns_err *err)
+{
+    (void)user, (void)err;
+    for (size_t j = 0; j < n; j++)
+        out[j] = (float)tensor + (float)(start + j) / 1024.0f;
+    return NS_OK;
+}
+
 /* config.json errors: each names the file and the key. */
 static void test_config_errors(void)
 {
@@ -713,6 +722,22 @@ static void test_config_errors(void)
          NS_ERR_INVALID, "\"activation_function\" = \"relu\" is not supported"},
         {"activation number", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"activation_function\": 1}",
          NS_ERR_FORMAT, "\"activation_function\" is an integer"},
+        {"attn normalizer number", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": 1}",
+         NS_ERR_FORMAT, "\"normsweep_attn_normalizer\" is an integer"},
+        {"attn normalizer unknown", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"relumax\"}",
+         NS_ERR_INVALID, "\"relumax\" is not a normalizer"},
+        {"attn temperature string", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": \"1\"}",
+         NS_ERR_FORMAT, "\"normsweep_attn_temperature\" is a string"},
+        {"attn temperature zero", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": 0}",
+         NS_ERR_INVALID, "\"normsweep_attn_temperature\" = 0 is out of range"},
+        {"attn temperature huge", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": 1e300}",
+         NS_ERR_INVALID, "\"normsweep_attn_temperature\" = 1e+300"},
+        {"ssmax without s", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"ssmax\"}",
+         NS_ERR_FORMAT, "\"normsweep_ssmax_s\" is missing"},
+        {"s without ssmax", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sparsemax\", \"normsweep_ssmax_s\": 0.5}",
+         NS_ERR_INVALID, "only to the ssmax normalizer, not to sparsemax"},
+        {"ssmax s negative", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"ssmax\", \"normsweep_ssmax_s\": -1}",
+         NS_ERR_INVALID, "\"normsweep_ssmax_s\" = -1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text(dir, "config.json", cases[i].text);
@@ -728,6 +753,70 @@ static void test_config_errors(void)
         expect_load_fail(cases[i].label, dir, cases[i].code, path, cases[i].what);
     }
     free(path);
+    rm_tree(dir);
+    free(dir);
+}
+
+/* The attention keys: absent = softmax at T = 1; written by ns_mkmodel_write_from with a trained
+ * model's values (and read back exactly); ns_gpt2_tensor finds every parameter by name. */
+static void test_attention_keys(void)
+{
+    char *dir = make_tmpdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    ns_err e;
+    ns_err_clear(&e);
+    ns_gpt2_config c;
+    write_text(dir, "config.json", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": "
+               "16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5}");
+    CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
+    CU_ASSERT(c.attn_norm.kind == NS_NORM_SOFTMAX && c.attn_temperature == 1.0);
+    CU_ASSERT(ns_gpt2_attn_is_default(&c));
+    static const struct { ns_normalizer_kind kind; double s, T; } want[] = {
+        {NS_NORM_SSMAX, 0.43, 0.1}, {NS_NORM_SPARSEMAX, 0, 2.5}, {NS_NORM_ENTMAX15, 0, 1e-3},
+        {NS_NORM_SOFTMAX, 0, 0.05}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        ns_mkmodel_opts o = {.seed = 5, .dtype = NS_ST_F32, .extra_json = "{\"normsweep_training\": {\"steps\": 3}}"};
+        o.config = (ns_gpt2_config){.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 16,
+                                    .vocab_size = 32, .attn_norm = {want[k].kind, want[k].s},
+                                    .attn_temperature = want[k].T};
+        /* the parameters' values come from the caller: element i of tensor t is t + i / 1024 */
+        CU_ASSERT_EQUAL_FATAL(ns_mkmodel_write_from(dir, &o, fill_index, NULL, &e), NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
+        CU_ASSERT_EQUAL(c.attn_norm.kind, want[k].kind);
+        CU_ASSERT_EQUAL(c.attn_norm.s, want[k].s);
+        CU_ASSERT_EQUAL(c.attn_temperature, want[k].T);
+        ns_gpt2_model *m = load_ok(dir);
+        CU_ASSERT_FATAL(m != NULL);
+        ns_mkmodel_tensor *t = NULL;
+        size_t n = 0, numel = 0, params = 0;
+        CU_ASSERT_EQUAL_FATAL(ns_mkmodel_tensors(&o.config, &t, &n, &e), NS_OK);
+        for (size_t i = 0; i < n; i++) {
+            const float *d = ns_gpt2_tensor(m, t[i].name, &numel);
+            CU_ASSERT_EQUAL(d != NULL, t[i].is_param);
+            if (!d)
+                continue;
+            params++;
+            CU_ASSERT_EQUAL(numel, t[i].numel);
+            for (size_t j = 0; j < numel; j++)
+                if (d[j] != (float)i + (float)j / 1024.0f) {
+                    CU_FAIL("a written value differs");
+                    break;
+                }
+        }
+        CU_ASSERT_EQUAL(params, 4 + 12 * 2);
+        CU_ASSERT_PTR_NULL(ns_gpt2_tensor(m, "h.2.ln_1.weight", &numel));
+        free(t);
+        ns_gpt2_free(m);
+    }
+    /* an extra member may not replace a written key; T must survive 10 digits */
+    ns_mkmodel_opts o = {.seed = 5, .dtype = NS_ST_F32, .extra_json = "{\"n_layer\": 3}"};
+    o.config = (ns_gpt2_config){.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 16, .vocab_size = 32};
+    CU_ASSERT_EQUAL(ns_mkmodel_write(dir, &o, &e), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"n_layer\" would replace"));
+    o.extra_json = NULL;
+    o.config.attn_temperature = 0.1234567890123;
+    CU_ASSERT_EQUAL(ns_mkmodel_write(dir, &o, &e), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "10 significant digits"));
     rm_tree(dir);
     free(dir);
 }
@@ -752,5 +841,6 @@ int main(void)
     CU_add_test(r, "misaligned F32 data section", test_misaligned_f32);
     CU_add_test(r, "model-level errors (tensor, shape, config vs file)", test_model_errors);
     CU_add_test(r, "config.json errors name file and key", test_config_errors);
+    CU_add_test(r, "attention keys, trained values, tensors by name", test_attention_keys);
     return ns_test_run_all();
 }

@@ -337,9 +337,11 @@ static void test_memory_estimate(void)
     /* the payload the plan lays out, plus the two header doubles of the message */
     CU_ASSERT_EQUAL(m.payload, 8.0 * (double)(plan.payload + 2));
     /* forward workspace for L = 16, C = 8, H = 2, F = 32, in floats: x, ln, values, att (4 L C),
-     * qkv (3 L C), fc (L F), logits and weights (2 H L^2); each rounded up to 16 floats adds at
-     * most 8 x 64 bytes, which the estimate counts in full */
-    double fwd = 4.0 * (4 * 16 * 8 + 3 * 16 * 8 + 16 * 32 + 2 * 2 * 16 * 16) + 512.0;
+     * qkv (3 L C), fc (L F), logits and weights (2 H L^2), then the model's normalizer's work
+     * (NS_GPT2_ATTN_WORK(L) = 4 L doubles); each of the 9 buffers rounded up to 16 floats adds at
+     * most 64 bytes, which the estimate counts in full */
+    double fwd = 4.0 * (4 * 16 * 8 + 3 * 16 * 8 + 16 * 32 + 2 * 2 * 16 * 16) +
+                 8.0 * NS_GPT2_ATTN_WORK(16) + 9 * 64.0;
     CU_ASSERT_EQUAL(ns_gpt2_workspace_bytes(&mc, 16), fwd);
     CU_ASSERT_EQUAL(m.task, fwd + ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
     /* rank 0: every slice's result twice, plus one slice's 9 rows of the largest record */

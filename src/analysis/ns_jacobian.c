@@ -134,6 +134,44 @@ double ns_jac_dmr_max_bisect(const double *w, size_t n)
     return lo + 0.5 * (hi - lo);
 }
 
+/* The w and c of J = c (diag(w) - w w^T / sum w) (see ns_jac_vjp): alpha itself for the softmax
+ * family, else w written into work. */
+static const double *ns_jac_structure(const ns_normalizer *f, const double *alpha, size_t L,
+                                      double T, double *work, double *c)
+{
+    switch (f->kind) {
+    case NS_NORM_SOFTMAX:
+    case NS_NORM_SSMAX:
+        *c = ns_normalizer_inv_temp(f, L, T);
+        return alpha;
+    case NS_NORM_SPARSEMAX:
+        for (size_t i = 0; i < L; i++)
+            work[i] = alpha[i] > 0.0 ? 1.0 : 0.0;
+        break;
+    case NS_NORM_ENTMAX15:
+        for (size_t i = 0; i < L; i++)
+            work[i] = alpha[i] > 0.0 ? sqrt(alpha[i]) : 0.0;
+        break;
+    }
+    *c = 1.0 / T;
+    return work;
+}
+
+void ns_jac_vjp(const ns_normalizer *f, const double *alpha, const double *g, size_t L, double T,
+                double *out, double *work)
+{
+    double c;
+    const double *w = ns_jac_structure(f, alpha, L, T, work, &c);
+    double sw = 0.0, swg = 0.0;
+    for (size_t i = 0; i < L; i++) {
+        sw += w[i];
+        swg += w[i] * g[i];
+    }
+    double mean = sw > 0.0 ? swg / sw : 0.0;
+    for (size_t i = 0; i < L; i++)
+        out[i] = w[i] > 0.0 ? c * w[i] * (g[i] - mean) : 0.0;
+}
+
 double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, double T,
                          double *work)
 {
@@ -147,10 +185,10 @@ double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, 
             support += alpha[i] > 0.0;
         return support >= 2 ? 1.0 / T : 0.0;
     }
-    case NS_NORM_ENTMAX15:
-        for (size_t i = 0; i < L; i++)
-            work[i] = alpha[i] > 0.0 ? sqrt(alpha[i]) : 0.0;
-        return ns_jac_dmr_max(work, L) / T;
+    case NS_NORM_ENTMAX15: {
+        double c;
+        return ns_jac_dmr_max(ns_jac_structure(f, alpha, L, T, work, &c), L) * c;
+    }
     }
     return NAN;
 }

@@ -25,6 +25,17 @@ double ns_jac_dmr_max(const double *w, size_t n);
 double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, double T,
                          double *work);
 
+/* The vector-Jacobian product out = J^T g of the normalizer at alpha = F(z/T) (L entries): the
+ * gradient with respect to z of sum_i g_i alpha_i, the backward pass of attention. Every one of the
+ * four Jacobians above is symmetric, c (diag(w) - w w^T / sum w) with
+ *   softmax, ssmax  w = alpha,                c = 1/T, or s log(L) / T for ssmax
+ *   sparsemax       w = 1 on the support,     c = 1/T
+ *   entmax15        w = sqrt(alpha) (support) c = 1/T,
+ * so out_i = c w_i (g_i - <w, g> / sum w): exactly 0 outside the support of sparsemax and entmax15.
+ * work holds L doubles; out may not alias alpha or g. */
+void ns_jac_vjp(const ns_normalizer *f, const double *alpha, const double *g, size_t L, double T,
+                double *out, double *work);
+
 /* Lemma 2's general bound ||F'||_2 / (L min F) + ||F||_2 ||F'||_2 / (L^2 (min F)^2) for
  * F(z) = exp(c z) over z[0..L), evaluated with the maximum of c z subtracted (the bound is
  * invariant under that shift). ||F||_2 is the Euclidean norm of (F(z_j))_j and ||F'||_2 that of

@@ -38,5 +38,6 @@ int ns_cmd_mkmodel(int argc, char **argv);
 int ns_cmd_assets(int argc, char **argv);
 int ns_cmd_archive(int argc, char **argv);
 int ns_cmd_verify(int argc, char **argv);
+int ns_cmd_train(int argc, char **argv);
 
 #endif

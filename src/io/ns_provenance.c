@@ -98,6 +98,10 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
         snprintf(comment, size - used, "CAVEAT: the model requested (%s) was not available; these "
                  "results are for %s and are not comparable to %s's", p->model_requested,
                  m->name, p->model_requested);
+    else if (p->training)
+        snprintf(comment, size - used, "a training log: every variable is described in "
+                 "docs/TRAIN.md (attn_jac is METRICS.md section 7's jac_exact, version %d)",
+                 NS_METRICS_VERSION);
     else
         snprintf(comment, size - used, "every variable is defined in docs/METRICS.md (version %d)",
                  NS_METRICS_VERSION);
@@ -134,8 +138,10 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("command_line", p->command_line);
     PUT_TEXT("start_time", p->start_time);
     PUT_TEXT("end_time", p->end_time);
-    PUT_TEXT("sweep_file", p->sweep_file);
-    PUT_TEXT("sweep_yaml", p->sweep_yaml);
+    if (!p->training) {
+        PUT_TEXT("sweep_file", p->sweep_file);
+        PUT_TEXT("sweep_yaml", p->sweep_yaml);
+    }
     PUT_TEXT("model_requested", p->model_requested);
     PUT_TEXT("model_used", m ? m->name : NULL);
     PUT_TEXT("model_fallback", m ? (m->is_fallback ? "true" : "false") : NULL);
@@ -146,6 +152,8 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("corpus_used", co ? co->name : NULL);
     PUT_TEXT("corpus_sha256", co ? co->sha256 : NULL);
     PUT_TEXT("corpus_gutenberg_stripped", p->strip_gutenberg ? "true" : "false");
+    if (p->training)
+        return k;
     for (size_t r = 0; r < sizeof ns_rules / sizeof ns_rules[0]; r++)
         PUT_TEXT(ns_rules[r][0], ns_rules[r][1]);
     PUT_TEXT("ranking_rule",

@@ -29,6 +29,8 @@ typedef struct ns_provenance {
     const char *sweep_file, *sweep_yaml;
     int strip_gutenberg;
     int all_softmax_family;      /* every normalizer ranks keys by logit (ranking_rule text) */
+    int training;                /* a training log: the analysis decisions of METRICS.md (and the
+                                    ranking rule, the sweep file) do not apply and are left out */
 } ns_provenance;
 
 /* Fill attrs (capacity cap) with the global attributes of prov; returns how many. The texts

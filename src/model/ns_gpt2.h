@@ -8,7 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_normalize.h"
 #include "common/ns_error.h"
+
+/* The attention temperature a config.json may name lies in this range (z / T stays finite in
+ * double for any float logit, and training at it is meaningful). */
+#define NS_GPT2_MIN_TEMPERATURE 1e-6
+#define NS_GPT2_MAX_TEMPERATURE 1e6
 
 typedef struct ns_gpt2_config {
     size_t n_layer;
@@ -18,6 +24,11 @@ typedef struct ns_gpt2_config {
     size_t vocab_size;
     size_t n_inner;     /* MLP width; config's n_inner, or 4 * n_embd when null/absent */
     double ln_eps;      /* layer_norm_epsilon */
+    /* The model's attention: weights = attn_norm(z / attn_temperature) with z = q.k / sqrt(D).
+     * config.json keys normsweep_attn_normalizer (softmax when absent), normsweep_ssmax_s (only
+     * and always for ssmax) and normsweep_attn_temperature (1 when absent); docs/MODEL.md. */
+    ns_normalizer attn_norm;
+    double attn_temperature;
 } ns_gpt2_config;
 
 /* Read and validate dir/config.json only (cheap: used to check sweep files against a model).
@@ -26,6 +37,11 @@ int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err);
 
 typedef struct ns_gpt2_model ns_gpt2_model;
 
+/* The attention temperature in force (attn_temperature, or 1 when it is 0). */
+double ns_gpt2_attn_temperature(const ns_gpt2_config *cfg);
+/* 1 when the config's attention is GPT-2's own (softmax at temperature 1). */
+int ns_gpt2_attn_is_default(const ns_gpt2_config *cfg);
+
 /* Load dir/config.json and dir/model.safetensors. The safetensors file is mapped read-only
  * and shared; F32 tensors are used in place, F16/BF16 converted to private F32 copies.
  * Everything is validated first; failures name the file and tensor. */
@@ -33,17 +49,32 @@ int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err);
 void ns_gpt2_free(ns_gpt2_model *model);
 const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model);
 
+/* The F32 data of a loaded parameter tensor by its Hugging Face name without prefix
+ * ("wte.weight", "h.3.mlp.c_fc.bias", ...; *numel receives its size), or NULL when the model has
+ * no such parameter (buffers such as h.N.attn.bias are not parameters). */
+const float *ns_gpt2_tensor(const ns_gpt2_model *model, const char *name, size_t *numel);
+
 /* What the forward pass shows after each layer's attention (valid only during the callback). */
 typedef struct ns_attn_layer_view {
     size_t layer;          /* 0-based */
     size_t n_head, d_head, L;
     const float *logits;   /* (H, L, L): z[h][m][i] = q_m . k_i / sqrt(D), valid for i <= m */
-    const float *weights;  /* (H, L, L): softmax weights, exactly 0 above the diagonal */
+    const float *weights;  /* (H, L, L): the model's attention weights attn_norm(z / attn_temperature)
+                              per causal row (softmax at T = 1 for GPT-2), exactly 0 above the
+                              diagonal */
     const float *values;   /* (L, C): value vector of token i, head h = values[i*C + h*D .. +D) */
 } ns_attn_layer_view;
 
 /* Called once per layer, in order. A non-zero return stops the forward pass and is returned. */
 typedef int (*ns_attn_layer_fn)(void *user, const ns_attn_layer_view *view, ns_err *err);
+
+/* The model's attention weights of one head from its logits z (L x L, row m valid for i <= m):
+ * w[m][i] = attn_norm(z[m][0..m] / attn_temperature)_i, exactly 0 above the diagonal -- the one
+ * function the forward pass and the trainer (src/train) both use. work holds NS_GPT2_ATTN_WORK(L)
+ * doubles. Fails only for an invalid temperature. */
+#define NS_GPT2_ATTN_WORK(L) (4 * (L))
+int ns_gpt2_attn_weights(float *w, const float *z, size_t L, const ns_gpt2_config *cfg,
+                         double *work, ns_err *err);
 
 typedef struct ns_gpt2_workspace ns_gpt2_workspace;
 

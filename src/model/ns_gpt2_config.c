@@ -1,4 +1,5 @@
-/* ns_gpt2_config: read and validate a Hugging Face GPT-2 config.json (jansson). */
+/* ns_gpt2_config: read and validate a Hugging Face GPT-2 config.json (jansson), with normsweep's
+ * keys for the model's attention normalizer and temperature. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -56,6 +57,64 @@ static int get_dim(const char *path, json_t *root, const char *key, int required
                        key, (long long)x, (long long)max);
     *out = (size_t)x;
     return NS_OK;
+}
+
+/* A number key in [lo, hi]; *present says whether it was there. */
+static int get_number(const char *path, json_t *root, const char *key, double lo, double hi,
+                      double *out, int *present, ns_err *err)
+{
+    json_t *v = json_object_get(root, key);
+    *present = v != NULL;
+    if (!v)
+        return NS_OK;
+    if (!json_is_number(v))
+        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is %s, expected a number", path, key,
+                       type_name(v));
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi))
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %g is out of range [%g, %g]", path,
+                       key, x, lo, hi);
+    *out = x;
+    return NS_OK;
+}
+
+/* The model's attention (normsweep's keys; absent in Hugging Face's files: GPT-2's softmax at
+ * temperature 1). ssmax's s is required with ssmax and refused with any other normalizer. */
+static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
+{
+    cfg->attn_norm = (ns_normalizer){.kind = NS_NORM_SOFTMAX, .s = 0.0};
+    cfg->attn_temperature = 1.0;
+    json_t *nv = json_object_get(root, "normsweep_attn_normalizer");
+    if (nv) {
+        if (!json_is_string(nv))
+            return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_attn_normalizer\" is %s, "
+                           "expected a string", path, type_name(nv));
+        if (ns_normalizer_parse(json_string_value(nv), &cfg->attn_norm.kind, NULL) != NS_OK)
+            return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_attn_normalizer\" = \"%.64s\" "
+                           "is not a normalizer (softmax, ssmax, sparsemax or entmax15)", path,
+                           json_string_value(nv));
+    }
+    int have;
+    NS_TRY(get_number(path, root, "normsweep_attn_temperature", NS_GPT2_MIN_TEMPERATURE,
+                      NS_GPT2_MAX_TEMPERATURE, &cfg->attn_temperature, &have, err));
+    NS_TRY(get_number(path, root, "normsweep_ssmax_s", 1e-6, 1e6, &cfg->attn_norm.s, &have, err));
+    if (cfg->attn_norm.kind == NS_NORM_SSMAX && !have)
+        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_ssmax_s\" is missing (required "
+                       "with \"normsweep_attn_normalizer\" = \"ssmax\")", path);
+    if (cfg->attn_norm.kind != NS_NORM_SSMAX && have)
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_ssmax_s\" applies only to the "
+                       "ssmax normalizer, not to %s", path, ns_normalizer_name(cfg->attn_norm.kind));
+    return NS_OK;
+}
+
+double ns_gpt2_attn_temperature(const ns_gpt2_config *cfg)
+{
+    return cfg->attn_temperature > 0.0 ? cfg->attn_temperature : 1.0;
+}
+
+int ns_gpt2_attn_is_default(const ns_gpt2_config *cfg)
+{
+    return cfg->attn_norm.kind == NS_NORM_SOFTMAX && ns_gpt2_attn_temperature(cfg) == 1.0;
 }
 
 static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
@@ -129,7 +188,7 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
         return ns_fail(err, NS_ERR_INVALID,
                        "%s: key \"n_embd\" = %zu is not a multiple of key \"n_head\" = %zu", path,
                        cfg->n_embd, cfg->n_head);
-    return NS_OK;
+    return parse_attention(path, root, cfg, err);
 }
 
 int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err)

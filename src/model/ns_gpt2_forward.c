@@ -2,7 +2,9 @@
  *
  * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H, F = n_inner, V = vocab.
  * Exactly GPT-2: token + learned position embeddings, pre-LayerNorm blocks, causal attention with
- * scale 1/sqrt(D), GELU (tanh approximation), residual connections. Every matrix product goes
+ * scale 1/sqrt(D), GELU (tanh approximation), residual connections. The attention normalizer and
+ * temperature are the model's own (config.json), one causal row at a time through
+ * ns_gpt2_attn_row (GPT-2's softmax at T = 1 is the float kernel). Every matrix product goes
  * through cblas_sgemm; the element-wise parts are the kernels of ns_gpt2_kernels (AVX2 where the
  * CPU has it). Causal attention is computed in blocks of NS_GPT2_ATT_BLOCK query rows, each
  * against only the keys it can see, so about half of the L x L products are never formed. The LM
@@ -29,7 +31,8 @@ struct ns_gpt2_workspace {
     float *att;            /* (L, C)   attention output, heads concatenated */
     float *fc;             /* (L, F)   MLP hidden activations */
     float *logits;         /* (H, L, L) scaled pre-softmax scores */
-    float *weights;        /* (H, L, L) softmax weights, zero above the diagonal */
+    float *weights;        /* (H, L, L) attention weights, zero above the diagonal */
+    double *attn_work;     /* NS_GPT2_ATTN_WORK(L) doubles for a model's own normalizer */
 };
 
 /* Round a float count up to a multiple of 16 (64 bytes), so every buffer stays cache-line aligned. */
@@ -43,9 +46,10 @@ static size_t ns_mul(size_t a, size_t b)
     return a * b;
 }
 
-/* The eight activation buffers of a workspace for L_max tokens, in floats (SIZE_MAX when one
- * would overflow): x, ln, qkv, values, att, fc, logits, weights. */
-static void workspace_sizes(size_t C, size_t H, size_t F, size_t L_max, size_t sizes[8])
+/* The buffers of a workspace for L_max tokens, in floats (SIZE_MAX when one would overflow):
+ * x, ln, qkv, values, att, fc, logits, weights, then attn_work (doubles, counted as 2 floats). */
+#define NS_WS_BUFFERS 9
+static void workspace_sizes(size_t C, size_t H, size_t F, size_t L_max, size_t sizes[NS_WS_BUFFERS])
 {
     sizes[0] = ns_mul(L_max, C);                /* x */
     sizes[1] = ns_mul(L_max, C);                /* ln */
@@ -55,6 +59,7 @@ static void workspace_sizes(size_t C, size_t H, size_t F, size_t L_max, size_t s
     sizes[5] = ns_mul(L_max, F);                /* fc */
     sizes[6] = ns_mul(H, ns_mul(L_max, L_max)); /* logits */
     sizes[7] = ns_mul(H, ns_mul(L_max, L_max)); /* weights */
+    sizes[8] = ns_mul(2, NS_GPT2_ATTN_WORK(L_max)); /* attn_work */
 }
 
 double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max)
@@ -65,7 +70,8 @@ double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max)
     double F = (double)cfg->n_inner;
     /* the sizes of workspace_sizes, in double so no product can wrap (rounding to 16 floats
      * adds at most 8 x 64 bytes) */
-    return sizeof(float) * (L * C * 7.0 + L * F + 2.0 * H * L * L) + 8.0 * 64.0;
+    return sizeof(float) * (L * C * 7.0 + L * F + 2.0 * H * L * L) +
+           sizeof(double) * NS_GPT2_ATTN_WORK(L) + NS_WS_BUFFERS * 64.0;
 }
 
 int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
@@ -83,10 +89,10 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
                        "forward workspace: bad model shape (n_embd=%zu, n_head=%zu, n_inner=%zu)", C,
                        H, F);
 
-    size_t sizes[8];
+    size_t sizes[NS_WS_BUFFERS];
     workspace_sizes(C, H, F, L_max, sizes);
     size_t total = 0;
-    for (size_t i = 0; i < 8; i++) {
+    for (size_t i = 0; i < NS_WS_BUFFERS; i++) {
         if (sizes[i] == SIZE_MAX || ns_round16(sizes[i]) > SIZE_MAX / sizeof(float) - total)
             return ns_fail(err, NS_ERR_INVALID, "forward workspace: L_max=%zu is too large", L_max);
         sizes[i] = ns_round16(sizes[i]);
@@ -116,6 +122,7 @@ int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_work
         *bufs[i] = p;
         p += sizes[i];
     }
+    ws->attn_work = (double *)(void *)p;
     *out = ws;
     return NS_OK;
 }
@@ -170,21 +177,24 @@ static void ns_mm(float *c, size_t ldc, const float *a, size_t lda, const float 
 }
 
 /* Causal attention of one head, NS_GPT2_ATT_BLOCK query rows [m0, m1) at a time against keys
- * [0, m1): z = q k^T / sqrt(D) (logits of rows m0.. at zh, ld L), softmax of each row m over keys
- * 0..m into wh (whose upper triangle is already 0), then out = w v. q, k, v: (L, D) with leading
- * dimensions ldq (= ldk) and ldv; out (L, D; ld ldo). */
-static void ns_attention_head(float *out, size_t ldo, float *zh, float *wh, const float *q,
-                              const float *k, size_t ldq, const float *v, size_t ldv, size_t L,
-                              size_t D, float scale, int simd)
+ * [0, m1): z = q k^T / sqrt(D) (logits of rows m0.. at zh, ld L), the model's normalizer of each
+ * row m over keys 0..m into wh (whose upper triangle is already 0; ns_gpt2_attn_row with work), then
+ * out = w v. q, k, v: (L, D) with leading dimensions ldq (= ldk) and ldv; out (L, D; ld ldo).
+ * Fails only for an invalid temperature. */
+static int ns_attention_head(float *out, size_t ldo, float *zh, float *wh, const float *q,
+                             const float *k, size_t ldq, const float *v, size_t ldv, size_t L,
+                             size_t D, float scale, const ns_gpt2_config *cfg, int simd,
+                             double *work, ns_err *err)
 {
     for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
         size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L, rows = m1 - m0;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)m1, (int)D, scale,
                     q + m0 * ldq, (int)ldq, k, (int)ldq, 0.0f, zh + m0 * L, (int)L); /* (rows, m1) */
         for (size_t m = m0; m < m1; m++)
-            ns_k_softmax_row(wh + m * L, zh + m * L, m + 1, simd);
+            NS_TRY(ns_gpt2_attn_row(wh + m * L, zh + m * L, m + 1, cfg, simd, work, err));
         ns_mm(out + m0 * ldo, ldo, wh + m0 * L, L, v, ldv, rows, D, m1, 1.0f, 0.0f); /* (rows, D) */
     }
+    return NS_OK;
 }
 
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
@@ -237,9 +247,9 @@ int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int
         for (size_t t = 0; t < L; t++)
             memcpy(values + t * C, qkv + t * C3 + 2 * C, C * sizeof(float)); /* (L, C) */
         for (size_t h = 0; h < H; h++)                                  /* (L, D; ld C) each */
-            ns_attention_head(att + h * D, C, logits + h * L * L, weights + h * L * L,
-                              qkv + h * D, qkv + C + h * D, C3, values + h * D, C, L, D, scale,
-                              simd);
+            NS_TRY(ns_attention_head(att + h * D, C, logits + h * L * L, weights + h * L * L,
+                                     qkv + h * D, qkv + C + h * D, C3, values + h * D, C, L, D,
+                                     scale, cfg, simd, ws->attn_work, err));
         if (fn) {
             ns_attn_layer_view view = {.layer = l, .n_head = H, .d_head = D, .L = L,
                                        .logits = logits, .weights = weights, .values = values};

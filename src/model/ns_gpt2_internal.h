@@ -35,4 +35,10 @@ struct ns_gpt2_model {
     char *dir;
 };
 
+/* One causal row of ns_gpt2_attn_weights: w[0..n) = attn_norm(z[0..n) / attn_temperature), with
+ * the AVX2 kernels when simd (ns_k_simd()). work holds NS_GPT2_ATTN_WORK(n) doubles. Fails only
+ * for an invalid temperature. (ns_gpt2_attn.c) */
+int ns_gpt2_attn_row(float *w, const float *z, size_t n, const ns_gpt2_config *cfg, int simd,
+                     double *work, ns_err *err);
+
 #endif

@@ -151,6 +151,24 @@ const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model)
     return &model->config;
 }
 
+const float *ns_gpt2_tensor(const ns_gpt2_model *model, const char *name, size_t *numel)
+{
+    /* fill_slots only records where each pointer lives; nothing is written through m. */
+    ns_gpt2_model *m = (ns_gpt2_model *)model;
+    slot *slots = calloc(4 + 12 * m->config.n_layer, sizeof *slots);
+    const float *data = NULL;
+    if (!slots)
+        return NULL;
+    size_t n = fill_slots(slots, m);
+    for (size_t i = 0; i < n && !data; i++)
+        if (strcmp(slots[i].name, name) == 0) {
+            data = *slots[i].dst;
+            *numel = slots[i].shape[0] * (slots[i].ndim == 2 ? slots[i].shape[1] : 1);
+        }
+    free(slots);
+    return data;
+}
+
 int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err)
 {
     *out = NULL;

@@ -59,6 +59,14 @@ int ns_mkmodel_preset(const char *name, ns_gpt2_config *cfg, ns_err *err)
                    "unknown preset '%s' (choose gpt2, gpt2-medium, gpt2-large or gpt2-xl)", name);
 }
 
+/* 1 when x survives config.json's 10 significant digits unchanged. */
+static int ns_mk_exact10(double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.10g", x);
+    return strtod(buf, NULL) == x;
+}
+
 int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
 {
     /* The same limits ns_gpt2_config_read enforces, so every written model loads again. */
@@ -87,6 +95,17 @@ int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
     if (c->ln_eps < 0.0 || c->ln_eps > 1.0 || isnan(c->ln_eps))
         return ns_fail(err, NS_ERR_INVALID, "layer_norm_epsilon = %g is out of range (0, 1]",
                        c->ln_eps);
+    double T = c->attn_temperature == 0 ? 1.0 : c->attn_temperature;
+    if (!(T >= NS_GPT2_MIN_TEMPERATURE && T <= NS_GPT2_MAX_TEMPERATURE) || !ns_mk_exact10(T))
+        return ns_fail(err, NS_ERR_INVALID, "attention temperature %.17g is out of range [%g, %g] "
+                       "or has more than 10 significant digits", T, NS_GPT2_MIN_TEMPERATURE,
+                       NS_GPT2_MAX_TEMPERATURE);
+    if ((unsigned)c->attn_norm.kind > NS_NORM_ENTMAX15)
+        return ns_fail(err, NS_ERR_INVALID, "unknown attention normalizer %d", (int)c->attn_norm.kind);
+    if (c->attn_norm.kind == NS_NORM_SSMAX &&
+        (!(c->attn_norm.s >= 1e-6 && c->attn_norm.s <= 1e6) || !ns_mk_exact10(c->attn_norm.s)))
+        return ns_fail(err, NS_ERR_INVALID, "ssmax s = %.17g is out of range [1e-06, 1e+06] or has "
+                       "more than 10 significant digits", c->attn_norm.s);
     /* The attention mask buffer is n_ctx^2 elements per layer; keep the file within reach. */
     if (c->n_ctx > 65536)
         return ns_fail(err, NS_ERR_INVALID, "n_ctx = %zu is too large for the mask buffers (max 65536)",
@@ -122,13 +141,6 @@ static void normal_pair(uint64_t seed, uint64_t stream, uint64_t pair, double *z
     double a = 2.0 * M_PI * u2;
     *z0 = r * cos(a);
     *z1 = r * sin(a);
-}
-
-double ns_mkmodel_normal(uint64_t seed, uint64_t stream, uint64_t index)
-{
-    double z0, z1;
-    normal_pair(seed, stream, index >> 1, &z0, &z1);
-    return (index & 1) ? z1 : z0;
 }
 
 /* FNV-1a of the tensor name: each tensor has its own stream, independent of the layer count. */
@@ -232,16 +244,54 @@ static tensor_desc *build_descs(const ns_gpt2_config *c, size_t *n)
     return d;
 }
 
+int ns_mkmodel_tensors(const ns_gpt2_config *cfg, ns_mkmodel_tensor **out, size_t *n, ns_err *err)
+{
+    size_t nd = 0;
+    tensor_desc *d = build_descs(cfg, &nd);
+    ns_mkmodel_tensor *t = d ? calloc(nd, sizeof *t) : NULL;
+    if (!t) {
+        free(d);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory listing the model's tensors");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        memcpy(t[i].name, d[i].name, sizeof t[i].name);
+        t[i].ndim = d[i].ndim;
+        memcpy(t[i].shape, d[i].shape, sizeof t[i].shape);
+        t[i].numel = d[i].numel;
+        t[i].is_param = d[i].kind != K_MASK;
+    }
+    free(d);
+    *out = t;
+    *n = nd;
+    return NS_OK;
+}
+
+int ns_mkmodel_values(const ns_mkmodel_opts *opts, const char *name, size_t start, size_t n,
+                      float *out, ns_err *err)
+{
+    size_t nd = 0;
+    int rc = NS_OK;
+    tensor_desc *d = build_descs(&opts->config, &nd);
+    if (!d)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    size_t i = 0;
+    while (i < nd && strcmp(d[i].name, name) != 0)
+        i++;
+    if (i == nd)
+        rc = ns_fail(err, NS_ERR_INVALID, "no tensor '%s' in this model", name);
+    else if (start > d[i].numel || n > d[i].numel - start)
+        rc = ns_fail(err, NS_ERR_INVALID, "tensor '%s': elements [%zu, %zu) beyond its %zu", name,
+                     start, start + n, d[i].numel);
+    else
+        gen_values(out, &d[i], opts->seed, start, n);
+    free(d);
+    return rc;
+}
+
 float ns_mkmodel_value(const ns_mkmodel_opts *opts, const char *name, size_t index)
 {
-    size_t n = 0;
     float v = NAN;
-    tensor_desc *d = build_descs(&opts->config, &n);
-    for (size_t i = 0; d && i < n; i++)
-        if (strcmp(d[i].name, name) == 0 && index < d[i].numel)
-            gen_values(&v, &d[i], opts->seed, index, 1);
-    free(d);
-    return v;
+    return ns_mkmodel_values(opts, name, index, 1, &v, NULL) == NS_OK ? v : NAN;
 }
 
 /* ---- writing ---- */
@@ -275,8 +325,24 @@ static size_t encode(uint8_t *out, const float *v, size_t n, ns_st_dtype dtype)
     return n * 2;
 }
 
+/* Where the parameters' values come from: GPT-2 initialisation (fill NULL) or the caller. */
+typedef struct value_source {
+    ns_mkmodel_fill_fn fill;
+    void *user;
+} value_source;
+
+static int source_values(const value_source *src, float *out, const tensor_desc *d, size_t index,
+                         uint64_t seed, size_t start, size_t n, ns_err *err)
+{
+    if (!src->fill || d->kind == K_MASK) {
+        gen_values(out, d, seed, start, n);
+        return NS_OK;
+    }
+    return src->fill(src->user, index, start, n, out, err);
+}
+
 static int write_safetensors(const char *path, const ns_mkmodel_opts *o, const tensor_desc *d,
-                             size_t n, ns_err *err)
+                             size_t n, const value_source *src, ns_err *err)
 {
     int rc = NS_OK, fd = -1;
     uint8_t *header = NULL, *bytes = NULL;
@@ -312,7 +378,8 @@ static int write_safetensors(const char *path, const ns_mkmodel_opts *o, const t
     for (size_t i = 0; i < n; i++) {
         for (size_t s = 0; s < d[i].numel; s += NS_MK_CHUNK) {
             size_t m = d[i].numel - s < NS_MK_CHUNK ? d[i].numel - s : NS_MK_CHUNK;
-            gen_values(vals, &d[i], o->seed, s, m);
+            if ((rc = source_values(src, vals, &d[i], i, o->seed, s, m, err)) != NS_OK)
+                goto done;
             size_t nb = encode(bytes, vals, m, o->dtype);
             if ((rc = write_all(fd, bytes, nb, tmp, err)) != NS_OK)
                 goto done;
@@ -349,6 +416,44 @@ done:
     return rc;
 }
 
+/* The attention keys (docs/MODEL.md) and the caller's extra members, added to root. */
+static int add_attention_and_extra(json_t *root, const ns_mkmodel_opts *o, ns_err *err)
+{
+    const ns_gpt2_config *c = &o->config;
+    double T = c->attn_temperature > 0 ? c->attn_temperature : 1.0;
+    if (json_object_set_new(root, "normsweep_attn_normalizer",
+                            json_string(ns_normalizer_name(c->attn_norm.kind))) ||
+        json_object_set_new(root, "normsweep_attn_temperature", json_real(T)) ||
+        (c->attn_norm.kind == NS_NORM_SSMAX &&
+         json_object_set_new(root, "normsweep_ssmax_s", json_real(c->attn_norm.s))))
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
+    if (!o->extra_json)
+        return NS_OK;
+    json_error_t jerr;
+    json_t *extra = json_loads(o->extra_json, JSON_REJECT_DUPLICATES, &jerr);
+    if (!extra || !json_is_object(extra)) {
+        json_decref(extra);
+        return ns_fail(err, NS_ERR_INVALID, "config.json extra members: not a JSON object (%s)",
+                       extra ? "another value" : jerr.text);
+    }
+    const char *key;
+    json_t *val;
+    int rc = NS_OK;
+    json_object_foreach(extra, key, val) {
+        if (json_object_get(root, key)) {
+            rc = ns_fail(err, NS_ERR_INVALID, "config.json extra member \"%s\" would replace a "
+                         "key normsweep writes", key);
+            break;
+        }
+        if (json_object_set(root, key, val)) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
+            break;
+        }
+    }
+    json_decref(extra);
+    return rc;
+}
+
 static char *config_text(const ns_mkmodel_opts *o, ns_err *err)
 {
     const ns_gpt2_config *c = &o->config;
@@ -369,7 +474,17 @@ static char *config_text(const ns_mkmodel_opts *o, ns_err *err)
         (json_int_t)c->vocab_size, "layer_norm_epsilon", eps, "activation_function", "gelu_new",
         "initializer_range", NS_MK_INIT_STD, "bos_token_id", (json_int_t)eos, "eos_token_id",
         (json_int_t)eos, "torch_dtype", torch_dtype, "normsweep_seed", seed);
-    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+    if (!root) {
+        ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
+        return NULL;
+    }
+    if (add_attention_and_extra(root, o, err) != NS_OK) {
+        json_decref(root);
+        return NULL;
+    }
+    /* 10 significant digits (ns_mkmodel_check refuses a temperature or s that would not read
+     * back exactly) */
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (!text)
         ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
@@ -378,11 +493,20 @@ static char *config_text(const ns_mkmodel_opts *o, ns_err *err)
 
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err)
 {
+    return ns_mkmodel_write_from(out_dir, opts, NULL, NULL, err);
+}
+
+int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_mkmodel_fill_fn fill,
+                          void *user, ns_err *err)
+{
     ns_mkmodel_opts o = *opts;
+    value_source src = {fill, user};
     if (o.config.n_inner == 0)
         o.config.n_inner = 4 * o.config.n_embd;
     if (o.config.ln_eps == 0)
         o.config.ln_eps = NS_MK_LN_EPS;
+    if (o.config.attn_temperature == 0)
+        o.config.attn_temperature = 1.0;
     NS_TRY(ns_mkmodel_check(&o.config, err));
     if (o.dtype != NS_ST_F32 && o.dtype != NS_ST_F16 && o.dtype != NS_ST_BF16)
         return ns_fail(err, NS_ERR_INVALID, "dtype %s is not supported (F32, F16, BF16)",
@@ -402,7 +526,7 @@ int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *e
         rc = err ? err->code : NS_ERR_NOMEM;
         goto done;
     }
-    if ((rc = write_safetensors(st_path, &o, d, n, err)) != NS_OK)
+    if ((rc = write_safetensors(st_path, &o, d, n, &src, err)) != NS_OK)
         goto done;
     size_t tl = strlen(text);
     char *line = realloc(text, tl + 2);

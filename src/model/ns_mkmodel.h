@@ -1,5 +1,6 @@
-/* ns_mkmodel: write a random-weight GPT-2 model directory (config.json + model.safetensors) in the
- * Hugging Face layout with GPT-2 initialisation, deterministic for a seed. */
+/* ns_mkmodel: write a GPT-2 model directory (config.json + model.safetensors) in the Hugging Face
+ * layout: random weights with GPT-2 initialisation, deterministic for a seed, or weights a caller
+ * supplies (the trainer). */
 #ifndef NS_MKMODEL_H
 #define NS_MKMODEL_H
 
@@ -11,10 +12,22 @@
 #include "model/ns_safetensors.h"
 
 typedef struct ns_mkmodel_opts {
-    ns_gpt2_config config; /* n_inner 0 means 4 * n_embd; ln_eps 0 means 1e-5 */
+    ns_gpt2_config config; /* n_inner 0 means 4 * n_embd; ln_eps 0 means 1e-5; attn_temperature
+                              0 means 1 (attn_norm zeroed is softmax) */
     uint64_t seed;
     ns_st_dtype dtype;     /* NS_ST_F32, NS_ST_F16 or NS_ST_BF16 */
+    const char *extra_json; /* NULL, or a JSON object whose members are added to config.json
+                               (a trainer's record); a member named like a written key is refused */
 } ns_mkmodel_opts;
+
+/* One tensor of the Hugging Face file, in file order. */
+typedef struct ns_mkmodel_tensor {
+    char name[64];         /* without prefix: "wte.weight", "h.0.attn.c_attn.weight", ... */
+    size_t ndim;
+    size_t shape[4];
+    size_t numel;
+    int is_param;          /* 0 for the h.N.attn.bias causal-mask buffers */
+} ns_mkmodel_tensor;
 
 /* Fill cfg from a Hugging Face preset name: gpt2, gpt2-medium, gpt2-large, gpt2-xl.
  * NS_ERR_INVALID naming the preset when unknown. */
@@ -26,10 +39,35 @@ int ns_mkmodel_check(const ns_gpt2_config *cfg, ns_err *err);
 /* Number of model parameters (without the attention mask buffers). */
 size_t ns_mkmodel_param_count(const ns_gpt2_config *cfg);
 
+/* The tensors of a GPT-2 of shape cfg, in file order (*out: caller frees; *n: their count):
+ * wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj,
+ * attn.bias. */
+int ns_mkmodel_tensors(const ns_gpt2_config *cfg, ns_mkmodel_tensor **out, size_t *n, ns_err *err);
+
+/* The F32 values (before rounding to opts->dtype) of elements [start, start + n) (row-major) of
+ * tensor `name`, as ns_mkmodel_write writes them: GPT-2's initialisation. Weights N(0, 0.02),
+ * c_proj weights N(0, 0.02 / sqrt(2 n_layer)); biases 0; LayerNorm weight 1, bias 0; h.N.attn.bias
+ * the causal mask (1 on and below the diagonal). Element i is a pure function of (seed, name, i)
+ * (SplitMix64 hashing and Box-Muller), so any chunking gives the same values. NS_ERR_INVALID for
+ * an unknown name or a range beyond the tensor. */
+int ns_mkmodel_values(const ns_mkmodel_opts *opts, const char *name, size_t start, size_t n,
+                      float *out, ns_err *err);
+
+/* Supplies elements [start, start + n) of parameter tensor number `tensor` (an index into
+ * ns_mkmodel_tensors's list) for ns_mkmodel_write_from. */
+typedef int (*ns_mkmodel_fill_fn)(void *user, size_t tensor, size_t start, size_t n, float *out,
+                                  ns_err *err);
+
 /* Create out_dir (mkdir -p) and write out_dir/model.safetensors then out_dir/config.json, each
  * through a temporary name renamed into place, so a failure never leaves a partial file.
  * Tensor order: wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
  * mlp.c_proj, attn.bias (the mask buffer Hugging Face files carry and the loader ignores). */
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err);
+
+/* ns_mkmodel_write with the parameters' values taken from fill (a trained model); the mask
+ * buffers are generated. config.json also records the attention (normsweep_attn_normalizer,
+ * normsweep_attn_temperature, normsweep_ssmax_s for ssmax) and opts->extra_json. */
+int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_mkmodel_fill_fn fill,
+                          void *user, ns_err *err);
 
 #endif

@@ -1,0 +1,410 @@
+/* cmd_train: the `normsweep train` subcommand: parses the options (a preset, then single values),
+ * initialises MPI, installs the signal handlers that ask training to checkpoint and stop, shows
+ * its messages and progress, runs it (src/train/ns_train) and turns its status into the exit
+ * code. */
+#include <mpi.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "cli/ns_cli.h"
+#include "common/ns_blas.h"
+#include "train/ns_train.h"
+
+static void train_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: normsweep train (--preset NAME | --layers N --heads N --embd N --ctx N)\n"
+            "                       [--normalizer softmax|ssmax|sparsemax|entmax15] [--s S]\n"
+            "                       [--temperature T] [--steps K] [--batch B] [--lr LR] [--seed S]\n"
+            "                       [OPTIONS] --out DIR\n"
+            "       mpirun -np 2 normsweep train --preset standin --out models/standin\n"
+            "\n"
+            "Train a GPT-2-layout model on the corpus (War and Peace) in C: forward and exact\n"
+            "backward through the CBLAS, AdamW, gradient clipping, warmup + cosine schedule, a\n"
+            "held-out validation split (every 10th block of 8192 tokens). The attention normalizer\n"
+            "and its temperature are part of the model (recorded in config.json; every sweep, dump\n"
+            "and verify of DIR attends the same way). Data-parallel over MPI ranks: the result does\n"
+            "not depend on the number of ranks. Writes DIR/model.safetensors + DIR/config.json\n"
+            "(Hugging Face layout), DIR/train.nc (the training log) and DIR/checkpoint/.\n"
+            "\n"
+            "Options (model):\n"
+            "  --preset NAME        %s (single options below override it)\n"
+            "  --layers N --heads N --embd N   shape (n_layer, n_head, n_embd; heads divide embd)\n"
+            "  --positions N        position table size n_positions (default: --ctx)\n"
+            "  --vocab N            vocabulary size (default 50257, GPT-2's tokenizer)\n"
+            "  --normalizer NAME    attention normalizer (default softmax)\n"
+            "  --s S                ssmax's parameter (required with ssmax, only with it)\n"
+            "  --temperature T      attention temperature: weights = F(q.k / sqrt(D) / T) (default 1)\n"
+            "  --init-from MODEL    start from a model directory or asset (default: GPT-2's\n"
+            "                       initialisation, the weights `mkmodel --seed` writes)\n"
+            "Options (training):\n"
+            "  --ctx N              tokens per sequence (<= --positions)\n"
+            "  --batch B            sequences per step, over all ranks together (default 8)\n"
+            "  --steps K            optimisation steps (default 1000; 0: only measure the\n"
+            "                       validation loss of the initial model, write nothing)\n"
+            "  --warmup W           warmup steps (default steps / 10)\n"
+            "  --lr LR              peak learning rate (default 6e-4; presets set their own)\n"
+            "  --lr-min F           final learning rate as a fraction of --lr (default 0.1)\n"
+            "  --weight-decay WD    AdamW decay of the weight matrices (default 0.1)\n"
+            "  --beta1 B --beta2 B  AdamW moments (default 0.9, 0.95)\n"
+            "  --clip C             clip the gradient's global norm to C (default 1; 0: never)\n"
+            "  --seed S             initialisation and data order, 0..2^64-1 (default 0)\n"
+            "  --corpus NAME|FILE   text to train on (default war_and_peace)\n"
+            "  --tokenizer NAME|DIR (default tokenizer)\n"
+            "  --no-strip-gutenberg keep the Project Gutenberg header and licence\n"
+            "Options (logging and output):\n"
+            "  --val-every K        validation loss every K steps (default 100; and at 0 and the end)\n"
+            "  --val-windows N      validation windows per measurement (default 16; 0: all; the\n"
+            "                       final measurement uses all)\n"
+            "  --jac-every K        attention Jacobian norms every K steps (default 10; 0: never)\n"
+            "  --checkpoint-every K steps between checkpoints (default 100)\n"
+            "  --out DIR            the model directory (created; refused if it holds a model)\n"
+            "  --resume             continue from DIR/checkpoint (same options required)\n"
+            "  -h, --help           show this help\n"
+            "\n"
+            "SIGTERM, SIGINT or SIGUSR1 checkpoint and exit 3; --resume continues and gives the\n"
+            "same bytes as an uninterrupted run. One BLAS thread per rank unless the library's own\n"
+            "variable (OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS) is set. See docs/TRAIN.md.\n"
+            "\n"
+            "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written), 3\n"
+            "interrupted with the checkpoint saved.\n",
+            ns_train_preset_names());
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+typedef struct show {
+    int live_open;
+} show;
+
+static void show_line(void *user, const char *text)
+{
+    show *s = user;
+    if (s->live_open) {
+        fputc('\n', stderr);
+        s->live_open = 0;
+    }
+    fprintf(stderr, "%s\n", text);
+}
+
+static void show_progress(void *user, const char *line, int live)
+{
+    show *s = user;
+    if (live) {
+        fprintf(stderr, "\rnormsweep train: %s\033[K", line);
+        s->live_open = 1;
+    } else {
+        fprintf(stderr, "normsweep train: %s\n", line);
+    }
+    fflush(stderr);
+}
+
+/* ---- options ---- */
+
+enum { V_U64, V_SIZE, V_DBL, V_STR };
+
+typedef struct opt_def {
+    const char *name;
+    int kind;
+    size_t off; /* into the parsed struct */
+} opt_def;
+
+typedef struct parsed {
+    ns_train_options o;
+    const char *preset, *normalizer;
+    uint64_t layers, heads, embd, positions, vocab, ctx;
+    double s, temperature;
+    int have_s;
+} parsed;
+
+#define P(f) offsetof(parsed, f)
+static const opt_def ns_train_opts[] = {
+    {"--layers", V_U64, P(layers)},           {"--heads", V_U64, P(heads)},
+    {"--embd", V_U64, P(embd)},               {"--positions", V_U64, P(positions)},
+    {"--vocab", V_U64, P(vocab)},             {"--ctx", V_U64, P(ctx)},
+    {"--normalizer", V_STR, P(normalizer)},   {"--s", V_DBL, P(s)},
+    {"--temperature", V_DBL, P(temperature)}, {"--init-from", V_STR, P(o.init_from)},
+    {"--batch", V_SIZE, P(o.batch)},          {"--steps", V_U64, P(o.steps)},
+    {"--warmup", V_U64, P(o.warmup)},         {"--lr", V_DBL, P(o.lr)},
+    {"--lr-min", V_DBL, P(o.lr_min_frac)},    {"--weight-decay", V_DBL, P(o.weight_decay)},
+    {"--beta1", V_DBL, P(o.beta1)},           {"--beta2", V_DBL, P(o.beta2)},
+    {"--clip", V_DBL, P(o.clip)},             {"--seed", V_U64, P(o.seed)},
+    {"--corpus", V_STR, P(o.corpus)},         {"--tokenizer", V_STR, P(o.tokenizer)},
+    {"--val-every", V_U64, P(o.val_every)},   {"--val-windows", V_SIZE, P(o.val_windows)},
+    {"--jac-every", V_U64, P(o.jac_every)},   {"--checkpoint-every", V_U64, P(o.checkpoint_every)},
+    {"--out", V_STR, P(o.out_dir)},           {"--preset", V_STR, P(preset)},
+};
+#undef P
+
+/* Strict unsigned decimal: digits only, no sign, no overflow. */
+static int parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !isdigit((unsigned char)s[0]))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Store one option's value; returns NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
+static int store(parsed *p, const opt_def *d, const char *val)
+{
+    void *dst = (char *)p + d->off;
+    unsigned long long u;
+    switch (d->kind) {
+    case V_STR:
+        *(const char **)dst = val;
+        return NS_EXIT_OK;
+    case V_DBL: {
+        char *end;
+        errno = 0;
+        double x = strtod(val, &end);
+        if (errno || end == val || *end || !isfinite(x)) {
+            fprintf(stderr, "normsweep train: %s '%s' is not a finite number\n", d->name, val);
+            return NS_EXIT_USAGE;
+        }
+        *(double *)dst = x;
+        if (strcmp(d->name, "--s") == 0)
+            p->have_s = 1;
+        return NS_EXIT_OK;
+    }
+    default:
+        if (parse_u64(val, &u) != 0) {
+            fprintf(stderr, "normsweep train: %s '%s' is not an integer in 0..2^64-1\n", d->name,
+                    val);
+            return NS_EXIT_USAGE;
+        }
+        if (d->kind == V_SIZE)
+            *(size_t *)dst = (size_t)u;
+        else
+            *(uint64_t *)dst = (uint64_t)u;
+        return NS_EXIT_OK;
+    }
+}
+
+/* Returns -1 for --help, else NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
+static int parse(int argc, char **argv, parsed *p)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            return -1;
+        if (strcmp(a, "--resume") == 0 || strcmp(a, "--no-strip-gutenberg") == 0) {
+            if (a[2] == 'r')
+                p->o.resume = 1;
+            else
+                p->o.strip_gutenberg = 0;
+            continue;
+        }
+        const opt_def *d = NULL;
+        const char *val = NULL;
+        for (size_t k = 0; k < sizeof ns_train_opts / sizeof ns_train_opts[0] && !d; k++) {
+            size_t n = strlen(ns_train_opts[k].name);
+            if (strncmp(a, ns_train_opts[k].name, n) == 0 && (a[n] == 0 || a[n] == '='))
+                d = &ns_train_opts[k], val = a[n] ? a + n + 1 : NULL;
+        }
+        if (!d) {
+            fprintf(stderr, "normsweep train: %s '%s' (see normsweep train --help)\n",
+                    a[0] == '-' ? "unknown option" : "unexpected argument", a);
+            return NS_EXIT_USAGE;
+        }
+        if (!val && i + 1 < argc)
+            val = argv[++i];
+        if (!val || !*val) {
+            fprintf(stderr, "normsweep train: %s needs a value\n", d->name);
+            return NS_EXIT_USAGE;
+        }
+        if (store(p, d, val) != NS_EXIT_OK)
+            return NS_EXIT_USAGE;
+    }
+    return NS_EXIT_OK;
+}
+
+/* The model's shape and attention from the preset and the single options. */
+static int assemble(parsed *p)
+{
+    ns_gpt2_config *m = &p->o.model;
+    if (!p->preset) {
+        static const char *const need[] = {"--layers", "--heads", "--embd", "--ctx"};
+        const uint64_t have[] = {p->layers, p->heads, p->embd, p->ctx};
+        for (size_t k = 0; k < 4; k++)
+            if (!have[k]) {
+                fprintf(stderr, "normsweep train: %s is required without --preset (see --help)\n",
+                        need[k]);
+                return NS_EXIT_USAGE;
+            }
+        m->vocab_size = 50257;
+        m->ln_eps = 1e-5;
+    }
+    const uint64_t vals[] = {p->layers, p->heads, p->embd, p->vocab, p->ctx, p->positions};
+    for (size_t k = 0; k < 6; k++)
+        if (vals[k] > (1u << 30)) {
+            fprintf(stderr, "normsweep train: a size of %llu is too large\n",
+                    (unsigned long long)vals[k]);
+            return NS_EXIT_USAGE;
+        }
+    if (p->layers)
+        m->n_layer = (size_t)p->layers;
+    if (p->heads)
+        m->n_head = (size_t)p->heads;
+    if (p->embd)
+        m->n_embd = (size_t)p->embd, m->n_inner = 4 * (size_t)p->embd;
+    if (p->vocab)
+        m->vocab_size = (size_t)p->vocab;
+    if (p->ctx)
+        p->o.ctx = (size_t)p->ctx;
+    if (p->positions)
+        m->n_ctx = (size_t)p->positions;
+    else if (m->n_ctx < p->o.ctx)
+        m->n_ctx = p->o.ctx;
+    ns_err err;
+    ns_err_clear(&err);
+    if (p->normalizer && ns_normalizer_parse(p->normalizer, &m->attn_norm.kind, &err) != NS_OK) {
+        fprintf(stderr, "normsweep train: --normalizer: %s\n", err.msg);
+        return NS_EXIT_USAGE;
+    }
+    if ((m->attn_norm.kind == NS_NORM_SSMAX) != p->have_s) {
+        fprintf(stderr, "normsweep train: %s\n", p->have_s ? "--s applies only to --normalizer ssmax"
+                                                           : "--normalizer ssmax needs --s S");
+        return NS_EXIT_USAGE;
+    }
+    m->attn_norm.s = p->have_s ? p->s : 0.0;
+    m->attn_temperature = p->temperature;
+    return NS_EXIT_OK;
+}
+
+/* "LAUNCHER -np P normsweep train ARGS..." (plain words unquoted, others single-quoted). */
+static char *command_line(int argc, char **argv, int size)
+{
+    size_t cap = 64;
+    for (int i = 0; i < argc; i++)
+        cap += 3 + 4 * strlen(argv[i]);
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t n = (size_t)snprintf(s, cap, size > 1 ? "mpirun -np %d normsweep" : "normsweep", size);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789-_./=:,+@%") == strlen(a);
+        if (plain) {
+            n += (size_t)snprintf(s + n, cap - n, " %s", a);
+            continue;
+        }
+        n += (size_t)snprintf(s + n, cap - n, " '");
+        for (; *a && n + 5 < cap; a++)
+            n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
+                                     : snprintf(s + n, cap - n, "%c", *a));
+        n += (size_t)snprintf(s + n, cap - n, "'");
+    }
+    return s;
+}
+
+static int exit_code(int rc, const ns_train_outcome *out, const ns_err *err)
+{
+    if (rc == NS_OK)
+        return NS_EXIT_OK;
+    if (out->rank == 0)
+        return ns_cli_report("train", err);
+    if (err->msg[0])
+        fprintf(stderr, "normsweep train: rank %d: %s\n", out->rank, err->msg);
+    return rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
+           : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+}
+
+/* Options: defaults, the preset, then the single values. Returns -1 for --help. */
+static int options(int argc, char **argv, parsed *p)
+{
+    memset(p, 0, sizeof *p);
+    ns_train_defaults(&p->o);
+    p->o.ctx = 0;
+    p->o.batch = 8;
+    p->temperature = 1.0;
+    for (int i = 1; i < argc; i++) { /* the preset first, whatever its place */
+        const char *a = argv[i];
+        const char *v = strncmp(a, "--preset=", 9) == 0 ? a + 9
+                        : strcmp(a, "--preset") == 0 && i + 1 < argc ? argv[i + 1] : NULL;
+        ns_err err;
+        if (v && ns_train_preset(v, &p->o, &err) != NS_OK) {
+            fprintf(stderr, "normsweep train: --preset: %s\n", err.msg);
+            return NS_EXIT_USAGE;
+        }
+    }
+    int r = parse(argc, argv, p);
+    return r != NS_EXIT_OK ? r : assemble(p);
+}
+
+int ns_cmd_train(int argc, char **argv)
+{
+    parsed p;
+    int r = options(argc, argv, &p);
+    if (r == -1) {
+        train_usage(stdout);
+        return NS_EXIT_OK;
+    }
+    if (r != NS_EXIT_OK)
+        return r;
+    install_handlers();
+    int provided = 0, rank = 0, size = 1;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "normsweep train: %s\n", stop_signal ? "interrupted before training "
+                "started; nothing was written" : "MPI_Init failed");
+        return stop_signal ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* One BLAS thread per rank (the ranks fill the cores; and a gradient is then computed the
+     * same way on every rank), unless the user chose otherwise. */
+    ns_blas_single_thread();
+    char *cmd = command_line(argc, argv, size), exe_sha[65];
+    ns_cli_self_sha256(exe_sha);
+    p.o.command_line = cmd;
+    p.o.institution = getenv("NORMSWEEP_INSTITUTION");
+    p.o.executable_sha256 = exe_sha;
+    show sh = {0};
+    ns_train_hooks hooks = {.line = show_line, .progress = show_progress,
+                            .progress_live = isatty(STDERR_FILENO), .user = &sh,
+                            .stop = &stop_signal};
+    ns_train_outcome out;
+    ns_err err;
+    ns_err_clear(&err);
+    int rc = ns_train_run(MPI_COMM_WORLD, &p.o, &hooks, &out, &err);
+    if (sh.live_open)
+        fputc('\n', stderr);
+    if (rc == NS_OK && rank == 0 && out.summary[0])
+        fprintf(stderr, "normsweep train: %s\n", out.summary);
+    int code = exit_code(rc, &out, &err);
+    free(cmd);
+    if (code == NS_EXIT_FAILURE) {
+        fflush(NULL);
+        _Exit(code);
+    }
+    MPI_Finalize();
+    return code;
+}

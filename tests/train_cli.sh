@@ -1,0 +1,93 @@
+#!/bin/sh
+# train_cli: `normsweep train` end to end on a tiny model and a 400 kB slice of the corpus.
+#  (1) invalid input exits 2, names the file and the cause, and writes nothing;
+#  (2) a tiny run writes a model (config.json records the normalizer and temperature), a training
+#      log whose validation loss fell, and the model is readable by `normsweep dump`;
+#  (3) -np 2 with the same global batch gives the same bytes of model.safetensors as -np 1;
+#  (4) SIGTERM mid-run exits 3 with a checkpoint; --resume gives the same bytes as an
+#      uninterrupted run.
+set -u
+: "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_TOKENIZER_DIR:?}" \
+  "${NS_TEST_CORPUS:?}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ns_train_cli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$work" || fail "cd $work"
+
+# ~410 kB of the novel: 105,000 tokens, so the split (blocks of 8192, every 10th held out) has one
+# validation block
+sed -n 2000,5500p "$NS_TEST_CORPUS" > small.txt
+[ "$(wc -c < small.txt)" -gt 300000 ] || fail "corpus slice too short"
+tiny="--layers 1 --heads 2 --embd 16 --ctx 16 --corpus small.txt --no-strip-gutenberg
+      --tokenizer $NS_TEST_TOKENIZER_DIR --val-windows 4 --jac-every 2"
+
+# expect_invalid LABEL PATTERN ARGS...: exit 2, PATTERN on stderr, no --out directory
+expect_invalid() {
+  label=$1 pattern=$2; shift 2
+  "$NORMSWEEP" train "$@" --out bad_out 2> err; rc=$?
+  [ $rc -eq 2 ] || { cat err >&2; fail "$label: exit $rc, expected 2"; }
+  grep -q -- "$pattern" err || { cat err >&2; fail "$label: stderr lacks '$pattern'"; }
+  [ -e bad_out ] && fail "$label: --out was created"
+  return 0
+}
+
+# (1) invalid input
+head -c 1000 small.txt > bad.txt; printf '\377\376' >> bad.txt
+expect_invalid "non-UTF-8 corpus" "bad.txt: not UTF-8 text (invalid byte 0xff at offset 1000" \
+  $tiny --corpus bad.txt --steps 2
+expect_invalid "heads do not divide embd" "n_embd = 16 is not a multiple of n_head = 3" \
+  --layers 1 --heads 3 --embd 16 --ctx 16 --steps 2
+expect_invalid "ssmax without s" "ssmax" $tiny --normalizer ssmax --steps 2
+mkdir initdir; echo '{ "n_layer": 1,' > initdir/config.json; : > initdir/model.safetensors
+expect_invalid "broken --init-from" "initdir/config.json" $tiny --init-from initdir --steps 2
+
+# (2) a tiny run with sparsemax at T = 0.5
+"$NORMSWEEP" train $tiny --normalizer sparsemax --temperature 0.5 --steps 30 --batch 4 --lr 3e-3 \
+  --val-every 10 --checkpoint-every 10 --out m1 2> log1 || { cat log1 >&2; fail "tiny run"; }
+for f in model.safetensors config.json train.nc; do [ -s "m1/$f" ] || fail "m1/$f missing"; done
+grep -q '"normsweep_attn_normalizer": "sparsemax"' m1/config.json || fail "normalizer not in config.json"
+grep -q '"normsweep_attn_temperature": 0.5' m1/config.json || fail "temperature not in config.json"
+# the validation loss at steps 0, 10, 20, 30: it must fall (from ~ln 50257 = 10.8) by more than
+# 0.1 nats; 30 steps at lr 3e-3 lower it by ~1 nat, a broken gradient leaves it flat or raises it
+ncdump -v val_loss m1/train.nc | sed -n '/^ val_loss =/,/;/p' | tr -d 'val_os=;\n' | tr ',' ' ' > vl
+set -- $(cat vl)
+[ $# -eq 4 ] || fail "expected 4 validation losses, got: $(cat vl)"
+awk -v a="$1" -v b="$4" 'BEGIN { exit !(a > 10 && a < 11.5 && b < a - 0.1) }' ||
+  fail "validation loss did not fall: $(cat vl)"
+ncdump -h m1/train.nc | grep -q 'double attn_jac(step, layer, quantile)' || fail "no attn_jac in the log"
+# the written model is an ordinary model: dump runs on it
+"$NORMSWEEP" dump --text small.txt --offset 100 --length 12 --model m1 \
+  --tokenizer "$NS_TEST_TOKENIZER_DIR" --strip-gutenberg false --out d.nc 2> logd || { cat logd >&2; fail "dump of the trained model"; }
+ncdump -h d.nc | grep -q 'attention_weight' || fail "dump wrote no attention_weight"
+# sparsemax at T = 0.5 gives exact zeros among the causal weights (softmax never does)
+ncdump -v attention_weight d.nc | sed -n '/^ attention_weight =/,$p' | tr ',;' '\n\n' |
+  awk '$1 == "0" { z++ } END { exit !(z > 66 * 2) }' ||
+  fail "dump of the sparsemax model shows no sparse attention (normalizer ignored?)"
+
+# (3) -np 1 vs -np 2, the same global batch
+small="$tiny --steps 12 --batch 4 --val-every 6 --checkpoint-every 4"
+"$NORMSWEEP" train $small --out np1 2> lognp1 || { cat lognp1 >&2; fail "np 1"; }
+"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" train $small --out np2 2> lognp2 ||
+  { cat lognp2 >&2; fail "np 2"; }
+cmp np1/model.safetensors np2/model.safetensors || fail "-np 1 and -np 2 models differ"
+for v in loss grad_norm val_loss; do
+  [ "$(ncdump -p 9,17 -v $v np1/train.nc | sed -n "/^ $v =/,\$p")" = \
+    "$(ncdump -p 9,17 -v $v np2/train.nc | sed -n "/^ $v =/,\$p")" ] || fail "-np 1 and -np 2: $v differs"
+done
+
+# (4) SIGTERM and --resume: 200 steps (~10 s), stopped once the first checkpoint (step 10) exists
+long="$tiny --steps 200 --batch 4 --val-every 100 --checkpoint-every 10"
+"$NORMSWEEP" train $long --out ref 2> logref || { cat logref >&2; fail "uninterrupted run"; }
+"$NORMSWEEP" train $long --out int 2> logint &
+pid=$!
+i=0
+while [ ! -f int/checkpoint/state.bin ]; do
+  i=$((i + 1)); [ $i -lt 600 ] || fail "no checkpoint after 60 s"; sleep 0.1
+done
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc -eq 3 ] || { cat logint >&2; fail "SIGTERM: exit $rc, expected 3"; }
+[ -e int/model.safetensors ] && fail "model written despite SIGTERM"
+"$NORMSWEEP" train $long --out int --resume 2> logres || { cat logres >&2; fail "--resume"; }
+cmp ref/model.safetensors int/model.safetensors || fail "resumed model differs from the uninterrupted one"
+echo "train_cli: ok"
