@@ -87,8 +87,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         NS_FUZZ_CHECK(diags.nerrors == 0, "NS_OK with %zu errors", diags.nerrors);
         for (size_t i = 1; i < cfg.nL; i++)
             NS_FUZZ_CHECK(cfg.L[i - 1] < cfg.L[i], "L not ascending and unique");
-        for (size_t i = 0; i < cfg.nL; i++)
-            NS_FUZZ_CHECK(cfg.L[i] <= cfg.L_max, "L %zu > L_max %zu accepted", cfg.L[i], cfg.L_max);
+        /* The schema alone does not compare settings: L <= shards.L_max is the grid check's. */
+        ns_sweep_diags gd = {0};
+        ns_err gerr;
+        ns_err_clear(&gerr);
+        int grc = ns_sweep_check_grid(&cfg, &marks, &gd, &gerr);
+        NS_FUZZ_CHECK(grc == NS_OK || grc == NS_ERR_NOMEM, "check_grid: status %d: %s", grc,
+                      gerr.msg);
+        check_diags(&gd);
+        if (grc == NS_OK && gd.nerrors == 0)
+            for (size_t i = 0; i < cfg.nL; i++)
+                NS_FUZZ_CHECK(cfg.L[i] <= cfg.L_max, "L %zu > L_max %zu accepted", cfg.L[i],
+                              cfg.L_max);
+        ns_sweep_diags_free(&gd);
         for (size_t i = 0; i < cfg.nT; i++)
             NS_FUZZ_CHECK(cfg.T[i] > 0, "T %g accepted", cfg.T[i]);
         for (size_t i = 0; i < cfg.neps; i++)
