@@ -375,6 +375,64 @@ static int split_top(const char *path, char **top, char **rest)
     return 1;
 }
 
+/* Open archive for reading (a regular file; gzip/any filter, tar). *out NULL on failure. */
+static int open_reader(const char *archive, struct archive **out, ns_err *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(archive, &st) != 0)
+        return ns_fail(err, NS_ERR_IO, "%s: %s", archive, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ns_fail(err, NS_ERR_IO, "%s: not a regular file", archive);
+    struct archive *a = archive_read_new();
+    if (!a)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    archive_read_support_filter_all(a);
+    archive_read_support_format_tar(a);
+    if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
+        const char *m = archive_error_string(a);
+        int rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                         m ? m : "cannot open");
+        archive_read_free(a);
+        return rc;
+    }
+    *out = a;
+    return NS_OK;
+}
+
+static void close_reader(struct archive *a)
+{
+    if (a) {
+        archive_read_close(a);
+        archive_read_free(a);
+    }
+}
+
+/* The next entry: *e, its top directory and the rest of its path (fresh strings, rest NULL for
+ * the top itself), *has_rest. Returns NS_OK, or NS_ERR_FORMAT/NOMEM; *e NULL at the end. */
+static int next_entry(struct archive *a, const char *archive, struct archive_entry **e,
+                      char **top, char **rest, int *has_rest, ns_err *err)
+{
+    *top = *rest = NULL;
+    int r = archive_read_next_header(a, e);
+    if (r == ARCHIVE_EOF) {
+        *e = NULL;
+        return NS_OK;
+    }
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+        const char *m = archive_error_string(a);
+        return ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
+                       m ? m : "bad header");
+    }
+    const char *p = archive_entry_pathname(*e);
+    if (!p)
+        return ns_fail(err, NS_ERR_FORMAT, "%s: an entry has no name", archive);
+    *has_rest = split_top(p, top, rest);
+    if (!*top)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    return NS_OK;
+}
+
 static int extract_one(struct archive *a, const char *archive, const char *dest, const char *name,
                        unsigned char *buf, char hex[NS_SHA256_HEX_LEN + 1], uint64_t *size,
                        ns_err *err)
@@ -444,53 +502,23 @@ done:
 
 int ns_archive_extract(const char *archive, const char *dest, ns_archive_list *out, ns_err *err)
 {
-    int rc = NS_OK;
+    int rc;
     memset(out, 0, sizeof *out);
     unsigned char *buf = malloc(BLOCK);
-    struct archive *a = archive_read_new();
+    struct archive *a = NULL;
     char *top = NULL, *rest = NULL;
-    if (!buf || !a) {
+    if (!buf) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;
     }
-    struct stat st;
-    if (stat(archive, &st) != 0) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: %s", archive, strerror(errno));
+    if ((rc = open_reader(archive, &a, err)) != NS_OK)
         goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", archive);
-        goto done;
-    }
-    archive_read_support_filter_all(a);
-    archive_read_support_format_tar(a);
-    if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
-        const char *m = archive_error_string(a);
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
-                     m ? m : "cannot open");
-        goto done;
-    }
     for (;;) {
         struct archive_entry *e;
-        int r = archive_read_next_header(a, &e);
-        if (r == ARCHIVE_EOF)
+        int has_rest = 0;
+        if ((rc = next_entry(a, archive, &e, &top, &rest, &has_rest, err)) != NS_OK || !e)
             break;
-        if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-            const char *m = archive_error_string(a);
-            rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
-                         m ? m : "bad header");
-            goto done;
-        }
         const char *p = archive_entry_pathname(e);
-        if (!p) {
-            rc = ns_fail(err, NS_ERR_FORMAT, "%s: an entry has no name", archive);
-            goto done;
-        }
-        int has_rest = split_top(p, &top, &rest);
-        if (!top) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            goto done;
-        }
         mode_t type = archive_entry_filetype(e);
         if (!ns_archive_name_ok(top) || (has_rest && !ns_archive_name_ok(rest))) {
             rc = ns_fail(err, NS_ERR_FORMAT, "%s: unsafe member name '%s'", archive, p);
@@ -528,10 +556,7 @@ int ns_archive_extract(const char *archive, const char *dest, ns_archive_list *o
 done:
     free(top);
     free(rest);
-    if (a) {
-        archive_read_close(a);
-        archive_read_free(a);
-    }
+    close_reader(a);
     free(buf);
     if (rc != NS_OK)
         ns_archive_list_free(out);
@@ -541,70 +566,32 @@ done:
 int ns_archive_scan(const char *archive, const char *want, size_t want_max, ns_archive_list *out,
                     char **want_data, size_t *want_len, ns_err *err)
 {
-    int rc = NS_OK;
     memset(out, 0, sizeof *out);
     if (want_data)
         *want_data = NULL;
     if (want_len)
         *want_len = 0;
-    struct archive *a = archive_read_new();
+    struct archive *a = NULL;
     char *top = NULL, *rest = NULL;
-    if (!a)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    struct stat st;
-    if (stat(archive, &st) != 0) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: %s", archive, strerror(errno));
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", archive);
-        goto done;
-    }
-    archive_read_support_filter_all(a);
-    archive_read_support_format_tar(a);
-    if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
-        const char *m = archive_error_string(a);
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
-                     m ? m : "cannot open");
-        goto done;
-    }
-    for (;;) {
+    int rc = open_reader(archive, &a, err);
+    while (rc == NS_OK) {
         struct archive_entry *e;
-        int r = archive_read_next_header(a, &e);
-        if (r == ARCHIVE_EOF)
+        int has_rest = 0;
+        if ((rc = next_entry(a, archive, &e, &top, &rest, &has_rest, err)) != NS_OK || !e)
             break;
-        if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-            const char *m = archive_error_string(a);
-            rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
-                         m ? m : "bad header");
-            goto done;
-        }
-        const char *p = archive_entry_pathname(e);
-        if (!p) {
-            rc = ns_fail(err, NS_ERR_FORMAT, "%s: an entry has no name", archive);
-            goto done;
-        }
-        int has_rest = split_top(p, &top, &rest);
-        if (!top) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            goto done;
-        }
         if (archive_entry_filetype(e) == AE_IFREG && has_rest) {
             la_int64_t sz = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
             uint64_t size = sz > 0 ? (uint64_t)sz : 0;
             if ((rc = list_add(out, rest, "", size, err)) != NS_OK)
-                goto done;
+                break;
             if (want && want_data && !*want_data && strcmp(rest, want) == 0 && size <= want_max) {
                 char *d = malloc((size_t)size + 1);
-                if (!d) {
-                    rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-                    goto done;
-                }
-                la_ssize_t got = archive_read_data(a, d, (size_t)size);
-                if (got < 0 || (uint64_t)got != size) {
+                la_ssize_t got = d ? archive_read_data(a, d, (size_t)size) : -1;
+                if (!d || got < 0 || (uint64_t)got != size) {
                     free(d);
-                    rc = ns_fail(err, NS_ERR_FORMAT, "%s: member %s: short read", archive, rest);
-                    goto done;
+                    rc = d ? ns_fail(err, NS_ERR_FORMAT, "%s: member %s: short read", archive, rest)
+                           : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                    break;
                 }
                 d[size] = 0;
                 *want_data = d;
@@ -623,14 +610,11 @@ int ns_archive_scan(const char *archive, const char *want, size_t want_max, ns_a
             const char *m = archive_error_string(a);
             rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a readable tar.gz archive (%s)", archive,
                          m ? m : "truncated");
-            goto done;
         }
     }
-done:
     free(top);
     free(rest);
-    archive_read_close(a);
-    archive_read_free(a);
+    close_reader(a);
     if (rc != NS_OK) {
         ns_archive_list_free(out);
         if (want_data) {

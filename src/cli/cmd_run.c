@@ -47,92 +47,10 @@ static void run_usage(FILE *out)
             "3 interrupted with the journal saved. See docs/RUNNING.md; under Slurm docs/SLURM.md.\n");
 }
 
-/* The one piece of process state a signal handler can reach: the stop request. */
-static volatile sig_atomic_t stop_signal;
 
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
-
-static void install_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL); /* mpirun forwards SIGUSR1 to every rank; Slurm scripts use it */
-}
-
-/* ---- what the sweep shows ---- */
-
-typedef struct show {
-    int live_open; /* a live progress line is on the terminal */
-} show;
-
-static void show_line(void *user, const char *text)
-{
-    show *s = user;
-    if (s->live_open) {
-        fputc('\n', stderr);
-        s->live_open = 0;
-    }
-    fprintf(stderr, "%s\n", text);
-}
-
-static void show_progress(void *user, const char *line, int live)
-{
-    show *s = user;
-    if (live) {
-        fprintf(stderr, "\rnormsweep: %s\033[K", line);
-        s->live_open = 1;
-    } else {
-        fprintf(stderr, "normsweep: %s\n", line);
-    }
-    fflush(stderr);
-}
 
 /* ---- the recorded command ---- */
 
-/* Append one shell-quoted word to s (capacity cap). */
-static void quote_word(char *s, size_t cap, const char *a)
-{
-    size_t n = strlen(s);
-    int plain = *a != 0 && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                     "0123456789-_./=:,+@%") == strlen(a);
-    if (plain) {
-        snprintf(s + n, cap - n, " %s", a);
-        return;
-    }
-    n += (size_t)snprintf(s + n, cap - n, " '");
-    for (; *a && n + 5 < cap; a++)
-        n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
-                                 : snprintf(s + n, cap - n, "%c", *a));
-    snprintf(s + n, cap - n, "'");
-}
-
-/* "LAUNCHER -np P normsweep run ARGS..." as a shell command (the launcher as far as it can be
- * known: mpirun sets OMPI_COMM_WORLD_SIZE, Slurm SLURM_JOB_ID, MPICH PMI_SIZE). */
-static char *command_line(int argc, char **argv, int size)
-{
-    size_t cap = 256;
-    for (int i = 0; i < argc; i++)
-        cap += 3 + 4 * strlen(argv[i]);
-    char *s = malloc(cap);
-    if (!s)
-        return NULL;
-    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
-        snprintf(s, cap, "srun -n %d normsweep", size);
-    else if (size > 1 || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
-        snprintf(s, cap, "mpirun -np %d normsweep", size);
-    else
-        snprintf(s, cap, "normsweep");
-    for (int i = 0; i < argc; i++)
-        quote_word(s, cap, argv[i]);
-    return s;
-}
 
 /* Slurm's facts about this run segment, for the history (NULL outside Slurm). */
 static char *segment_info(void)
@@ -233,12 +151,12 @@ int ns_cmd_run(int argc, char **argv)
     opt.sweep_path = sweep_path;
     /* The handlers come first: a signal during MPI_Init (a fraction of a second) must also stop
      * the run cleanly (exit 3, nothing written) rather than kill it. */
-    install_handlers();
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
     int provided = 0, rank = 0, size = 1;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "normsweep run: %s\n", stop_signal ? "interrupted before the sweep "
+        fprintf(stderr, "normsweep run: %s\n", *stop ? "interrupted before the sweep "
                 "started; nothing was written" : "MPI_Init failed");
-        return stop_signal ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+        return *stop ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -246,17 +164,17 @@ int ns_cmd_run(int argc, char **argv)
     /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
      * unless the user chose otherwise. */
     ns_blas_single_thread();
-    char *cmd = command_line(argc, argv, size), *seg = segment_info();
+    char *cmd = ns_cli_command_line(argc, argv, size), *seg = segment_info();
     opt.command_line = cmd;
     opt.segment_info = seg;
     opt.institution = getenv("NORMSWEEP_INSTITUTION");
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     opt.executable_sha256 = exe_sha;
-    show sh = {0};
+    ns_cli_show sh = {"normsweep", 0};
     ns_sweep_hooks hooks = {
-        .line = show_line, .progress = show_progress, .progress_live = isatty(STDERR_FILENO),
-        .user = &sh, .stop = &stop_signal,
+        .line = ns_cli_show_line, .progress = ns_cli_show_progress, .progress_live = isatty(STDERR_FILENO),
+        .user = &sh, .stop = stop,
     };
     ns_sweep_outcome out;
     ns_err err;

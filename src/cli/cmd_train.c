@@ -79,46 +79,7 @@ static void train_usage(FILE *out)
             ns_train_preset_names());
 }
 
-static volatile sig_atomic_t stop_signal;
 
-static void on_signal(int sig) { stop_signal = sig; }
-
-static void install_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
-}
-
-typedef struct show {
-    int live_open;
-} show;
-
-static void show_line(void *user, const char *text)
-{
-    show *s = user;
-    if (s->live_open) {
-        fputc('\n', stderr);
-        s->live_open = 0;
-    }
-    fprintf(stderr, "%s\n", text);
-}
-
-static void show_progress(void *user, const char *line, int live)
-{
-    show *s = user;
-    if (live) {
-        fprintf(stderr, "\rnormsweep train: %s\033[K", line);
-        s->live_open = 1;
-    } else {
-        fprintf(stderr, "normsweep train: %s\n", line);
-    }
-    fflush(stderr);
-}
 
 /* ---- options ---- */
 
@@ -298,32 +259,6 @@ static int assemble(parsed *p)
     return NS_EXIT_OK;
 }
 
-/* "LAUNCHER -np P normsweep train ARGS..." (plain words unquoted, others single-quoted). */
-static char *command_line(int argc, char **argv, int size)
-{
-    size_t cap = 64;
-    for (int i = 0; i < argc; i++)
-        cap += 3 + 4 * strlen(argv[i]);
-    char *s = malloc(cap);
-    if (!s)
-        return NULL;
-    size_t n = (size_t)snprintf(s, cap, size > 1 ? "mpirun -np %d normsweep" : "normsweep", size);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                    "0123456789-_./=:,+@%") == strlen(a);
-        if (plain) {
-            n += (size_t)snprintf(s + n, cap - n, " %s", a);
-            continue;
-        }
-        n += (size_t)snprintf(s + n, cap - n, " '");
-        for (; *a && n + 5 < cap; a++)
-            n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
-                                     : snprintf(s + n, cap - n, "%c", *a));
-        n += (size_t)snprintf(s + n, cap - n, "'");
-    }
-    return s;
-}
 
 static int exit_code(int rc, const ns_train_outcome *out, const ns_err *err)
 {
@@ -369,12 +304,12 @@ int ns_cmd_train(int argc, char **argv)
     }
     if (r != NS_EXIT_OK)
         return r;
-    install_handlers();
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
     int provided = 0, rank = 0, size = 1;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "normsweep train: %s\n", stop_signal ? "interrupted before training "
+        fprintf(stderr, "normsweep train: %s\n", *stop ? "interrupted before training "
                 "started; nothing was written" : "MPI_Init failed");
-        return stop_signal ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+        return *stop ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -382,15 +317,15 @@ int ns_cmd_train(int argc, char **argv)
     /* One BLAS thread per rank (the ranks fill the cores; and a gradient is then computed the
      * same way on every rank), unless the user chose otherwise. */
     ns_blas_single_thread();
-    char *cmd = command_line(argc, argv, size), exe_sha[65];
+    char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     p.o.command_line = cmd;
     p.o.institution = getenv("NORMSWEEP_INSTITUTION");
     p.o.executable_sha256 = exe_sha;
-    show sh = {0};
-    ns_train_hooks hooks = {.line = show_line, .progress = show_progress,
+    ns_cli_show sh = {"normsweep train", 0};
+    ns_train_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                             .progress_live = isatty(STDERR_FILENO), .user = &sh,
-                            .stop = &stop_signal};
+                            .stop = stop};
     ns_train_outcome out;
     ns_err err;
     ns_err_clear(&err);

@@ -3,6 +3,7 @@
 
 #include "common/ns_sha256.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,4 +47,82 @@ void ns_cli_iso_now(char *buf, size_t size)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The one piece of process state a signal handler can reach: the stop request. */
+static volatile sig_atomic_t ns_cli_stop;
+
+static void on_stop_signal(int sig)
+{
+    ns_cli_stop = sig;
+}
+
+volatile sig_atomic_t *ns_cli_catch_stop(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    return &ns_cli_stop;
+}
+
+void ns_cli_show_line(void *user, const char *text)
+{
+    ns_cli_show *s = user;
+    if (s->live_open) {
+        fputc('\n', stderr);
+        s->live_open = 0;
+    }
+    fprintf(stderr, "%s\n", text);
+}
+
+void ns_cli_show_progress(void *user, const char *line, int live)
+{
+    ns_cli_show *s = user;
+    if (live) {
+        fprintf(stderr, "\r%s: %s\033[K", s->prefix, line);
+        s->live_open = 1;
+    } else {
+        fprintf(stderr, "%s: %s\n", s->prefix, line);
+    }
+    fflush(stderr);
+}
+
+/* Append one shell-quoted word to s (capacity cap). */
+static void quote_word(char *s, size_t cap, const char *a)
+{
+    size_t n = strlen(s);
+    int plain = *a != 0 && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789-_./=:,+@%") == strlen(a);
+    if (plain) {
+        snprintf(s + n, cap - n, " %s", a);
+        return;
+    }
+    n += (size_t)snprintf(s + n, cap - n, " '");
+    for (; *a && n + 5 < cap; a++)
+        n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
+                                 : snprintf(s + n, cap - n, "%c", *a));
+    snprintf(s + n, cap - n, "'");
+}
+
+char *ns_cli_command_line(int argc, char **argv, int size)
+{
+    size_t cap = 256;
+    for (int i = 0; i < argc; i++)
+        cap += 3 + 4 * strlen(argv[i]);
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
+        snprintf(s, cap, "srun -n %d normsweep", size);
+    else if (size > 1 || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
+        snprintf(s, cap, "mpirun -np %d normsweep", size);
+    else
+        snprintf(s, cap, "normsweep");
+    for (int i = 0; i < argc; i++)
+        quote_word(s, cap, argv[i]);
+    return s;
 }

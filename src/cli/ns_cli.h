@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include <signal.h>
+
 #include "common/ns_error.h"
 
 /* Exit codes of the normsweep program (documented in README and the man page). */
@@ -28,6 +30,27 @@ void ns_cli_self_sha256(char hex[65]);
 
 /* The current time as ISO 8601 UTC ("2026-11-23T12:00:00Z"). */
 void ns_cli_iso_now(char *buf, size_t size);
+
+/* The stop request of a long command (run, train): ns_cli_catch_stop() installs handlers of
+ * SIGTERM, SIGINT and SIGUSR1 (mpirun forwards SIGUSR1 to every rank; the Slurm script sends it
+ * when time is nearly up) that store the signal's number in the flag it returns; the command
+ * hands that flag to the library, which checkpoints and stops. */
+volatile sig_atomic_t *ns_cli_catch_stop(void);
+
+/* A long command's lines on stderr: whole lines (ns_cli_show_line) and progress lines
+ * ("<prefix>: <line>"), rewritten in place when live (a terminal). user: an ns_cli_show. */
+typedef struct ns_cli_show {
+    const char *prefix;     /* "normsweep", "normsweep train" */
+    int live_open;          /* a live progress line is on the terminal */
+} ns_cli_show;
+void ns_cli_show_line(void *user, const char *text);
+void ns_cli_show_progress(void *user, const char *line, int live);
+
+/* "LAUNCHER -np P normsweep ARGV..." as a shell command (plain words unquoted, others
+ * single-quoted; argv[0] is the subcommand): the launcher as far as it can be known (Slurm's
+ * srun from SLURM_JOB_ID + SLURM_STEP_ID, mpirun when size > 1 or OMPI_COMM_WORLD_SIZE / PMI_SIZE
+ * is set). Caller frees; NULL when out of memory. */
+char *ns_cli_command_line(int argc, char **argv, int size);
 
 /* Subcommands: each parses its own options (argv[0] is the subcommand name) and returns an exit code. */
 int ns_cmd_run(int argc, char **argv);
