@@ -149,21 +149,11 @@ int ns_cmd_run(int argc, char **argv)
         return NS_EXIT_FAILURE;
     }
     opt.sweep_path = sweep_path;
-    /* The handlers come first: a signal during MPI_Init (a fraction of a second) must also stop
-     * the run cleanly (exit 3, nothing written) rather than kill it. */
-    volatile sig_atomic_t *stop = ns_cli_catch_stop();
-    int provided = 0, rank = 0, size = 1;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "normsweep run: %s\n", *stop ? "interrupted before the sweep "
-                "started; nothing was written" : "MPI_Init failed");
-        return *stop ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* One BLAS thread per rank (ranks fill the cores; also needed for bit-reproducibility),
-     * unless the user chose otherwise. */
-    ns_blas_single_thread();
+    volatile sig_atomic_t *stop;
+    int rank, size;
+    int started = ns_cli_mpi_start("run", "sweep", &stop, &rank, &size);
+    if (started != NS_EXIT_OK)
+        return started;
     char *cmd = ns_cli_command_line(argc, argv, size), *seg = segment_info();
     opt.command_line = cmd;
     opt.segment_info = seg;
@@ -173,8 +163,8 @@ int ns_cmd_run(int argc, char **argv)
     opt.executable_sha256 = exe_sha;
     ns_cli_show sh = {"normsweep", 0};
     ns_sweep_hooks hooks = {
-        .line = ns_cli_show_line, .progress = ns_cli_show_progress, .progress_live = isatty(STDERR_FILENO),
-        .user = &sh, .stop = stop,
+        .line = ns_cli_show_line, .progress = ns_cli_show_progress,
+        .progress_live = isatty(STDERR_FILENO), .user = &sh, .stop = stop,
     };
     ns_sweep_outcome out;
     ns_err err;

@@ -304,19 +304,11 @@ int ns_cmd_train(int argc, char **argv)
     }
     if (r != NS_EXIT_OK)
         return r;
-    volatile sig_atomic_t *stop = ns_cli_catch_stop();
-    int provided = 0, rank = 0, size = 1;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "normsweep train: %s\n", *stop ? "interrupted before training "
-                "started; nothing was written" : "MPI_Init failed");
-        return *stop ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* One BLAS thread per rank (the ranks fill the cores; and a gradient is then computed the
-     * same way on every rank), unless the user chose otherwise. */
-    ns_blas_single_thread();
+    volatile sig_atomic_t *stop;
+    int rank, size;
+    int started = ns_cli_mpi_start("train", "training", &stop, &rank, &size);
+    if (started != NS_EXIT_OK)
+        return started;
     char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     p.o.command_line = cmd;

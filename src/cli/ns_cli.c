@@ -1,8 +1,10 @@
 /* ns_cli: shared reporting of library errors as one-line messages and exit codes. */
 #include "cli/ns_cli.h"
 
+#include "common/ns_blas.h"
 #include "common/ns_sha256.h"
 
+#include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,4 +127,26 @@ char *ns_cli_command_line(int argc, char **argv, int size)
     for (int i = 0; i < argc; i++)
         quote_word(s, cap, argv[i]);
     return s;
+}
+
+int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,
+                     int *size)
+{
+    *stop = ns_cli_catch_stop();
+    int provided = 0;
+    *rank = 0;
+    *size = 1;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        if (**stop)
+            fprintf(stderr, "normsweep %s: interrupted before the %s started; nothing was "
+                    "written\n", cmd, what);
+        else
+            fprintf(stderr, "normsweep %s: MPI_Init failed\n", cmd);
+        return **stop ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    ns_blas_single_thread();
+    return NS_EXIT_OK;
 }
