@@ -33,14 +33,20 @@ static int try_lock(int fd)
     return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-/* The holder's record (one line) into buf. */
+/* The holder's record (one line) into buf. The holder writes it right after taking the lock, so
+ * an empty record is read again for up to a second before it is reported as not recorded. */
 static void read_holder(int fd, char *buf, size_t size)
 {
-    ssize_t n = pread(fd, buf, size - 1, 0);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    if (!buf[0])
-        snprintf(buf, size, "holder not recorded yet");
+    for (int tries = 0; tries < 100; tries++) {
+        ssize_t n = pread(fd, buf, size - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (buf[0])
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    snprintf(buf, size, "holder not recorded yet");
 }
 
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err)
@@ -116,7 +122,8 @@ int ns_lock_note(ns_lock *l, const char *what, ns_err *err)
                      when, what);
     if (n >= (int)sizeof rec)
         n = (int)sizeof rec - 1, rec[n - 1] = '\n';
-    if (ftruncate(l->fd, 0) != 0 || pwrite(l->fd, rec, (size_t)n, 0) != n)
+    /* written over the old record, then cut to length: never empty while held */
+    if (pwrite(l->fd, rec, (size_t)n, 0) != n || ftruncate(l->fd, n) != 0)
         return ns_fail(err, NS_ERR_IO, "write %s: %s", l->path, strerror(errno));
     return NS_OK;
 }
