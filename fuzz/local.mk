@@ -7,7 +7,8 @@
 # Each target links only the libraries it needs (so one module's half-written state does not
 # block fuzzing the others).
 FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
-FUZZ_LIBS_MODEL = src/model/libns_model.a src/common/libns_common.a
+# model parses the attention normalizer of config.json (analysis/ns_normalize)
+FUZZ_LIBS_MODEL = src/model/libns_model.a src/analysis/libns_analysis.a src/common/libns_common.a
 FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = $(NS_LIBS)
