@@ -25,8 +25,15 @@ static void check_diags(const ns_sweep_diags *d)
         else
             nerr++;
     }
-    NS_FUZZ_CHECK(nerr == d->nerrors && nwarn == d->nwarnings, "counts %zu/%zu vs items %zu/%zu",
-                  d->nerrors, d->nwarnings, nerr, nwarn);
+    /* At most NS_SWEEP_MAX_DIAGS are kept (plus, once sorted, one "N more problems not shown"
+     * line); the counts include the suppressed ones. */
+    size_t summary = d->suppressed && d->n == NS_SWEEP_MAX_DIAGS + 1;
+    NS_FUZZ_CHECK(d->n <= NS_SWEEP_MAX_DIAGS + 1, "%zu diagnostics kept", d->n);
+    NS_FUZZ_CHECK(d->suppressed == 0 || d->n >= NS_SWEEP_MAX_DIAGS, "suppressed below the cap");
+    NS_FUZZ_CHECK(nerr + nwarn - summary + d->suppressed == d->nerrors + d->nwarnings &&
+                      nerr - summary <= d->nerrors && nwarn <= d->nwarnings,
+                  "counts %zu/%zu vs items %zu/%zu (+%zu suppressed)", d->nerrors, d->nwarnings,
+                  nerr, nwarn, d->suppressed);
 }
 
 /* The check against a model, and the broadcast round trip, on a configuration that parsed. */
