@@ -36,20 +36,6 @@ static void usage(FILE *out)
             "Exit status: 0 written, 1 runtime failure, 2 bad options (nothing written).\n");
 }
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
-static int parse_u64(const char *s, unsigned long long *out)
-{
-    if (!s || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int ns_cmd_mkmodel(int argc, char **argv)
 {
     enum { O_PRESET = 256, O_LAYERS, O_HEADS, O_EMBD, O_CTX, O_VOCAB, O_INNER, O_SEED, O_DTYPE, O_OUT };
@@ -78,14 +64,14 @@ int ns_cmd_mkmodel(int argc, char **argv)
         case O_OUT: out = optarg; break;
         case O_DTYPE: dtype_s = optarg; break;
         case O_SEED:
-            if (parse_u64(optarg, &seed) != 0) {
+            if (ns_cli_parse_u64(optarg, &seed) != 0) {
                 fprintf(stderr, "normsweep mkmodel: --seed '%s' is not an integer in 0..2^64-1\n", optarg);
                 return NS_EXIT_USAGE;
             }
             break;
         case O_LAYERS: case O_HEADS: case O_EMBD: case O_CTX: case O_VOCAB: case O_INNER: {
             int k = c - O_LAYERS;
-            if (parse_u64(optarg, &dims[k]) != 0 || dims[k] == 0) {
+            if (ns_cli_parse_u64(optarg, &dims[k]) != 0 || dims[k] == 0) {
                 fprintf(stderr, "normsweep mkmodel: %s '%s' is not a positive integer\n", dim_names[k],
                         optarg);
                 return NS_EXIT_USAGE;

@@ -118,20 +118,6 @@ static const opt_def ns_train_opts[] = {
 };
 #undef P
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
-static int parse_u64(const char *s, unsigned long long *out)
-{
-    if (!s || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Store one option's value; returns NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
 static int store(parsed *p, const opt_def *d, const char *val)
 {
@@ -155,7 +141,7 @@ static int store(parsed *p, const opt_def *d, const char *val)
         return NS_EXIT_OK;
     }
     default:
-        if (parse_u64(val, &u) != 0) {
+        if (ns_cli_parse_u64(val, &u) != 0) {
             fprintf(stderr, "normsweep train: %s '%s' is not an integer in 0..2^64-1\n", d->name,
                     val);
             return NS_EXIT_USAGE;

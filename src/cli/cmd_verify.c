@@ -39,16 +39,6 @@ static void usage(FILE *out)
             NS_VERIFY_DEFAULT_SAMPLE, NS_VERIFY_DEFAULT_SEED, NS_VERIFY_DEFAULT_TOLERANCE);
 }
 
-static int parse_u64(const char *s, unsigned long long *v)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    *v = strtoull(s, &end, 10);
-    return errno || *end ? -1 : 0;
-}
-
 /* One report line on stdout: "STATUS text". */
 static void report_line(void *user, const char *status, const char *text)
 {
@@ -82,7 +72,7 @@ int ns_cmd_verify(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case O_SAMPLE:
-            if (parse_u64(optarg, &u) != 0) {
+            if (ns_cli_parse_u64(optarg, &u) != 0) {
                 fprintf(stderr, "normsweep verify: --sample '%s' is not a non-negative integer\n",
                         optarg);
                 return NS_EXIT_USAGE;
@@ -90,7 +80,7 @@ int ns_cmd_verify(int argc, char **argv)
             o.sample = (size_t)u;
             break;
         case O_SEED:
-            if (parse_u64(optarg, &u) != 0) {
+            if (ns_cli_parse_u64(optarg, &u) != 0) {
                 fprintf(stderr, "normsweep verify: --seed '%s' is not an integer in 0..2^64-1\n",
                         optarg);
                 return NS_EXIT_USAGE;

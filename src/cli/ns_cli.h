@@ -61,6 +61,10 @@ void ns_cli_show_progress(void *user, const char *line, int live);
  * is set). Caller frees; NULL when out of memory. */
 char *ns_cli_command_line(int argc, char **argv, int size);
 
+/* A strict unsigned decimal option value: digits only (no sign, no space), no overflow.
+ * 0 and *out set, or -1. */
+int ns_cli_parse_u64(const char *s, unsigned long long *out);
+
 /* Subcommands: each parses its own options (argv[0] is the subcommand name) and returns an exit code. */
 int ns_cmd_run(int argc, char **argv);
 int ns_cmd_validate(int argc, char **argv);
