@@ -16,31 +16,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "ns_bench.h"
+
 #include "common/ns_file.h"
 #include "model/ns_gpt2.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_sweep_config.h"
 #include "sweep/ns_sweep_yaml.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Copies of the analysed layers' attention, taken during one forward pass. */
 typedef struct stored {
@@ -123,26 +106,26 @@ int main(int argc, char **argv)
         tokens[i] = (int32_t)(x % mc->vocab_size);
     }
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = ns_bench_now();
         if (ns_gpt2_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, NULL, NULL, &err))
             return fail("forward", &err);
-        tf[r] = now() - t0;
+        tf[r] = ns_bench_now() - t0;
     }
     stored st = {.n = 0};
     if (ns_gpt2_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, store_layer, &st, &err))
         return fail("forward (storing the layers)", &err);
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = ns_bench_now();
         for (size_t l = 0; l < st.n; l++)
             if (ns_rows_analyse_layer(rows, 0, &st.v[l], NULL, payload, &err) != NS_OK)
                 return fail("analysis", &err);
-        tr[r] = now() - t0;
+        tr[r] = ns_bench_now() - t0;
     }
     for (size_t l = 0; l < st.n; l++) {
         free((void *)st.v[l].logits);
         free((void *)st.v[l].values);
     }
-    double f = median(tf, reps), a = median(tr, reps);
+    double f = ns_bench_median(tf, (size_t)reps), a = ns_bench_median(tr, (size_t)reps);
     printf("grid: %s (%zu layers x %zu heads, %zu L, %zu N, %zu T, %zu eps, L_max %zu), %s kernel\n",
            argv[1], g.nlayers, g.nheads, g.nL, g.nN, g.nT, g.neps, plan.L_fwd,
            kernel == NS_KERNEL_FAST ? "fast" : "reference");

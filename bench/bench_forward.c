@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ns_bench.h"
+
 #include "common/ns_blas.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
@@ -47,25 +49,6 @@ static int reset_peak(void)
         return -1;
     int ok = fputs("5", f) >= 0;
     return (fclose(f) == 0 && ok) ? 0 : -1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* token ids for the benchmark input */
@@ -218,18 +201,19 @@ int main(int argc, char **argv)
     sgemm_pass(g, ng, A, B, Cm); /* warm-up */
 
     for (size_t r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = ns_bench_now();
         if (ns_gpt2_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
             fprintf(stderr, "bench_forward: %s\n", err.msg);
             return 1;
         }
-        double t1 = now();
+        double t1 = ns_bench_now();
         sgemm_pass(g, ng, A, B, Cm);
         tf[r] = t1 - t0;
-        tg[r] = now() - t1;
+        tg[r] = ns_bench_now() - t1;
         ratio[r] = tg[r] / tf[r];
     }
-    double fwd = median(tf, reps), gem = median(tg, reps), rat = median(ratio, reps);
+    double fwd = ns_bench_median(tf, reps), gem = ns_bench_median(tg, reps);
+    double rat = ns_bench_median(ratio, reps);
 
     printf("forward_model: %s (n_layer=%zu n_head=%zu n_embd=%zu n_inner=%zu)\n",
            dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);

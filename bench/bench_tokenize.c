@@ -4,21 +4,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "ns_bench.h"
+
 #include "common/ns_file.h"
 #include "tokenizer/ns_tokenizer.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -41,23 +30,23 @@ int main(int argc, char **argv)
     ns_fail(&err, rc, "out of memory");
     if (!t)
         goto done;
-    double t0 = now();
+    double t0 = ns_bench_now();
     if ((rc = ns_tokenizer_load(argv[1], &tok, &err)) != NS_OK)
         goto done;
-    double load = now() - t0;
+    double load = ns_bench_now() - t0;
     if ((rc = ns_mmap_open(argv[2], &map, &err)) != NS_OK)
         goto done;
     for (int r = 0; r < runs; r++) {
         ns_tokens ids = {0};
-        t0 = now();
+        t0 = ns_bench_now();
         rc = ns_tokenizer_encode(tok, (const char *)map.data, map.size, &ids, &err);
-        t[r] = now() - t0;
+        t[r] = ns_bench_now() - t0;
         n_tokens = ids.n;
         ns_tokens_free(&ids);
         if (rc != NS_OK)
             goto done;
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
+    qsort(t, (size_t)runs, sizeof *t, ns_bench_cmp_double);
     printf("tokenize_load_seconds: %.4f\n", load);
     printf("tokenize_wap_seconds: %.4f\n", t[runs / 2]);
     printf("tokenize_wap_tokens: %zu\n", n_tokens);

@@ -15,29 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "ns_bench.h"
+
 #include "common/ns_blas.h"
 #include "model/ns_gpt2.h"
 #include "train/ns_train_model.h"
 #include "train/ns_train_params.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int fail(const char *what, const ns_err *e)
 {
@@ -102,23 +85,24 @@ int main(int argc, char **argv)
         return fail("setup", &e);
     double loss;
     for (size_t r = 0; r <= reps; r++) { /* round 0: warm-up */
-        double t0 = now();
+        double t0 = ns_bench_now();
         if (ns_tm_step_f32(&lay, p, g, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
             return fail("step", &e);
-        double t1 = now();
+        double t1 = ns_bench_now();
         if (ns_tm_step_f32(&lay, p, NULL, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
             return fail("forward", &e);
-        double t2 = now();
+        double t2 = ns_bench_now();
         if (ns_gpt2_forward(m, ws, tok, ctx, layers, NULL, NULL, &e) != NS_OK)
             return fail("inference forward", &e);
-        double t3 = now();
+        double t3 = ns_bench_now();
         if (r > 0) {
             ts[r - 1] = t1 - t0;
             ts[reps + r - 1] = t2 - t1;
             ts[2 * reps + r - 1] = t3 - t2;
         }
     }
-    double step = median(ts, reps), fwd = median(ts + reps, reps), inf = median(ts + 2 * reps, reps);
+    double step = ns_bench_median(ts, reps), fwd = ns_bench_median(ts + reps, reps);
+    double inf = ns_bench_median(ts + 2 * reps, reps);
     printf("model: %zu layers, %zu heads, n_embd %zu, ctx %zu, vocab 50257, %s T=%g, %zu parameters\n",
            layers, heads, embd, ctx, norm, T, lay.total);
     printf("train_step_tokens_per_s: %.1f\n", (double)ctx / step);
