@@ -118,6 +118,19 @@ def sweep_seeds(out):
     write(out, p, "bad_mixed.yaml", "shards: [1, 2]\ngrid:\n  L: []\n  N: [0, -1, x]\n\t bad\n")
 
 
+def train_grid_seeds(out):
+    p = "train_grid"
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweeps",
+                           "training.yaml"), "rb") as f:
+        write(out, p, "shipped.yaml", f.read())
+    write(out, p, "minimal.yaml", "train: {steps: 2}\nnormalizers: [softmax]\ntemperatures: [1]\n")
+    write(out, p, "flow.yaml", "{train: {preset: tiny, strip_gutenberg: false, lr_min: 0.1}, "
+          "normalizers: [ssmax, entmax15], ssmax_s: 0.5, temperatures: [1e-6, 1e6, 0.1], "
+          "sweep: s.yaml, out: o}\n")
+    write(out, p, "bad.yaml", "train: [1]\nnormalizers: [softmax, softmax]\ntemperatures: [0]\n"
+          "train: {temperature: 2}\n")
+
+
 def tar_gz(entries):
     """entries: list of (name, kind, payload): kind "file" (bytes), "dir", "symlink" (target)."""
     raw = io.BytesIO()
@@ -228,6 +241,7 @@ def main():
     safetensors_seeds(outdir)
     config_seeds(outdir)
     sweep_seeds(outdir)
+    train_grid_seeds(outdir)
     archive_seeds(outdir)
     manifest_seeds(outdir)
     nc_seeds(outdir)

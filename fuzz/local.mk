@@ -12,11 +12,13 @@ FUZZ_LIBS_MODEL = src/model/libns_model.a src/analysis/libns_analysis.a src/comm
 FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = $(NS_LIBS)
+# the training grid file (train/ns_train_grid; normalizer names from analysis/)
+FUZZ_LIBS_TRAIN_GRID = src/train/libns_train.a src/analysis/libns_analysis.a src/common/libns_common.a
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
 FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
 	-fsanitize=fuzzer $(AM_LDFLAGS) $(LDFLAGS)
 FUZZ_TARGETS = fuzz/fuzz_tokenizer fuzz/fuzz_safetensors fuzz/fuzz_config fuzz/fuzz_sweep_yaml \
-	fuzz/fuzz_nc_read fuzz/fuzz_archive fuzz/fuzz_manifest
+	fuzz/fuzz_nc_read fuzz/fuzz_archive fuzz/fuzz_manifest fuzz/fuzz_train_grid
 
 fuzz-targets: $(FUZZ_TARGETS)
 .PHONY: fuzz-targets
@@ -42,8 +44,12 @@ fuzz/fuzz_archive: $(top_srcdir)/fuzz/fuzz_archive.c $(FUZZ_HDRS) $(FUZZ_LIBS_AR
 fuzz/fuzz_manifest: $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_HDRS) $(FUZZ_LIBS_ARCHIVE)
 	@$(MKDIR_P) fuzz
 	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_manifest.c $(FUZZ_LIBS_ARCHIVE) $(NS_EXT_LIBS) $(LIBS)
+fuzz/fuzz_train_grid: $(top_srcdir)/fuzz/fuzz_train_grid.c $(FUZZ_HDRS) $(FUZZ_LIBS_TRAIN_GRID)
+	@$(MKDIR_P) fuzz
+	$(AM_V_CCLD)$(FUZZ_COMPILE) -o $@ $(top_srcdir)/fuzz/fuzz_train_grid.c $(FUZZ_LIBS_TRAIN_GRID) $(NS_EXT_LIBS) $(LIBS)
 
 CLEANFILES += $(FUZZ_TARGETS)
 EXTRA_DIST += fuzz/fuzz_tokenizer.c fuzz/fuzz_safetensors.c fuzz/fuzz_config.c \
 	fuzz/fuzz_sweep_yaml.c fuzz/fuzz_nc_read.c fuzz/fuzz_archive.c fuzz/fuzz_manifest.c \
+	fuzz/fuzz_train_grid.c \
 	fuzz/gen_seeds.py fuzz/corpus fuzz/dict fuzz/regressions

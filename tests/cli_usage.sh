@@ -20,7 +20,7 @@ grep -q 'SIGUSR1' "$tmp/help" || bad "--help: exit 3 does not name SIGUSR1"
 "$NORMSWEEP" --version > "$tmp/version" || bad "--version exited $?"
 grep -q "^normsweep $(sed -n 's/.*AC_INIT(\[normsweep\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac") (git " \
   "$tmp/version" || bad "--version: $(head -n 1 "$tmp/version")"
-cmds=$(sed -n '/^Commands:/,/^$/p' "$tmp/help" | sed -n 's/^  \([a-z]*\) .*/\1/p')
+cmds=$(sed -n '/^Commands:/,/^$/p' "$tmp/help" | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
 [ "$(echo $cmds | wc -w)" -ge 8 ] || bad "--help lists only: $cmds"
 
 # The man page's SYNOPSIS as plain text, one line per command (.br separates them).

@@ -6,9 +6,10 @@
 # arguments it replays fuzz/corpus/<parser>/ and fuzz/regressions/<parser>/ from $top_srcdir.
 FUZZ_REPLAY_CPP = $(NS_TEST_CPP)
 check_PROGRAMS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config \
-	fuzz/replay_sweep_yaml fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest
+	fuzz/replay_sweep_yaml fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest \
+	fuzz/replay_train_grid
 TESTS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config fuzz/replay_sweep_yaml \
-	fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest
+	fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest fuzz/replay_train_grid
 fuzz_replay_tokenizer_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_tokenizer.c fuzz/ns_fuzz.h
 fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"tokenizer"'
 fuzz_replay_tokenizer_LDADD = $(NS_TEST_LIBS)
@@ -30,6 +31,9 @@ fuzz_replay_archive_LDADD = $(NS_TEST_LIBS)
 fuzz_replay_manifest_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_manifest.c fuzz/ns_fuzz.h
 fuzz_replay_manifest_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"manifest"'
 fuzz_replay_manifest_LDADD = $(NS_TEST_LIBS)
+fuzz_replay_train_grid_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_train_grid.c fuzz/ns_fuzz.h
+fuzz_replay_train_grid_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"train_grid"'
+fuzz_replay_train_grid_LDADD = $(NS_TEST_LIBS)
 
 # check-valgrind: every CUnit program (tests/test_*) and every fuzz replay under memcheck.
 # Fails on any invalid access, use of uninitialised memory or leak (definite, indirect or

@@ -588,7 +588,18 @@ static int check_inputs(vctx *v, vstate *st, int *ok, ns_err *err)
 {
     const ns_verify_options *o = v->o;
     const char *used = ns_nc_info_text(&st->info, "model_used");
+    const char *req = ns_nc_info_text(&st->info, "model_requested");
     *ok = 0;
+    if (req && st->cfg.model && strcmp(req, st->cfg.model) != 0) {
+        /* the run was given its model in place of the file's (normsweep train-grid) */
+        char *m = strdup(req);
+        if (!m)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        line(v, "INFO", "model: the run was given %s in place of the sweep file's %s", req,
+             st->cfg.model);
+        free(st->cfg.model);
+        st->cfg.model = m;
+    }
     if (used && st->cfg.model && strcmp(used, "path") != 0 && strcmp(used, "unknown") != 0 &&
         strcmp(used, st->cfg.model) != 0) {
         char *m = strdup(used);

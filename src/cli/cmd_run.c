@@ -120,18 +120,6 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
     return NS_EXIT_OK;
 }
 
-static int exit_code(int rc, const ns_sweep_outcome *out, const ns_err *err)
-{
-    if (rc == NS_OK)
-        return NS_EXIT_OK;
-    if (out->rank == 0)
-        return ns_cli_report("run", err);
-    if (err->msg[0]) /* this rank's own failure (rank 0 reports the sweep's) */
-        fprintf(stderr, "normsweep run: rank %d: %s\n", out->rank, err->msg);
-    return rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
-           : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-}
-
 int ns_cmd_run(int argc, char **argv)
 {
     ns_sweep_options opt = {0};
@@ -173,7 +161,7 @@ int ns_cmd_run(int argc, char **argv)
         fputc('\n', stderr);
     if (rc == NS_OK && rank == 0 && out.summary[0])
         fprintf(stderr, "%s", out.summary);
-    int code = exit_code(rc, &out, &err);
+    int code = ns_cli_status_exit("run", rc, out.rank, &err);
     free(cmd);
     free(seg);
     free(sweep_path);

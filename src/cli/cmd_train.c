@@ -246,18 +246,6 @@ static int assemble(parsed *p)
 }
 
 
-static int exit_code(int rc, const ns_train_outcome *out, const ns_err *err)
-{
-    if (rc == NS_OK)
-        return NS_EXIT_OK;
-    if (out->rank == 0)
-        return ns_cli_report("train", err);
-    if (err->msg[0])
-        fprintf(stderr, "normsweep train: rank %d: %s\n", out->rank, err->msg);
-    return rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
-           : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
-}
-
 /* Options: defaults, the preset, then the single values. Returns -1 for --help. */
 static int options(int argc, char **argv, parsed *p)
 {
@@ -278,6 +266,15 @@ static int options(int argc, char **argv, parsed *p)
     }
     int r = parse(argc, argv, p);
     return r != NS_EXIT_OK ? r : assemble(p);
+}
+
+int ns_cli_train_options(int argc, char **argv, ns_train_options *o)
+{
+    parsed p;
+    int r = options(argc, argv, &p);
+    if (r == NS_EXIT_OK)
+        *o = p.o;
+    return r;
 }
 
 int ns_cmd_train(int argc, char **argv)
@@ -312,7 +309,7 @@ int ns_cmd_train(int argc, char **argv)
         fputc('\n', stderr);
     if (rc == NS_OK && rank == 0 && out.summary[0])
         fprintf(stderr, "normsweep train: %s\n", out.summary);
-    int code = exit_code(rc, &out, &err);
+    int code = ns_cli_status_exit("train", rc, out.rank, &err);
     free(cmd);
     if (code == NS_EXIT_FAILURE) {
         fflush(NULL);

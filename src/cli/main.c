@@ -23,6 +23,7 @@ static const ns_command ns_commands[] = {
     {"dump", ns_cmd_dump, "write one shard's attention weights, values (and metrics) to NetCDF"},
     {"mkmodel", ns_cmd_mkmodel, "write a random-weight GPT-2 model (safetensors + config.json)"},
     {"train", ns_cmd_train, "train a GPT-2-layout model with any attention normalizer and temperature"},
+    {"train-grid", ns_cmd_train_grid, "train a normalizer x temperature grid of models, then sweep each"},
     {"assets", ns_cmd_assets, "list, fetch and check the tokenizer, corpus and model assets"},
     {"archive", ns_cmd_archive, "pack a run directory into a reproducibility archive"},
     {"verify", ns_cmd_verify, "check an archive and recompute sampled tasks"},

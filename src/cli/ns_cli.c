@@ -31,6 +31,18 @@ int ns_cli_report(const char *cmd, const ns_err *err)
     }
 }
 
+int ns_cli_status_exit(const char *cmd, int rc, int rank, const ns_err *err)
+{
+    if (rc == NS_OK)
+        return NS_EXIT_OK;
+    if (rank == 0)
+        return ns_cli_report(cmd, err);
+    if (err->msg[0]) /* this rank's own failure (rank 0 reports the command's) */
+        fprintf(stderr, "normsweep %s: rank %d: %s\n", cmd, rank, err->msg);
+    return rc == NS_ERR_INVALID || rc == NS_ERR_FORMAT || rc == NS_ERR_CHECKSUM ? NS_EXIT_USAGE
+           : rc == NS_ERR_INTERRUPTED ? NS_EXIT_INTERRUPTED : NS_EXIT_FAILURE;
+}
+
 void ns_cli_log_line(void *user, const char *line)
 {
     (void)user;

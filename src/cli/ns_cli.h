@@ -22,6 +22,10 @@ enum ns_exit_code {
  * (NS_EXIT_USAGE for invalid/format input found before work, NS_EXIT_FAILURE otherwise). */
 int ns_cli_report(const char *cmd, const ns_err *err);
 
+/* The exit code of an MPI command's status rc, the same on every rank: rank 0 reports err (as
+ * ns_cli_report), another rank prints only its own failure ("normsweep CMD: rank R: ..."). */
+int ns_cli_status_exit(const char *cmd, int rc, int rank, const ns_err *err);
+
 /* A library's informational line on stderr (user unused): the log callback of fetching. */
 void ns_cli_log_line(void *user, const char *line);
 
@@ -65,6 +69,12 @@ char *ns_cli_command_line(int argc, char **argv, int size);
  * 0 and *out set, or -1. */
 int ns_cli_parse_u64(const char *s, unsigned long long *out);
 
+/* `normsweep train`'s options (argv[0] is the subcommand) into *o, as `train` reads them: the
+ * preset, then the single values (o's strings point into argv). Returns -1 for --help, else
+ * NS_EXIT_OK or NS_EXIT_USAGE with the message printed ("normsweep train: ..."). */
+struct ns_train_options;
+int ns_cli_train_options(int argc, char **argv, struct ns_train_options *o);
+
 /* Subcommands: each parses its own options (argv[0] is the subcommand name) and returns an exit code. */
 int ns_cmd_run(int argc, char **argv);
 int ns_cmd_validate(int argc, char **argv);
@@ -75,5 +85,6 @@ int ns_cmd_assets(int argc, char **argv);
 int ns_cmd_archive(int argc, char **argv);
 int ns_cmd_verify(int argc, char **argv);
 int ns_cmd_train(int argc, char **argv);
+int ns_cmd_train_grid(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ typedef struct ns_sweep_options {
     const char *sweep_path;      /* NULL: the embedded default sweep */
     const char *output;          /* overrides the file's `output` when non-NULL */
     const char *checkpoint_dir;  /* overrides the file's `checkpoint_dir` when non-NULL */
+    const char *model;           /* overrides the file's `model` when non-NULL (train-grid) */
     int resume;                  /* continue from the journal in the checkpoint directory */
     const char *command_line;    /* the exact command (launcher and rank count included) */
     const char *institution;     /* recorded as the CF `institution` (NULL: unknown) */

@@ -156,6 +156,13 @@ done:
 int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_sweep_config *cfg,
                   ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
 {
+    return ns_sweep_load_model(path, NULL, fetch, flags, cfg, marks, in, diags, err);
+}
+
+int ns_sweep_load_model(const char *path, const char *model, const ns_assets_fetch *fetch,
+                        int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
+                        ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
     ns_sweep_marks local_marks;
     memset(&local_marks, 0, sizeof local_marks);
     ns_sweep_marks *mk = marks ? marks : &local_marks;
@@ -182,6 +189,15 @@ int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_
     rc = ns_sweep_parse(text, len, name, cfg, mk, diags, err);
     if (rc == NS_ERR_NOMEM)
         goto done;
+    if (rc == NS_OK && model) { /* the caller's model replaces the file's `model:` */
+        char *m = strdup(model);
+        if (!m) {
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        free(cfg->model);
+        cfg->model = m;
+    }
     if (rc == NS_OK && (rc = ns_sweep_check_grid(cfg, mk, diags, err)) != NS_OK)
         goto done;
     if (!diags->nerrors)

@@ -56,4 +56,10 @@ enum ns_sweep_load_flags {
 int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_sweep_config *cfg,
                   ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
+/* The same with model (an asset name or a model directory) in place of the file's `model:` (NULL:
+ * the file's); `normsweep train-grid` sweeps each model it trained with one sweep file. */
+int ns_sweep_load_model(const char *path, const char *model, const ns_assets_fetch *fetch,
+                        int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
+                        ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
+
 #endif

@@ -12,12 +12,13 @@ src_train_libns_train_a_SOURCES = \
 	src/train/ns_train_ckpt.c \
 	src/train/ns_train_setup.c \
 	src/train/ns_train_run.c \
-	src/train/ns_train_output.c
+	src/train/ns_train_output.c \
+	src/train/ns_train_grid.c
 src_train_libns_train_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 noinst_HEADERS += src/train/ns_train.h src/train/ns_train_internal.h src/train/ns_train_params.h \
 	src/train/ns_train_model.h src/train/ns_train_model_internal.h src/train/ns_train_model_impl.h \
 	src/train/ns_train_data.h src/train/ns_train_optim.h src/train/ns_train_reduce.h \
-	src/train/ns_train_log.h src/train/ns_train_ckpt.h
+	src/train/ns_train_log.h src/train/ns_train_ckpt.h src/train/ns_train_grid.h
 
 # the backward against finite differences in double, every normalizer; float vs double; the
 # written model's inference forward against the trained forward
@@ -39,3 +40,9 @@ tests_train_grad_export_CPPFLAGS = $(NS_TEST_CPP)
 tests_train_grad_export_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/train_torch.sh
 EXTRA_DIST += tests/train_torch.sh tests/check_train_torch.py
+
+# `normsweep train-grid` end to end on a tiny grid: invalid grids, a cell equal to a hand run,
+# the sweeps on the trained models, --resume, verify of a cell's archive, and the report's
+# training page recomputed from the training logs
+TESTS += tests/train_grid.sh
+EXTRA_DIST += tests/train_grid.sh tests/check_training_report.py

@@ -1,0 +1,167 @@
+#!/bin/sh
+# train_grid: `normsweep train-grid` and the report's training page, end to end on a tiny grid
+# (2 normalizers x 2 temperatures, a 1-layer model, a 410 kB slice of the corpus).
+#  (1) invalid grids exit 2 naming the file (and line) and the cause, and write nothing;
+#  (2) a grid run trains every cell with the grid's options plus its own normalizer and T (a cell's
+#      model is byte-identical to `normsweep train` run by hand with those options), records them
+#      in config.json, and sweeps each model (the sweep's recorded model is the cell's, by SHA-256);
+#  (3) a second run without --resume is refused; --resume keeps finished cells byte for byte,
+#      redoes a removed sweep, and refuses a changed grid;
+#  (4) an archive of a cell's sweep verifies (verify uses the model the run was given);
+#  (5) postprocess/report --training: training.json's numbers and verdicts recomputed from the
+#      train.nc files by tests/check_training_report.py.
+set -u
+: "${NORMSWEEP:?run through make check}" "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}" \
+  "${PYTHON_DEBIAN:?}" "${top_srcdir:?}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ns_train_grid.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+here=$top_srcdir
+cd "$work" || fail "cd $work"
+
+sed -n 2000,5500p "$NS_TEST_CORPUS" > small.txt
+[ "$(wc -c < small.txt)" -gt 300000 ] || fail "corpus slice too short"
+
+cat > sw.yaml <<EOF
+tokenizer: $NS_TEST_TOKENIZER_DIR
+corpus: small.txt
+strip_gutenberg: false
+shards:
+  count: 2
+  L_max: 32
+grid:
+  L: [16, 32]
+  N: [1, 4, 8]
+  T: [1]
+  eps: [0.1]
+  layers: all
+  heads: all
+rows: 2
+probes: 2
+EOF
+
+# grid BODY-EXTRA: a grid file g.yaml with the tiny train: section
+grid() {
+  cat > g.yaml <<EOF
+train:
+  layers: 1
+  heads: 2
+  embd: 16
+  ctx: 16
+  positions: 32
+  batch: 4
+  steps: 8
+  lr: 3.0e-3
+  val-every: 4
+  val-windows: 4
+  jac-every: 2
+  seed: 11
+  corpus: small.txt
+  tokenizer: $NS_TEST_TOKENIZER_DIR
+  strip_gutenberg: false
+EOF
+  printf '%s\n' "$@" >> g.yaml
+}
+
+# expect_invalid LABEL PATTERN: exit 2, PATTERN on stderr, no output directory
+expect_invalid() {
+  "$NORMSWEEP" train-grid --out bad_out g.yaml 2> err; rc=$?
+  [ $rc -eq 2 ] || { cat err >&2; fail "$1: exit $rc, expected 2"; }
+  grep -q -- "$2" err || { cat err >&2; fail "$1: stderr lacks '$2'"; }
+  [ -e bad_out ] && fail "$1: the output directory was created"
+  return 0
+}
+
+# (1) invalid grids
+grid "normalizers: [softmax]" "temperatures: [1]" "colour: blue"
+expect_invalid "unknown key" "g.yaml:19: unknown key 'colour'"
+grid "normalizers: [softmax]" "temperatures: [1]"
+sed -i 's/^  seed: 11/  temperature: 0.5/' g.yaml
+expect_invalid "T in train:" "g.yaml:[0-9]*: train: 'temperature' is set by the grid"
+grid "normalizers: [softmax, ssmax]" "temperatures: [1]"
+expect_invalid "ssmax without s" "g.yaml: normalizers: ssmax needs ssmax_s"
+grid "normalizers: [softmax, softmax]" "temperatures: [1]"
+expect_invalid "normalizer twice" "g.yaml:17: normalizers: 'softmax' listed twice"
+grid "normalizers: [softmax]" "temperatures: [0.1, 0]"
+expect_invalid "T = 0" "g.yaml:18: temperatures: 0 is outside"
+grid "normalizers: [softmax]" "temperatures: [1]"
+sed -i 's/^  steps: 8/  steps: eight/' g.yaml
+expect_invalid "bad steps" "the train: options do not make a valid training for cell softmax-T1"
+grid "normalizers: [softmax]" "temperatures: [1]" "sweep: sw.yaml"
+sed -i 's/^  positions: 32/  positions: 16/' g.yaml
+expect_invalid "L_max beyond the model" "shards.L_max 32 exceeds the context of the models trained"
+grid "normalizers: [softmax]" "temperatures: [1]" "sweep: nosuch.yaml"
+expect_invalid "missing sweep" "nosuch.yaml"
+"$NORMSWEEP" train-grid nosuch-grid.yaml 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "nosuch-grid.yaml" err || { cat err >&2; fail "missing grid: exit $rc"; }
+echo "ok 1 - invalid grids: exit 2, file:line and cause named, nothing written"
+
+# (2) the grid
+grid "normalizers: [softmax, entmax15]" "temperatures: [0.1, 1]" "sweep: sw.yaml" "out: out"
+"$NORMSWEEP" train-grid g.yaml 2> log || { tail -20 log >&2; fail "grid run"; }
+cells="softmax-T0.1 softmax-T1 entmax15-T0.1 entmax15-T1"
+for c in $cells; do
+  for f in model/model.safetensors model/config.json model/train.nc sweep.nc; do
+    [ -s "out/$c/$f" ] || fail "out/$c/$f missing"
+  done
+  norm=${c%-T*} T=${c#*-T}
+  grep -q "\"normsweep_attn_normalizer\": \"$norm\"" "out/$c/model/config.json" ||
+    fail "$c: normalizer not in config.json"
+  grep -q "\"normsweep_attn_temperature\": $T\b" "out/$c/model/config.json" ||
+    fail "$c: temperature $T not in config.json"
+  sha=$(sha256sum < "out/$c/model/model.safetensors" | cut -d' ' -f1)
+  ncdump -h "out/$c/sweep.nc" | grep -q ":model_sha256 = \"$sha\"" ||
+    fail "$c: the sweep did not run on the cell's model"
+  ncdump -h "out/$c/sweep.nc" | grep -q ":model_requested = \"out/$c/model\"" ||
+    fail "$c: model_requested is not the cell's model"
+done
+cmp -s g.yaml out/training.yaml || fail "the grid file was not kept as out/training.yaml"
+# the same cell by hand: the grid adds exactly its normalizer, T and --out
+"$NORMSWEEP" train --layers 1 --heads 2 --embd 16 --ctx 16 --positions 32 --batch 4 --steps 8 \
+  --lr 3.0e-3 --val-every 4 --val-windows 4 --jac-every 2 --seed 11 --corpus small.txt \
+  --tokenizer "$NS_TEST_TOKENIZER_DIR" --no-strip-gutenberg --normalizer entmax15 \
+  --temperature 0.1 --out byhand 2> logh || { cat logh >&2; fail "train by hand"; }
+cmp -s byhand/model.safetensors out/entmax15-T0.1/model/model.safetensors ||
+  fail "the grid's entmax15-T0.1 differs from normsweep train with the same options"
+cmp -s byhand/model.safetensors out/entmax15-T1/model/model.safetensors &&
+  fail "T = 0.1 and T = 1 trained the same weights"
+echo "ok 2 - 4 cells trained with the grid's options (one equal to a hand run), recorded, swept"
+
+# (3) resume
+sums() { for c in $cells; do sha256sum "out/$c/model/model.safetensors" "out/$c/sweep.nc"; done; }
+sums > before
+"$NORMSWEEP" train-grid g.yaml 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "holds a training grid: pass --resume" err || { cat err >&2; fail "rerun: exit $rc"; }
+rm out/softmax-T1/sweep.nc
+"$NORMSWEEP" train-grid --resume g.yaml 2> log2 || { tail -20 log2 >&2; fail "--resume"; }
+[ "$(grep -c 'done before, kept' log2)" -eq 3 ] || { cat log2 >&2; fail "finished cells not kept"; }
+grep -v "softmax-T1/sweep.nc" before > b1; sums | grep -v "softmax-T1/sweep.nc" > a1
+cmp -s b1 a1 || { diff b1 a1 >&2; fail "--resume changed a finished cell"; }
+[ -s out/softmax-T1/sweep.nc ] || fail "--resume did not redo the removed sweep"
+for v in distance_q50 ns_frac_mean jac_exact_max; do
+  ncdump -v "$v" out/softmax-T1/sweep.nc | sed -n "/^ $v =/,\$p" > "r_$v"
+  [ -s "r_$v" ] || fail "no $v in the redone sweep"
+done
+sed -i "s/^  seed: 11/  seed: 12/" g.yaml
+"$NORMSWEEP" train-grid --resume g.yaml 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "not the grid out started with" err || { cat err >&2; fail "changed grid: exit $rc"; }
+echo "ok 3 - a second run refused; --resume keeps finished cells byte for byte, redoes a sweep"
+
+# (4) the archive of a cell's sweep verifies (the model the run was given, not the file's)
+mkdir -p run1 && cp out/softmax-T0.1/sweep.nc run1/ && cp -r out/softmax-T0.1/sweep-checkpoint run1/checkpoint
+"$NORMSWEEP" archive run1 --out a.tar.gz -q 2> erra || { cat erra >&2; fail "archive"; }
+"$NORMSWEEP" verify a.tar.gz --sample 1 --offline > ver.txt 2>&1 || { cat ver.txt >&2; fail "verify"; }
+grep -q "the run was given out/softmax-T0.1/model in place of the sweep file's" ver.txt ||
+  { cat ver.txt >&2; fail "verify did not use the given model"; }
+echo "ok 4 - a cell's sweep archives and verifies"
+
+# (5) the training page
+"$PYTHON_DEBIAN" "$here/postprocess/report" --training out --out rep > rlog 2>&1 ||
+  { cat rlog >&2; fail "report --training"; }
+for f in training.html training.json fig_training_val_loss.png fig_training_grad_norm.png \
+  fig_training_attn_jac.png; do [ -s "rep/$f" ] || fail "rep/$f missing"; done
+"$PYTHON_DEBIAN" "$here/tests/check_training_report.py" out rep/training.json ||
+  fail "training.json differs from the training logs"
+"$PYTHON_DEBIAN" "$here/postprocess/report" --training nowhere --out rep2 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "nowhere: no such directory" err || fail "report --training nowhere: exit $rc"
+echo "ok 5 - the training page: numbers and verdicts recomputed from train.nc"
