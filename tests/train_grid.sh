@@ -5,13 +5,15 @@
 #  (2) a grid run trains every cell with the grid's options plus its own normalizer and T (a cell's
 #      model is byte-identical to `normsweep train` run by hand with those options), records them
 #      in config.json, and sweeps each model (the sweep's recorded model is the cell's, by SHA-256);
+#      -np 2 trains the same bytes;
 #  (3) a second run without --resume is refused; --resume keeps finished cells byte for byte,
-#      redoes a removed sweep, and refuses a changed grid;
+#      redoes a removed sweep, refuses a changed grid, and after SIGTERM (exit 3) continues to the
+#      bytes of an uninterrupted run;
 #  (4) an archive of a cell's sweep verifies (verify uses the model the run was given);
 #  (5) postprocess/report --training: training.json's numbers and verdicts recomputed from the
 #      train.nc files by tests/check_training_report.py.
 set -u
-: "${NORMSWEEP:?run through make check}" "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}" \
+: "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}" \
   "${PYTHON_DEBIAN:?}" "${top_srcdir:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ns_train_grid.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -125,7 +127,16 @@ cmp -s byhand/model.safetensors out/entmax15-T0.1/model/model.safetensors ||
   fail "the grid's entmax15-T0.1 differs from normsweep train with the same options"
 cmp -s byhand/model.safetensors out/entmax15-T1/model/model.safetensors &&
   fail "T = 0.1 and T = 1 trained the same weights"
-echo "ok 2 - 4 cells trained with the grid's options (one equal to a hand run), recorded, swept"
+# -np 2: the same bytes (one cell, no sweep)
+cp g.yaml g2.yaml
+sed -i -e 's/^normalizers: .*/normalizers: [softmax]/' -e 's/^temperatures: .*/temperatures: [0.1]/' \
+  -e '/^sweep: /d' g2.yaml
+"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" train-grid --out out2 g2.yaml 2> lognp2 ||
+  { tail -20 lognp2 >&2; fail "grid at -np 2"; }
+cmp -s out2/softmax-T0.1/model/model.safetensors out/softmax-T0.1/model/model.safetensors ||
+  fail "-np 2 trained other weights than -np 1"
+[ -e out2/softmax-T0.1/sweep.nc ] && fail "a grid without sweep: swept"
+echo "ok 2 - 4 cells trained with the grid's options (one equal to a hand run, one equal at -np 2), recorded, swept"
 
 # (3) resume
 sums() { for c in $cells; do sha256sum "out/$c/model/model.safetensors" "out/$c/sweep.nc"; done; }
@@ -145,7 +156,24 @@ done
 sed -i "s/^  seed: 11/  seed: 12/" g.yaml
 "$NORMSWEEP" train-grid --resume g.yaml 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "not the grid out started with" err || { cat err >&2; fail "changed grid: exit $rc"; }
-echo "ok 3 - a second run refused; --resume keeps finished cells byte for byte, redoes a sweep"
+# SIGTERM in the middle of a cell's training: exit 3, then --resume gives the uninterrupted bytes
+sed -e 's/^  steps: 8/  steps: 200/' -e 's/^  jac-every: 2/  jac-every: 0\n  checkpoint-every: 10/' \
+  g2.yaml > g3.yaml
+"$NORMSWEEP" train-grid --out ref3 g3.yaml 2> logr3 || { tail -20 logr3 >&2; fail "uninterrupted grid"; }
+"$NORMSWEEP" train-grid --out int3 g3.yaml 2> logi3 &
+pid=$!
+i=0
+while [ ! -f int3/softmax-T0.1/model/checkpoint/state.bin ]; do
+  i=$((i + 1)); [ $i -lt 600 ] || fail "no checkpoint after 60 s"; sleep 0.1
+done
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc -eq 3 ] && grep -q "train-grid --resume --out int3 g3.yaml continues" logi3 ||
+  { cat logi3 >&2; fail "SIGTERM: exit $rc, expected 3 and how to continue"; }
+"$NORMSWEEP" train-grid --resume --out int3 g3.yaml 2> logres3 || { tail -20 logres3 >&2; fail "--resume after SIGTERM"; }
+cmp -s ref3/softmax-T0.1/model/model.safetensors int3/softmax-T0.1/model/model.safetensors ||
+  fail "the resumed grid's model differs from the uninterrupted one"
+echo "ok 3 - a second run refused; --resume keeps finished cells byte for byte, redoes a sweep, continues after SIGTERM with the same bytes"
 
 # (4) the archive of a cell's sweep verifies (the model the run was given, not the file's)
 mkdir -p run1 && cp out/softmax-T0.1/sweep.nc run1/ && cp -r out/softmax-T0.1/sweep-checkpoint run1/checkpoint
