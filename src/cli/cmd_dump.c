@@ -436,9 +436,14 @@ static int write_metrics(dump_run_state *s, ns_err *err)
 /* Read, check, strip and tokenize the text as a sweep's corpus; the window must fit. */
 static int load_window(const dump_opts *o, dump_run_state *s, ns_err *err)
 {
-    NS_TRY(ns_file_read_all(o->text, 0, &s->text, &s->text_len, err));
-    NS_TRY(dump_resolve(o->tokenizer, NS_SWEEP_DEFAULT_TOKENIZER, "tokenizer", &s->tref, err));
-    NS_TRY(ns_tokenizer_load(s->tref.path, &s->tok, err));
+    int rc = ns_file_read_all(o->text, 0, &s->text, &s->text_len, err);
+    if (rc == NS_OK)
+        rc = dump_resolve(o->tokenizer, NS_SWEEP_DEFAULT_TOKENIZER, "tokenizer", &s->tref, err);
+    if (rc == NS_OK)
+        rc = ns_tokenizer_load(s->tref.path, &s->tok, err);
+    if (rc == NS_ERR_IO) /* a missing or unreadable input, found before any work: exit 2 */
+        rc = err->code = NS_ERR_INVALID;
+    NS_TRY(rc);
     NS_TRY(ns_corpus_from_text(s->text, s->text_len, o->text, o->cfg.strip_gutenberg, s->tok,
                                &s->corpus, err));
     size_t n = s->corpus.tokens.n;

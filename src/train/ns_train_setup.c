@@ -254,6 +254,8 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     if (rc == NS_OK)
         rc = check_inputs(o, in, err);
 done:
+    if (rc == NS_ERR_IO) /* a missing or unreadable input, found before any work: exit 2 */
+        rc = err->code = NS_ERR_INVALID;
     ns_corpus_free(&corpus);
     ns_tokenizer_free(tok);
     free(text);
