@@ -74,6 +74,10 @@ def main(grid, path):
         ans = rep["unstable_at_low_T"][norm]
         if bool(unstable) != ans.startswith("yes"):
             bad.append("%s: answer %r, unstable low-T cells %s" % (norm, ans, unstable))
+        elif low and not unstable and (norm not in ref or ref[norm][0] <= rules["low_T"]) and \
+                not ans.startswith("open"):
+            bad.append("%s: answer %r without a finished cell above T = %g" % (norm, ans,
+                                                                              rules["low_T"]))
     for b in bad:
         print("check_training_report: " + b, file=sys.stderr)
     print("check_training_report: %d cells checked, %d problem(s)" % (len(rows), len(bad)))
