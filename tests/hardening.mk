@@ -44,7 +44,8 @@ VALGRIND_FLAGS = --tool=memcheck --error-exitcode=99 --leak-check=full \
 	--show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
 	--num-callers=30 --suppressions=$(abs_top_srcdir)/tests/sanitizers/valgrind.supp
 VALGRIND_SELECT =
-EXTRA_DIST += tests/sanitizers/valgrind.supp tests/sanitizers/lsan.supp tests/sanitizers/asan.supp
+EXTRA_DIST += tests/sanitizers/valgrind.supp tests/sanitizers/lsan.supp tests/sanitizers/asan.supp \
+	tests/sanitizers/lsan-notls.supp
 
 check-valgrind: $(check_PROGRAMS)
 	@$(MKDIR_P) valgrind-logs; failed=; start=`date +%s`; \
