@@ -1,14 +1,15 @@
 /* bench_analysis: the cost of the rows stage's analysis against the forward pass it follows, for
  * one shard of a sweep file's grid (every L, N, T, eps, all heads), in one process.
  *
- * usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast]
+ * usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast] [PAYLOAD_OUT]
  *   MODEL_DIR: e.g. a random 124M GPT-2 from `normsweep mkmodel --preset gpt2` (the sweep's own
  *   `model:` is replaced by it; its corpus is not read: the tokens are random ids).
  *   Times REPS (default 3) forward passes alone, then stores every analysed layer's attention
  *   (one more forward pass, untimed) and times REPS runs of the analysis alone over the stored
  *   layers (ns_rows_analyse_layer: exactly what the rows stage does after each layer); reports
  *   the medians. Prints forward_seconds_1t, analysis_seconds, analysis_vs_forward and the
- *   payload size. Run it with
+ *   payload size; PAYLOAD_OUT receives the payload's doubles (native order), so two builds'
+ *   analyses can be compared bit for bit (`cmp`). Run it with
  *   OPENBLAS_NUM_THREADS=1: the sweep runs one BLAS thread per rank. */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,7 +60,8 @@ static int fail(const char *what, const ns_err *err)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast]\n");
+        fprintf(stderr, "usage: bench_analysis SWEEP.yaml MODEL_DIR [REPS] [reference|fast] "
+                        "[PAYLOAD_OUT]\n");
         return 2;
     }
     int reps = argc > 3 ? atoi(argv[3]) : 3;
@@ -124,6 +126,14 @@ int main(int argc, char **argv)
     for (size_t l = 0; l < st.n; l++) {
         free((void *)st.v[l].logits);
         free((void *)st.v[l].values);
+    }
+    if (argc > 5) {
+        FILE *fp = fopen(argv[5], "wb");
+        if (!fp || fwrite(payload, sizeof *payload, plan.payload, fp) != plan.payload ||
+            fclose(fp) != 0) {
+            fprintf(stderr, "bench_analysis: %s: cannot write the payload\n", argv[5]);
+            return 1;
+        }
     }
     double f = ns_bench_median(tf, (size_t)reps), a = ns_bench_median(tr, (size_t)reps);
     printf("grid: %s (%zu layers x %zu heads, %zu L, %zu N, %zu T, %zu eps, L_max %zu), %s kernel\n",

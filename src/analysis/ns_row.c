@@ -128,8 +128,9 @@ struct ns_analysis_ws {
     double *work;      /* (2 L_max + 2): normalizer and Theorem 2 scratch */
     double *zp, *ap;   /* (L_max) each: perturbed logits and weights */
     double *u;         /* ((probes + 1) L_max): jac_fd directions */
-    double *v[10];     /* (L_max) each: kernel scratch */
+    double *v[11];     /* (L_max) each: kernel scratch */
     double *s, *sr, *xbar; /* (d) each */
+    double *xsum;      /* (d): sum_i x_i over the current row's keys (T-free) */
     size_t *order, *perm; /* (L_max) each */
     ns_rank_item *items;  /* (L_max) */
     unsigned char *in_set, *in_rand; /* (L_max) each */
@@ -138,8 +139,8 @@ struct ns_analysis_ws {
 double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
 {
     double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
-    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[10], s/sr/xbar */
-    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 10.0 * L + 3.0 * D;
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[11], s/sr/xbar/xsum */
+    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 11.0 * L + 4.0 * D;
     return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
 }
 
@@ -179,11 +180,12 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
     ws->u = q, q += ((size_t)p->probes + 1) * L_max;
-    for (int k = 0; k < 10; k++)
+    for (int k = 0; k < 11; k++)
         ws->v[k] = q, q += L_max;
     ws->s = q, q += d;
     ws->sr = q, q += d;
     ws->xbar = q, q += d;
+    ws->xsum = q, q += d;
     size_t *zq = (size_t *)q;
     ws->order = zq, zq += L_max;
     ws->perm = zq, zq += L_max;
@@ -356,22 +358,31 @@ static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
      * distances recomputed directly. */
     cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)Ln, (int)d, 1.0, ws->X, (int)d, 0.0,
                 ws->G, (int)Ln);
-    for (size_t j = 0; j < Ln; j++) /* mirror: the fast kernel reads whole rows */
-        for (size_t i = j + 1; i < Ln; i++)
-            ws->G[j * Ln + i] = ws->G[i * Ln + j];
+    /* mirror (the fast kernel reads whole rows) in 8 x 8 tiles: a column walk of the whole
+     * matrix misses the cache on every element, and rows a power-of-two apart share L1 sets,
+     * so a tile reads no more rows than the cache has ways */
+    for (size_t j0 = 0; j0 < Ln; j0 += 8)
+        for (size_t i0 = j0; i0 < Ln; i0 += 8) {
+            size_t j1 = j0 + 8 < Ln ? j0 + 8 : Ln, i1 = i0 + 8 < Ln ? i0 + 8 : Ln;
+            for (size_t j = j0; j < j1; j++)
+                for (size_t i = (i0 > j + 1 ? i0 : j + 1); i < i1; i++)
+                    ws->G[j * Ln + i] = ws->G[i * Ln + j];
+        }
     ws->delta[0] = NAN;
     double best = INFINITY;
     for (size_t j = 1; j < Ln; j++) {
+        /* the nearest earlier vector on the Gram distances (the first one when several tie):
+         * the distances in one vectorizable pass, their minimum (exact in any order), then the
+         * first index that reaches it */
         const double *gr = ws->G + j * Ln;
-        double mn = INFINITY, gj = ws->gdiag[j];
+        double mn = INFINITY, gj = ws->gdiag[j], *dsq = ws->v[0];
+        for (size_t i = 0; i < j; i++)
+            dsq[i] = ws->gdiag[i] + gj - 2.0 * gr[i];
+        for (size_t i = 0; i < j; i++)
+            mn = dsq[i] < mn ? dsq[i] : mn;
         size_t bi = 0;
-        for (size_t i = 0; i < j; i++) {
-            double dsq = ws->gdiag[i] + gj - 2.0 * gr[i];
-            if (dsq < mn) {
-                mn = dsq;
-                bi = i;
-            }
-        }
+        while (bi + 1 < j && dsq[bi] != mn)
+            bi++;
         double dd = sqrt(ns_sqdist_scaled(1.0, ws->X + j * d, ws->X + bi * d, d));
         if (dd < best)
             best = dd;
@@ -449,19 +460,22 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     memset(ws->xbar, 0, d * sizeof *ws->xbar);
     for (size_t i = 0; i < L; i++) {
         const double *x = ws->X + i * d;
+        double a = ws->alpha[i];
+        if (a == 0.0) /* adds +-0 to a sum that starts at +0: skipping it leaves every bit */
+            continue;
         for (size_t k = 0; k < d; k++)
-            ws->xbar[k] += ws->alpha[i] * x[k];
+            ws->xbar[k] += a * x[k];
     }
     ns_random_prefix(ns_analysis_rng_key(NS_RNG_RANDOM_SUBSET, p->seed, key, m, T), L,
                      p->N[nN - 1], ws->perm);
     ns_row_ctx c = {
         .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .Ln = Ln,
-        .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .order = ws->order,
+        .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .xsum = ws->xsum, .order = ws->order,
         .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m], .delta = ws->delta[m],
         .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t, .lay = lay, .out = row,
         .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1], .v3 = ws->v[2],
         .v4 = ws->v[3], .v5 = ws->v[4], .v6 = ws->v[5], .v7 = ws->v[6], .a2g = ws->v[7],
-        .mtop = ws->v[8], .mrand = ws->v[9], .work = ws->work, .in_set = ws->in_set,
+        .mtop = ws->v[8], .mrand = ws->v[9], .tiny = ws->v[10], .work = ws->work, .in_set = ws->in_set,
         .in_rand = ws->in_rand,
     };
     if (kernel == NS_KERNEL_FAST)
@@ -496,6 +510,10 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
             ws->z[i] = (double)zr[i];
         }
         rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];
+        memset(ws->xsum, 0, ws->d * sizeof *ws->xsum);
+        for (size_t i = 0; i < L; i++)
+            for (size_t k = 0; k < ws->d; k++)
+                ws->xsum[k] += ws->X[i * ws->d + k];
         size_t nu = ns_fd_directions(ws, p, key, m, L);
         for (size_t t = 0; t < p->nT; t++)
             NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, nu, kernel, err));

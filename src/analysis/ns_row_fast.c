@@ -47,15 +47,6 @@ typedef struct lazy_s {
     int ready;
 } lazy_s;
 
-/* x_i . y directly (the fallback of the guard). */
-static double dot(const double *x, const double *y, size_t d)
-{
-    double acc = 0.0;
-    for (size_t k = 0; k < d; k++)
-        acc += x[k] * y[k];
-    return acc;
-}
-
 /* Add key j to a growing set: sxv[i] += alpha_j G_ij for every i < L; returns the new ||s||^2
  * from the old one (ss + 2 alpha_j sx_j + alpha_j^2 g_j, with sx_j before the update). */
 NS_HOT static double add_key(const ns_row_ctx *c, double *sxv, double ss, size_t j)
@@ -144,14 +135,15 @@ static ns_evalue complement_min(const ns_row_ctx *c, size_t N, const double *sxv
 static void expected_coeffs(const ns_row_ctx *c, double P[3], double *scale)
 {
     double a2g = 0.0, ag = 0.0, g = 0.0, xx = 0.0, sxb = 0.0;
-    for (size_t k = 0; k < c->d; k++)
+    for (size_t k = 0; k < c->d; k++) {
         xx += c->xbar[k] * c->xbar[k];
+        sxb += c->xsum[k] * c->xbar[k]; /* sum_i x_i . xbar */
+    }
     for (size_t i = 0; i < c->L; i++) {
         double a = c->alpha[i];
         a2g += a * a * c->gdiag[i];
         ag += a * c->gdiag[i];
         g += c->gdiag[i];
-        sxb += dot(c->X + i * c->d, c->xbar, c->d);
     }
     P[0] = a2g + (double)(c->L - 2) * xx;
     P[1] = 2.0 * (ag - sxb);
@@ -196,6 +188,27 @@ NS_HOT static void gram_dists(size_t L, const double *a, const double *a2g, cons
     }
 }
 
+/* gram_dists for the top set, also giving every key's e_i = alpha_i (alpha_i g_i - 2 x_i.s) (the
+ * comparison values of N_s, computed as e_of does) and tiny[i] = mask[i] where ns_ev would call
+ * e_i tiny, else 0: the same pass serves d, r and the minimum of e over the complement. */
+NS_HOT static void gram_dists_e(size_t L, const double *restrict a, const double *restrict a2g,
+                                const double *restrict g, const double *restrict la,
+                                const double *restrict sx, double ss, const double *restrict mask,
+                                double *restrict dist, double *restrict flag, double *restrict e,
+                                double *restrict tiny)
+{
+    for (size_t i = 0; i < L; i++) {
+        double t2 = 2.0 * a[i] * sx[i];
+        double d2 = a2g[i] - t2 + ss;
+        double scale = a2g[i] + fabs(t2) + ss;
+        flag[i] = d2 < NS_CANCEL_GUARD * scale ? mask[i] : 0.0;
+        dist[i] = sqrt(d2 > 0.0 ? d2 : 0.0);
+        double v = a[i] * (a[i] * g[i] - 2.0 * sx[i]);
+        e[i] = v;
+        int t = (la[i] < NS_TINY_LOG) | ((v != 0.0) & (v > -1e-280) & (v < 1e-280));
+        tiny[i] = t ? mask[i] : 0.0;
+    }
+}
 
 static inline __attribute__((always_inline)) double lanes_sum(v4d v)
 {
@@ -203,34 +216,48 @@ static inline __attribute__((always_inline)) double lanes_sum(v4d v)
 }
 
 /* Over the keys with mask 1: the sum of dist (and of a when asum is not NULL), the minimum of
- * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order. */
+ * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order; with e not NULL
+ * also the minimum of e and the sum of tiny (keys outside the mask hold tiny 0). */
 NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mask, const double *a,
-                          const double *flag, double *sum, double *asum, double *mn,
-                          double *flags)
+                          const double *flag, const double *e, const double *tiny, double *sum,
+                          double *asum, double *mn, double *flags, double *emin, double *tinys)
 {
     const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
-    v4d s = zero, t = zero, f = zero, m = inf;
+    v4d s = zero, t = zero, f = zero, m = inf, em = inf, ti = zero;
     size_t i = 0;
     for (; i + 4 <= L; i += 4) {
         v4d dv = load4(dist + i), mv = load4(mask + i);
+        v4i out = mv == zero;
         s += mv * dv;
         f += load4(flag + i);
         if (asum)
             t += mv * load4(a + i);
         if (mn) {
-            v4d cand = dv + (v4d)((v4i)inf & (mv == zero)); /* +inf for keys not counted */
+            v4d cand = dv + (v4d)((v4i)inf & out); /* +inf for keys not counted */
             v4i lt = cand < m;
             m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
         }
+        if (e) {
+            v4d cand = load4(e + i) + (v4d)((v4i)inf & out);
+            v4i lt = cand < em;
+            em = (v4d)(((v4i)cand & lt) | ((v4i)em & ~lt));
+            ti += load4(tiny + i);
+        }
     }
-    double ss = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f);
+    double ss = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f), tis = lanes_sum(ti);
     double mm = mn ? fmin(fmin(m[0], m[1]), fmin(m[2], m[3])) : INFINITY;
+    double emm = e ? fmin(fmin(em[0], em[1]), fmin(em[2], em[3])) : INFINITY;
     for (; i < L; i++) { /* the tail, after the lanes */
         ss += mask[i] * dist[i];
         ts += mask[i] * a[i];
         fs += flag[i];
         if (mask[i] != 0.0 && dist[i] < mm)
             mm = dist[i];
+        if (e) {
+            tis += tiny[i];
+            if (mask[i] != 0.0 && e[i] < emm)
+                emm = e[i];
+        }
     }
     *sum = ss;
     if (asum)
@@ -238,17 +265,33 @@ NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mas
     if (mn)
         *mn = mm;
     *flags = fs;
+    if (e) {
+        *emin = emm;
+        *tinys = tis;
+    }
 }
 
 /* The distances of one set at a grid point: dist[] for every key, recomputed directly where the
- * cancellation guard asks; *sum (and *tail, *r when wanted) over the keys outside the set. */
+ * cancellation guard asks; *sum (and *tail, *r when wanted) over the keys outside the set. With
+ * emin not NULL (the top set) also the minimum of e_j over the keys outside the set when none of
+ * them is tiny: *emin_ok = 0 when one is, and the careful scan (complement_min) must decide. */
 static void set_distances(const ns_row_ctx *c, const double *sxv, double ss, const double *mask,
                           lazy_s *ls, double *dist, double *flag, double *sum, double *tail,
-                          double *r)
+                          double *r, ns_evalue *emin, int *emin_ok)
 {
-    gram_dists(c->L, c->alpha, c->a2g, sxv, ss, mask, dist, flag);
-    double flags;
-    masked_reduce(c->L, dist, mask, c->alpha, flag, sum, tail, r, &flags);
+    double flags, em = 0.0, tinys = 0.0;
+    if (emin) {
+        gram_dists_e(c->L, c->alpha, c->a2g, c->gdiag, c->lalpha, sxv, ss, mask, dist, flag, c->v7,
+                     c->tiny);
+        masked_reduce(c->L, dist, mask, c->alpha, flag, c->v7, c->tiny, sum, tail, r, &flags, &em,
+                      &tinys);
+        *emin = (ns_evalue){em, 0.0, 0.0, 0};
+        *emin_ok = tinys == 0.0;
+    } else {
+        gram_dists(c->L, c->alpha, c->a2g, sxv, ss, mask, dist, flag);
+        masked_reduce(c->L, dist, mask, c->alpha, flag, NULL, NULL, sum, tail, r, &flags, NULL,
+                      NULL);
+    }
     if (flags == 0.0)
         return;
     for (size_t i = 0; i < c->L; i++)
@@ -256,38 +299,7 @@ static void set_distances(const ns_row_ctx *c, const double *sxv, double ss, con
             dist[i] = dist_of(c, i, sxv, ss, ls);
             flag[i] = 0.0;
         }
-    masked_reduce(c->L, dist, mask, c->alpha, flag, sum, tail, r, &flags);
-}
-
-/* min over j outside I of e_j when no such e_j is tiny (the usual case): one vectorized pass;
- * returns 0 when a tiny one is present and the careful scan (complement_min) must decide. */
-NS_HOT static int complement_min_fast(const ns_row_ctx *c, const double *sxv, ns_evalue *best)
-{
-    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
-    double *e = c->v7;
-    size_t L = c->L;
-    double tiny = 0.0;
-    for (size_t i = 0; i < L; i++) { /* elementwise: e_i and whether ns_ev would call it tiny */
-        double a = c->alpha[i], v = a * (a * c->gdiag[i] - 2.0 * sxv[i]);
-        e[i] = v;
-        int t = c->lalpha[i] < -600.0 || (v != 0.0 && v > -1e-280 && v < 1e-280);
-        tiny += t ? c->mtop[i] : 0.0;
-    }
-    if (tiny != 0.0)
-        return 0;
-    v4d m = inf;
-    size_t i = 0;
-    for (; i + 4 <= L; i += 4) {
-        v4d cand = load4(e + i) + (v4d)((v4i)inf & (load4(c->mtop + i) == zero));
-        v4i lt = cand < m;
-        m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
-    }
-    double mm = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
-    for (; i < L; i++)
-        if (c->mtop[i] != 0.0 && e[i] < mm)
-            mm = e[i];
-    *best = (ns_evalue){mm, 0.0, 0.0, 0};
-    return 1;
+    masked_reduce(c->L, dist, mask, c->alpha, flag, NULL, NULL, sum, tail, r, &flags, NULL, NULL);
 }
 
 void ns_row_n_fast(ns_row_ctx *c)
@@ -327,14 +339,15 @@ void ns_row_n_fast(ns_row_ctx *c)
         lazy_s ls = {c->s, c->order, N, 0}, lr = {c->sr, c->perm, N, 0};
         double d, r, tail, drand, best = -INFINITY;
         size_t bi = 0;
-        set_distances(c, sx, ss, c->mtop, &ls, dist, flag, &d, &tail, &r);
-        set_distances(c, sxr, ssr, c->mrand, &lr, dist, flag, &drand, NULL, NULL);
+        ns_evalue emin;
+        int emin_ok;
+        set_distances(c, sx, ss, c->mtop, &ls, dist, flag, &d, &tail, &r, &emin, &emin_ok);
+        set_distances(c, sxr, ssr, c->mrand, &lr, dist, flag, &drand, NULL, NULL, NULL, NULL);
         if (c->want_d1)
             for (size_t i = 0; i < L; i++)
                 if (!c->in_set[i] && far[i] > best)
                     best = far[i], bi = i;
-        ns_evalue emin;
-        if (!complement_min_fast(c, sx, &emin))
+        if (!emin_ok)
             emin = complement_min(c, N, sx, ss);
         size_t ns = 0;
         for (size_t q = 0; q < N; q++)

@@ -60,24 +60,78 @@ static inline double ns_exp_nonpos(double x)
     return x < -708.0 ? 0.0 : p * scale;
 }
 
-/* alpha'_i = exp(y_i - max y) unnormalised into w, y_i = c (z_i + eps u_i); returns the sum. */
+/* Four doubles (GCC vector extensions): the same elementwise IEEE operations as ns_exp_nonpos,
+ * four keys at a time, so the AVX2 and baseline clones give the same bits as the scalar code.
+ * (v4d values pass between static inline functions of this file only.) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4i __attribute__((vector_size(32)));
+typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
+#define load4(p) (*(const v4d_u *)(const void *)(p))
+#define store4(p, v) (*(v4d_u *)(void *)(p) = (v))
+
+static inline __attribute__((always_inline)) v4d splat(double x)
+{
+    return (v4d){x, x, x, x};
+}
+
+/* ns_exp_nonpos on four lanes, operation for operation. */
+static inline __attribute__((always_inline)) v4d ns_exp4_nonpos(v4d x)
+{
+    const v4d lo = splat(-708.0), shift = splat(0x1.8p52);
+    v4i under = x < lo;
+    v4d xc = (v4d)(((v4i)lo & under) | ((v4i)x & ~under));
+    v4d kd = xc * splat(1.4426950408889634) + shift;
+    v4i k = (v4i)kd - (v4i)shift;
+    kd -= shift;
+    v4d r = (xc - kd * splat(6.93147180369123816490e-01)) - kd * splat(1.90821492927058770002e-10);
+    v4d p = splat(1.0 / 6227020800.0);
+    p = p * r + splat(1.0 / 479001600.0);
+    p = p * r + splat(1.0 / 39916800.0);
+    p = p * r + splat(1.0 / 3628800.0);
+    p = p * r + splat(1.0 / 362880.0);
+    p = p * r + splat(1.0 / 40320.0);
+    p = p * r + splat(1.0 / 5040.0);
+    p = p * r + splat(1.0 / 720.0);
+    p = p * r + splat(1.0 / 120.0);
+    p = p * r + splat(1.0 / 24.0);
+    p = p * r + splat(1.0 / 6.0);
+    p = p * r + splat(0.5);
+    p = p * r + splat(1.0);
+    p = p * r + splat(1.0);
+    v4d scale = (v4d)((v4i)splat(1.0) + (k << 52));
+    return (v4d)((v4i)(p * scale) & ~under);
+}
+
+/* alpha'_i = exp(y_i - max y) unnormalised into w, y_i = c (z_i + eps u_i); returns the sum
+ * (lane l sums keys i = l mod 4, then ((0 + 1) + 2) + 3, then the tail). */
 NS_HOT static double shifted_exps(size_t L, const double *z, const double *u, double c, double eps,
                                   double *w)
 {
     double mx = -INFINITY;
-    for (size_t i = 0; i < L; i++) {
+    size_t i = 0;
+    v4d m4 = splat(-INFINITY);
+    for (; i + 4 <= L; i += 4) { /* max is exact in any order */
+        v4d y = splat(c) * (load4(z + i) + splat(eps) * load4(u + i));
+        store4(w + i, y);
+        v4i gt = y > m4;
+        m4 = (v4d)(((v4i)y & gt) | ((v4i)m4 & ~gt));
+    }
+    for (int l = 0; l < 4; l++)
+        mx = m4[l] > mx ? m4[l] : mx;
+    for (; i < L; i++) {
         double y = c * (z[i] + eps * u[i]);
         w[i] = y;
         mx = y > mx ? y : mx;
     }
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
-    size_t i = 0;
-    for (; i + 4 <= L; i += 4)
-        for (int l = 0; l < 4; l++) {
-            w[i + l] = ns_exp_nonpos(w[i + l] - mx);
-            s[l] += w[i + l];
-        }
-    double sum = ((s[0] + s[1]) + s[2]) + s[3];
+    v4d s4 = splat(0.0);
+    i = 0;
+    for (; i + 4 <= L; i += 4) {
+        v4d e = ns_exp4_nonpos(load4(w + i) - splat(mx));
+        store4(w + i, e);
+        s4 += e;
+    }
+    double sum = ((s4[0] + s4[1]) + s4[2]) + s4[3];
     for (; i < L; i++) {
         w[i] = ns_exp_nonpos(w[i] - mx);
         sum += w[i];
@@ -88,14 +142,13 @@ NS_HOT static double shifted_exps(size_t L, const double *z, const double *u, do
 /* sum_i (w_i / sum - alpha_i)^2 in the fixed lane order. */
 NS_HOT static double sq_diff(size_t L, const double *w, double sum, const double *alpha)
 {
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    v4d s4 = splat(0.0);
     size_t i = 0;
-    for (; i + 4 <= L; i += 4)
-        for (int l = 0; l < 4; l++) {
-            double dd = w[i + l] / sum - alpha[i + l];
-            s[l] += dd * dd;
-        }
-    double acc = ((s[0] + s[1]) + s[2]) + s[3];
+    for (; i + 4 <= L; i += 4) {
+        v4d dd = load4(w + i) / splat(sum) - load4(alpha + i);
+        s4 += dd * dd;
+    }
+    double acc = ((s4[0] + s4[1]) + s4[2]) + s4[3];
     for (; i < L; i++) {
         double dd = w[i] / sum - alpha[i];
         acc += dd * dd;

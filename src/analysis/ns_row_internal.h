@@ -54,6 +54,7 @@ typedef struct ns_row_ctx {
     const double *alpha;  /* (L) weights F(z/T) */
     const double *lalpha; /* (L) log weights (-inf where alpha is exactly 0) */
     const double *xbar;   /* (d) sum_i alpha_i x_i */
+    const double *xsum;   /* (d) sum_i x_i */
     const size_t *order;  /* (L) keys by weight, descending (METRICS.md section 3) */
     const size_t *perm;   /* (maxN) the random permutation's prefix for d_random */
     double M, delta;
@@ -69,6 +70,7 @@ typedef struct ns_row_ctx {
     double *v5, *v6, *v7;      /* (L) each: the fast kernel's per-key scratch */
     double *a2g;               /* (L) alpha_i^2 ||x_i||^2 (fast kernel) */
     double *mtop, *mrand;      /* (L) 1.0 for keys outside the top / random set, else 0.0 */
+    double *tiny;              /* (L) the fast kernel's "e_i is tiny" flags */
     double *work;         /* (2 L + 2) */
     unsigned char *in_set, *in_rand; /* (L), all 0 on entry and on return */
 } ns_row_ctx;
