@@ -5,17 +5,37 @@
 #include <float.h>
 #include <math.h>
 
-/* g(t) = sum_i w_i / (dl_i - t) and its derivative, over positive w (dl_i = w_i - origin). */
-static double ns_secular(const double *w, size_t n, double origin, double t, double *deriv)
+#include "analysis/ns_simd.h"
+
+
+/* g(t) = sum_i w_i / (dl_i - t) and its derivative, over positive w (dl_i = w_i - origin).
+ * The quotients of a block of keys are computed first (elementwise: they vectorize; 0 for a
+ * key without positive weight), then added in key order: the same sums, bit for bit, as adding
+ * each term as it comes (a skipped key adds +0 to a sum that is never -0). */
+NS_HOT static double ns_secular(const double *w, size_t n, double origin, double t, double *deriv)
 {
-    double g = 0.0, gp = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (!(w[i] > 0.0))
-            continue;
-        double den = (w[i] - origin) - t;
-        double q = w[i] / den;
-        g += q;
-        gp += q / den;
+    double g = 0.0, gp = 0.0, q[256], qd[256];
+    const v4d zero = splat(0.0);
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t nb = n - i0 < 256 ? n - i0 : 256, i = 0;
+        const double *wb = w + i0;
+        for (; i + 4 <= nb; i += 4) { /* a masked key's own quotient may be inf or NaN: dropped */
+            v4d wv = load4(wb + i);
+            v4d den = (wv - splat(origin)) - splat(t);
+            v4d qi = wv / den;
+            v4i pos = wv > zero;
+            store4(q + i, select4(pos, qi, zero));
+            store4(qd + i, select4(pos, qi / den, zero));
+        }
+        for (; i < nb; i++) {
+            double den = (wb[i] - origin) - t, qi = wb[i] / den;
+            q[i] = wb[i] > 0.0 ? qi : 0.0;
+            qd[i] = wb[i] > 0.0 ? qi / den : 0.0;
+        }
+        for (i = 0; i < nb; i++) {
+            g += q[i];
+            gp += qd[i];
+        }
     }
     *deriv = gp;
     return g;

@@ -119,7 +119,7 @@ struct ns_analysis_ws {
     unsigned probes;
     void *block;       /* the one allocation; everything below points into it */
     double *X;         /* (L_max, d): the row vectors x_i (scaled to norm 1 when sphere) */
-    double *G;         /* (L_max, L_max): Gram matrix X X^T, lower triangle, ld = rows used */
+    double *G;         /* Gram matrix X X^T of the rows used (Ln), ld NS_GRAM_LD(Ln), mirrored full */
     double *gdiag;     /* (L_max): ||x_i||^2 computed directly */
     double *delta;     /* (L_max): delta of row m = min pairwise distance among x_0..x_m */
     double *mnorm;     /* (L_max): max_{i <= m} ||x_i|| (M of row m when not sphere) */
@@ -140,7 +140,8 @@ double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
 {
     double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
     /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[11], s/sr/xbar/xsum */
-    double nd = L * D + L * L + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L + P * L + 11.0 * L + 4.0 * D;
+    double nd = L * D + L * (double)NS_GRAM_LD(L_max) + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L +
+                P * L + 11.0 * L + 4.0 * D;
     return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
 }
 
@@ -169,7 +170,7 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     }
     double *q = ws->block;
     ws->X = q, q += L_max * d;
-    ws->G = q, q += L_max * L_max;
+    ws->G = q, q += L_max * NS_GRAM_LD(L_max);
     ws->gdiag = q, q += L_max;
     ws->delta = q, q += L_max;
     ws->mnorm = q, q += L_max;
@@ -356,17 +357,18 @@ static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
     }
     /* G = X X^T, one BLAS call (lower triangle, then mirrored). delta's pairs are chosen on it and their
      * distances recomputed directly. */
+    size_t ld = NS_GRAM_LD(Ln);
     cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)Ln, (int)d, 1.0, ws->X, (int)d, 0.0,
-                ws->G, (int)Ln);
-    /* mirror (the fast kernel reads whole rows) in 8 x 8 tiles: a column walk of the whole
-     * matrix misses the cache on every element, and rows a power-of-two apart share L1 sets,
-     * so a tile reads no more rows than the cache has ways */
-    for (size_t j0 = 0; j0 < Ln; j0 += 8)
-        for (size_t i0 = j0; i0 < Ln; i0 += 8) {
-            size_t j1 = j0 + 8 < Ln ? j0 + 8 : Ln, i1 = i0 + 8 < Ln ? i0 + 8 : Ln;
+                ws->G, (int)ld);
+    /* mirror (the fast kernel reads whole rows) in tiles: a column walk of the whole matrix
+     * would miss the cache on every element (the padded ld keeps a tile's rows in distinct sets) */
+    enum { TILE = 32 };
+    for (size_t j0 = 0; j0 < Ln; j0 += TILE)
+        for (size_t i0 = j0; i0 < Ln; i0 += TILE) {
+            size_t j1 = j0 + TILE < Ln ? j0 + TILE : Ln, i1 = i0 + TILE < Ln ? i0 + TILE : Ln;
             for (size_t j = j0; j < j1; j++)
                 for (size_t i = (i0 > j + 1 ? i0 : j + 1); i < i1; i++)
-                    ws->G[j * Ln + i] = ws->G[i * Ln + j];
+                    ws->G[j * ld + i] = ws->G[i * ld + j];
         }
     ws->delta[0] = NAN;
     double best = INFINITY;
@@ -374,12 +376,19 @@ static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
         /* the nearest earlier vector on the Gram distances (the first one when several tie):
          * the distances in one vectorizable pass, their minimum (exact in any order), then the
          * first index that reaches it */
-        const double *gr = ws->G + j * Ln;
+        const double *gr = ws->G + j * ld;
         double mn = INFINITY, gj = ws->gdiag[j], *dsq = ws->v[0];
         for (size_t i = 0; i < j; i++)
             dsq[i] = ws->gdiag[i] + gj - 2.0 * gr[i];
-        for (size_t i = 0; i < j; i++)
+        double m4[4] = {INFINITY, INFINITY, INFINITY, INFINITY}; /* four lanes: they vectorize */
+        size_t i = 0;
+        for (; i + 4 <= j; i += 4)
+            for (int l = 0; l < 4; l++)
+                m4[l] = dsq[i + l] < m4[l] ? dsq[i + l] : m4[l];
+        for (; i < j; i++)
             mn = dsq[i] < mn ? dsq[i] : mn;
+        for (int l = 0; l < 4; l++)
+            mn = m4[l] < mn ? m4[l] : mn;
         size_t bi = 0;
         while (bi + 1 < j && dsq[bi] != mn)
             bi++;
@@ -469,7 +478,7 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     ns_random_prefix(ns_analysis_rng_key(NS_RNG_RANDOM_SUBSET, p->seed, key, m, T), L,
                      p->N[nN - 1], ws->perm);
     ns_row_ctx c = {
-        .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .Ln = Ln,
+        .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .ldg = NS_GRAM_LD(Ln),
         .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .xsum = ws->xsum, .order = ws->order,
         .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m], .delta = ws->delta[m],
         .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t, .lay = lay, .out = row,

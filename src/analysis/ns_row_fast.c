@@ -11,25 +11,7 @@
 #include <string.h>
 
 #include "analysis/ns_row_internal.h"
-
-/* Four doubles, for reductions in a fixed lane order (lane k sums keys i = k mod 4, then the
- * lanes are added 0+1+2+3): the same result whatever vector width the compiler uses. */
-/* v4d values pass between static functions of this file only (inlined), so the ABI note on
- * passing 32-byte vectors without AVX concerns no external caller. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef double v4d __attribute__((vector_size(32)));
-typedef long long v4i __attribute__((vector_size(32)));
-/* The hot loops are compiled twice, for AVX2 and for the x86-64 baseline, and picked at run
- * time. Elementwise operations and the fixed lane order give bit-identical results either way
- * (no FMA: -ffp-contract=off). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NS_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define NS_HOT
-#endif
-/* the same, for unaligned loads */
-typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
-#define load4(p) (*(const v4d_u *)(const void *)(p))
+#include "analysis/ns_simd.h"
 
 /* Below this ratio of a squared distance to the size of its terms, recompute it directly. */
 #define NS_CANCEL_GUARD 1e-6
@@ -54,7 +36,7 @@ NS_HOT static double add_key(const ns_row_ctx *c, double *sxv, double ss, size_t
     double a = c->alpha[j];
     double ss_new = ss + 2.0 * a * sxv[j] + a * a * c->gdiag[j];
     if (a != 0.0) {
-        const double *Gj = c->G + j * c->Ln; /* the Gram matrix is stored full (symmetric) */
+        const double *Gj = c->G + j * c->ldg; /* the Gram matrix is stored full (symmetric) */
         for (size_t i = 0; i < c->L; i++)
             sxv[i] += a * Gj[i];
     }
@@ -162,7 +144,7 @@ static double expected_direct(const ns_row_ctx *c, double c0)
 /* d1 state: far[i] = max_{k in I} ||x_i - x_k||^2 (Gram) and its partner. */
 NS_HOT static void far_add(const ns_row_ctx *c, double *far, size_t *partner, size_t j)
 {
-    const double *Gj = c->G + j * c->Ln;
+    const double *Gj = c->G + j * c->ldg;
     double gj = c->gdiag[j];
     for (size_t i = 0; i < c->L; i++) {
         double dsq = c->gdiag[i] + gj - 2.0 * Gj[i];
@@ -210,10 +192,6 @@ NS_HOT static void gram_dists_e(size_t L, const double *restrict a, const double
     }
 }
 
-static inline __attribute__((always_inline)) double lanes_sum(v4d v)
-{
-    return ((v[0] + v[1]) + v[2]) + v[3];
-}
 
 /* Over the keys with mask 1: the sum of dist (and of a when asum is not NULL), the minimum of
  * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order; with e not NULL
@@ -271,6 +249,92 @@ NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mas
     }
 }
 
+/* What one pass over the keys of a set at a grid point gives (see grid_pass). */
+typedef struct grid_sums {
+    double sum, asum, mn, flags; /* over the keys outside the set: sum of dist, of alpha, min dist,
+                                    keys where cancellation threatens */
+    double emin, tinys;          /* top set: min of e over them, and how many are tiny */
+} grid_sums;
+
+
+/* gram_dists (gram_dists_e when top) and masked_reduce fused into one pass that stores nothing:
+ * the same operations on every key and the same lane order, so the same bits. Only its sums are
+ * used, and only when no key needs the cancellation guard (flags 0); otherwise the caller takes
+ * the two-pass path, which keeps the per-key distances to recompute the guarded ones. */
+static inline __attribute__((always_inline)) void grid_pass(
+    size_t L, const double *a, const double *a2g, const double *g, const double *la,
+    const double *sx, double ss, const double *mask, int top, grid_sums *o)
+{
+    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
+    const v4d two = {2.0, 2.0, 2.0, 2.0}, ssv = {ss, ss, ss, ss};
+    const v4d guard = {NS_CANCEL_GUARD, NS_CANCEL_GUARD, NS_CANCEL_GUARD, NS_CANCEL_GUARD};
+    const v4d tlog = {NS_TINY_LOG, NS_TINY_LOG, NS_TINY_LOG, NS_TINY_LOG};
+    const v4d tlo = {-1e-280, -1e-280, -1e-280, -1e-280}, thi = {1e-280, 1e-280, 1e-280, 1e-280};
+    const v4i absm = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
+                      0x7fffffffffffffffLL};
+    v4d s = zero, t = zero, f = zero, m = inf, em = inf, ti = zero;
+    size_t i = 0;
+    for (; i + 4 <= L; i += 4) {
+        v4d av = load4(a + i), sxv = load4(sx + i), a2 = load4(a2g + i), mv = load4(mask + i);
+        v4d t2 = two * av * sxv;
+        v4d d2 = a2 - t2 + ssv;
+        v4d scale = a2 + (v4d)((v4i)t2 & absm) + ssv;
+        v4d fl = (v4d)((v4i)mv & (d2 < guard * scale));
+        v4d dv = sqrt4((v4d)((v4i)d2 & (d2 > zero)));
+        v4i out = mv == zero;
+        s += mv * dv;
+        f += fl;
+        if (top) {
+            t += mv * av;
+            v4d cand = dv + (v4d)((v4i)inf & out); /* +inf for keys not counted */
+            v4i lt = cand < m;
+            m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
+            v4d ev = av * (av * load4(g + i) - two * sxv);
+            v4i tv = (load4(la + i) < tlog) | ((ev != zero) & (ev > tlo) & (ev < thi));
+            ti += (v4d)((v4i)mv & tv);
+            v4d ec = ev + (v4d)((v4i)inf & out);
+            v4i le = ec < em;
+            em = (v4d)(((v4i)ec & le) | ((v4i)em & ~le));
+        }
+    }
+    double ssum = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f), tis = lanes_sum(ti);
+    double mm = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
+    double emm = fmin(fmin(em[0], em[1]), fmin(em[2], em[3]));
+    for (; i < L; i++) { /* the tail, as gram_dists(_e) and masked_reduce do it */
+        double t2 = 2.0 * a[i] * sx[i];
+        double d2 = a2g[i] - t2 + ss;
+        double sc = a2g[i] + fabs(t2) + ss;
+        double fl = d2 < NS_CANCEL_GUARD * sc ? mask[i] : 0.0;
+        double dv = sqrt(d2 > 0.0 ? d2 : 0.0);
+        ssum += mask[i] * dv;
+        ts += mask[i] * a[i];
+        fs += fl;
+        if (mask[i] != 0.0 && dv < mm)
+            mm = dv;
+        if (top) {
+            double v = a[i] * (a[i] * g[i] - 2.0 * sx[i]);
+            int tv = (la[i] < NS_TINY_LOG) | ((v != 0.0) & (v > -1e-280) & (v < 1e-280));
+            tis += tv ? mask[i] : 0.0;
+            if (mask[i] != 0.0 && v < emm)
+                emm = v;
+        }
+    }
+    *o = (grid_sums){ssum, ts, mm, fs, emm, tis};
+}
+
+NS_HOT static void grid_pass_top(size_t L, const double *a, const double *a2g, const double *g,
+                                 const double *la, const double *sx, double ss, const double *mask,
+                                 grid_sums *o)
+{
+    grid_pass(L, a, a2g, g, la, sx, ss, mask, 1, o);
+}
+
+NS_HOT static void grid_pass_rand(size_t L, const double *a, const double *a2g, const double *sx,
+                                  double ss, const double *mask, grid_sums *o)
+{
+    grid_pass(L, a, a2g, NULL, NULL, sx, ss, mask, 0, o);
+}
+
 /* The distances of one set at a grid point: dist[] for every key, recomputed directly where the
  * cancellation guard asks; *sum (and *tail, *r when wanted) over the keys outside the set. With
  * emin not NULL (the top set) also the minimum of e_j over the keys outside the set when none of
@@ -280,6 +344,23 @@ static void set_distances(const ns_row_ctx *c, const double *sxv, double ss, con
                           double *r, ns_evalue *emin, int *emin_ok)
 {
     double flags, em = 0.0, tinys = 0.0;
+    grid_sums o;
+    if (emin)
+        grid_pass_top(c->L, c->alpha, c->a2g, c->gdiag, c->lalpha, sxv, ss, mask, &o);
+    else
+        grid_pass_rand(c->L, c->alpha, c->a2g, sxv, ss, mask, &o);
+    if (o.flags == 0.0) { /* the usual case: no distance needs recomputing */
+        *sum = o.sum;
+        if (tail)
+            *tail = o.asum;
+        if (r)
+            *r = o.mn;
+        if (emin) {
+            *emin = (ns_evalue){o.emin, 0.0, 0.0, 0};
+            *emin_ok = o.tinys == 0.0;
+        }
+        return;
+    }
     if (emin) {
         gram_dists_e(c->L, c->alpha, c->a2g, c->gdiag, c->lalpha, sxv, ss, mask, dist, flag, c->v7,
                      c->tiny);

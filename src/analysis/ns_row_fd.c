@@ -8,12 +8,8 @@
 #include <string.h>
 
 #include "analysis/ns_row_internal.h"
+#include "analysis/ns_simd.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NS_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define NS_HOT
-#endif
 
 static inline uint64_t bits_of(double x)
 {
@@ -60,23 +56,8 @@ static inline double ns_exp_nonpos(double x)
     return x < -708.0 ? 0.0 : p * scale;
 }
 
-/* Four doubles (GCC vector extensions): the same elementwise IEEE operations as ns_exp_nonpos,
- * four keys at a time, so the AVX2 and baseline clones give the same bits as the scalar code.
- * (v4d values pass between static inline functions of this file only.) */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef double v4d __attribute__((vector_size(32)));
-typedef long long v4i __attribute__((vector_size(32)));
-typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
-#define load4(p) (*(const v4d_u *)(const void *)(p))
-#define store4(p, v) (*(v4d_u *)(void *)(p) = (v))
-
-static inline __attribute__((always_inline)) v4d splat(double x)
-{
-    return (v4d){x, x, x, x};
-}
-
 /* ns_exp_nonpos on four lanes, operation for operation. */
-static inline __attribute__((always_inline)) v4d ns_exp4_nonpos(v4d x)
+NS_INLINE v4d ns_exp4_nonpos(v4d x)
 {
     const v4d lo = splat(-708.0), shift = splat(0x1.8p52);
     v4i under = x < lo;

@@ -10,6 +10,10 @@
 
 #include "analysis/ns_metrics.h"
 
+/* The Gram matrix's leading dimension for Ln rows: 8 doubles more than a row, so that rows a
+ * power of two apart do not share the cache's sets (the mirror reads a column of tiles). */
+#define NS_GRAM_LD(Ln) ((Ln) + 8)
+
 /* A signed number held as sign * exp(lmag), so that e_i = alpha_i (alpha_i ||x_i||^2 - 2 x_i.s)
  * keeps its order when alpha_i underflows double (small T): sign 0 means exactly 0. */
 typedef struct ns_slog {
@@ -49,8 +53,8 @@ typedef struct ns_row_ctx {
     size_t L, d;
     const double *X;      /* (L, d) the row's vectors x_i (unit norm when sphere) */
     const double *gdiag;  /* (L) ||x_i||^2 */
-    const double *G;      /* (Ln, Ln) Gram matrix X X^T, full (symmetric), ld = Ln */
-    size_t Ln;
+    const double *G;      /* (Ln, Ln) Gram matrix X X^T, full (symmetric), ld = ldg */
+    size_t ldg;           /* NS_GRAM_LD(Ln) */
     const double *alpha;  /* (L) weights F(z/T) */
     const double *lalpha; /* (L) log weights (-inf where alpha is exactly 0) */
     const double *xbar;   /* (d) sum_i alpha_i x_i */
