@@ -63,7 +63,7 @@ NS_INLINE v4d ns_exp4_nonpos(v4d x)
     v4i under = x < lo;
     v4d xc = (v4d)(((v4i)lo & under) | ((v4i)x & ~under));
     v4d kd = xc * splat(1.4426950408889634) + shift;
-    v4i k = (v4i)kd - (v4i)shift;
+    v4u k = (v4u)kd - (v4u)shift; /* unsigned, as the scalar code: no signed overflow or shift */
     kd -= shift;
     v4d r = (xc - kd * splat(6.93147180369123816490e-01)) - kd * splat(1.90821492927058770002e-10);
     v4d p = splat(1.0 / 6227020800.0);
@@ -80,7 +80,7 @@ NS_INLINE v4d ns_exp4_nonpos(v4d x)
     p = p * r + splat(0.5);
     p = p * r + splat(1.0);
     p = p * r + splat(1.0);
-    v4d scale = (v4d)((v4i)splat(1.0) + (k << 52));
+    v4d scale = (v4d)((v4u)splat(1.0) + (k << 52));
     return (v4d)((v4i)(p * scale) & ~under);
 }
 

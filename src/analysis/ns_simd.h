@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4i __attribute__((vector_size(32)));
+typedef unsigned long long v4u __attribute__((vector_size(32)));
 typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias)); /* unaligned */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
