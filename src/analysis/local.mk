@@ -16,7 +16,7 @@ src_analysis_libns_analysis_a_SOURCES = \
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are
 # the same whatever the vector width and on every x86-64; see docs/FORWARD.md)
-src_analysis_libns_analysis_a_CFLAGS = $(AM_CFLAGS) -ftree-vectorize -fvect-cost-model=dynamic -fno-math-errno -ffp-contract=off
+src_analysis_libns_analysis_a_CFLAGS = $(AM_CFLAGS) -ftree-vectorize $(NS_VECT_CFLAGS) -fno-math-errno -ffp-contract=off
 
 check_PROGRAMS += tests/test_normalize
 tests_test_normalize_SOURCES = tests/test_normalize.c
