@@ -7,7 +7,6 @@
 
 #include "analysis/ns_simd.h"
 
-
 /* g(t) = sum_i w_i / (dl_i - t) and its derivative, over positive w (dl_i = w_i - origin).
  * The quotients of a block of keys are computed first (elementwise: they vectorize; 0 for a
  * key without positive weight), then added in key order: the same sums, bit for bit, as adding

@@ -119,7 +119,7 @@ struct ns_analysis_ws {
     unsigned probes;
     void *block;       /* the one allocation; everything below points into it */
     double *X;         /* (L_max, d): the row vectors x_i (scaled to norm 1 when sphere) */
-    double *G;         /* Gram matrix X X^T of the rows used (Ln), ld NS_GRAM_LD(Ln), mirrored full */
+    double *G;         /* Gram matrix X X^T of the rows used (Ln), ld NS_GRAM_LD(Ln), full */
     double *gdiag;     /* (L_max): ||x_i||^2 computed directly */
     double *delta;     /* (L_max): delta of row m = min pairwise distance among x_0..x_m */
     double *mnorm;     /* (L_max): max_{i <= m} ||x_i|| (M of row m when not sphere) */
@@ -128,7 +128,7 @@ struct ns_analysis_ws {
     double *work;      /* (2 L_max + 2): normalizer and Theorem 2 scratch */
     double *zp, *ap;   /* (L_max) each: perturbed logits and weights */
     double *u;         /* ((probes + 1) L_max): jac_fd directions */
-    double *v[11];     /* (L_max) each: kernel scratch */
+    double *v[9];      /* (L_max) each: kernel scratch */
     double *s, *sr, *xbar; /* (d) each */
     double *xsum;      /* (d): sum_i x_i over the current row's keys (T-free) */
     size_t *order, *perm; /* (L_max) each */
@@ -139,9 +139,9 @@ struct ns_analysis_ws {
 double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
 {
     double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
-    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[11], s/sr/xbar/xsum */
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[9], s/sr/xbar/xsum */
     double nd = L * D + L * (double)NS_GRAM_LD(L_max) + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L +
-                P * L + 11.0 * L + 4.0 * D;
+                P * L + 9.0 * L + 4.0 * D;
     return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
 }
 
@@ -181,7 +181,7 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
     ws->u = q, q += ((size_t)p->probes + 1) * L_max;
-    for (int k = 0; k < 11; k++)
+    for (int k = 0; k < 9; k++)
         ws->v[k] = q, q += L_max;
     ws->s = q, q += d;
     ws->sr = q, q += d;
@@ -479,12 +479,12 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
                      p->N[nN - 1], ws->perm);
     ns_row_ctx c = {
         .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .ldg = NS_GRAM_LD(Ln),
-        .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .xsum = ws->xsum, .order = ws->order,
-        .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m], .delta = ws->delta[m],
-        .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t, .lay = lay, .out = row,
-        .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1], .v3 = ws->v[2],
-        .v4 = ws->v[3], .v5 = ws->v[4], .v6 = ws->v[5], .v7 = ws->v[6], .a2g = ws->v[7],
-        .mtop = ws->v[8], .mrand = ws->v[9], .tiny = ws->v[10], .work = ws->work, .in_set = ws->in_set,
+        .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .xsum = ws->xsum,
+        .order = ws->order, .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m],
+        .delta = ws->delta[m], .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t,
+        .lay = lay, .out = row, .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1],
+        .v3 = ws->v[2], .v4 = ws->v[3], .v5 = ws->v[4], .v6 = ws->v[5], .a2g = ws->v[6],
+        .mtop = ws->v[7], .mrand = ws->v[8], .work = ws->work, .in_set = ws->in_set,
         .in_rand = ws->in_rand,
     };
     if (kernel == NS_KERNEL_FAST)

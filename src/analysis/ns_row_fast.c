@@ -170,72 +170,34 @@ NS_HOT static void gram_dists(size_t L, const double *a, const double *a2g, cons
     }
 }
 
-/* gram_dists for the top set, also giving every key's e_i = alpha_i (alpha_i g_i - 2 x_i.s) (the
- * comparison values of N_s, computed as e_of does) and tiny[i] = mask[i] where ns_ev would call
- * e_i tiny, else 0: the same pass serves d, r and the minimum of e over the complement. */
-NS_HOT static void gram_dists_e(size_t L, const double *restrict a, const double *restrict a2g,
-                                const double *restrict g, const double *restrict la,
-                                const double *restrict sx, double ss, const double *restrict mask,
-                                double *restrict dist, double *restrict flag, double *restrict e,
-                                double *restrict tiny)
-{
-    for (size_t i = 0; i < L; i++) {
-        double t2 = 2.0 * a[i] * sx[i];
-        double d2 = a2g[i] - t2 + ss;
-        double scale = a2g[i] + fabs(t2) + ss;
-        flag[i] = d2 < NS_CANCEL_GUARD * scale ? mask[i] : 0.0;
-        dist[i] = sqrt(d2 > 0.0 ? d2 : 0.0);
-        double v = a[i] * (a[i] * g[i] - 2.0 * sx[i]);
-        e[i] = v;
-        int t = (la[i] < NS_TINY_LOG) | ((v != 0.0) & (v > -1e-280) & (v < 1e-280));
-        tiny[i] = t ? mask[i] : 0.0;
-    }
-}
-
-
 /* Over the keys with mask 1: the sum of dist (and of a when asum is not NULL), the minimum of
- * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order; with e not NULL
- * also the minimum of e and the sum of tiny (keys outside the mask hold tiny 0). */
+ * dist (when mn is not NULL) and the sum of flag, each in the fixed lane order. */
 NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mask, const double *a,
-                          const double *flag, const double *e, const double *tiny, double *sum,
-                          double *asum, double *mn, double *flags, double *emin, double *tinys)
+                          const double *flag, double *sum, double *asum, double *mn,
+                          double *flags)
 {
-    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
-    v4d s = zero, t = zero, f = zero, m = inf, em = inf, ti = zero;
+    const v4d inf = splat(INFINITY), zero = splat(0.0);
+    v4d s = zero, t = zero, f = zero, m = inf;
     size_t i = 0;
     for (; i + 4 <= L; i += 4) {
         v4d dv = load4(dist + i), mv = load4(mask + i);
-        v4i out = mv == zero;
         s += mv * dv;
         f += load4(flag + i);
         if (asum)
             t += mv * load4(a + i);
         if (mn) {
-            v4d cand = dv + (v4d)((v4i)inf & out); /* +inf for keys not counted */
-            v4i lt = cand < m;
-            m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
-        }
-        if (e) {
-            v4d cand = load4(e + i) + (v4d)((v4i)inf & out);
-            v4i lt = cand < em;
-            em = (v4d)(((v4i)cand & lt) | ((v4i)em & ~lt));
-            ti += load4(tiny + i);
+            v4d cand = dv + (v4d)((v4i)inf & (mv == zero)); /* +inf for keys not counted */
+            m = select4(cand < m, cand, m);
         }
     }
-    double ss = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f), tis = lanes_sum(ti);
+    double ss = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f);
     double mm = mn ? fmin(fmin(m[0], m[1]), fmin(m[2], m[3])) : INFINITY;
-    double emm = e ? fmin(fmin(em[0], em[1]), fmin(em[2], em[3])) : INFINITY;
     for (; i < L; i++) { /* the tail, after the lanes */
         ss += mask[i] * dist[i];
         ts += mask[i] * a[i];
         fs += flag[i];
         if (mask[i] != 0.0 && dist[i] < mm)
             mm = dist[i];
-        if (e) {
-            tis += tiny[i];
-            if (mask[i] != 0.0 && e[i] < emm)
-                emm = e[i];
-        }
     }
     *sum = ss;
     if (asum)
@@ -243,10 +205,6 @@ NS_HOT static void masked_reduce(size_t L, const double *dist, const double *mas
     if (mn)
         *mn = mm;
     *flags = fs;
-    if (e) {
-        *emin = emm;
-        *tinys = tis;
-    }
 }
 
 /* What one pass over the keys of a set at a grid point gives (see grid_pass). */
@@ -256,22 +214,20 @@ typedef struct grid_sums {
     double emin, tinys;          /* top set: min of e over them, and how many are tiny */
 } grid_sums;
 
-
-/* gram_dists (gram_dists_e when top) and masked_reduce fused into one pass that stores nothing:
- * the same operations on every key and the same lane order, so the same bits. Only its sums are
- * used, and only when no key needs the cancellation guard (flags 0); otherwise the caller takes
- * the two-pass path, which keeps the per-key distances to recompute the guarded ones. */
+/* gram_dists and masked_reduce fused into one pass that stores nothing: the same operations on
+ * every key and the same lane order, so the same bits. For the top set it also gives, over the
+ * keys outside the set, the minimum of e_i = alpha_i (alpha_i g_i - 2 x_i.s) (computed as e_of
+ * does) and how many of them ns_ev would call tiny. The distance sums are used only when no key
+ * needs the cancellation guard (flags 0); otherwise the caller recomputes them on the two-pass
+ * path, which keeps the per-key distances. e does not depend on that guard. */
 static inline __attribute__((always_inline)) void grid_pass(
     size_t L, const double *a, const double *a2g, const double *g, const double *la,
     const double *sx, double ss, const double *mask, int top, grid_sums *o)
 {
-    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY}, zero = {0, 0, 0, 0};
-    const v4d two = {2.0, 2.0, 2.0, 2.0}, ssv = {ss, ss, ss, ss};
-    const v4d guard = {NS_CANCEL_GUARD, NS_CANCEL_GUARD, NS_CANCEL_GUARD, NS_CANCEL_GUARD};
-    const v4d tlog = {NS_TINY_LOG, NS_TINY_LOG, NS_TINY_LOG, NS_TINY_LOG};
-    const v4d tlo = {-1e-280, -1e-280, -1e-280, -1e-280}, thi = {1e-280, 1e-280, 1e-280, 1e-280};
-    const v4i absm = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
-                      0x7fffffffffffffffLL};
+    const v4d inf = splat(INFINITY), zero = splat(0.0), two = splat(2.0), ssv = splat(ss);
+    const v4d guard = splat(NS_CANCEL_GUARD), tlog = splat(NS_TINY_LOG);
+    const v4d tlo = splat(-1e-280), thi = splat(1e-280);
+    const v4i absm = ~(v4i)splat(-0.0); /* every bit but the sign */
     v4d s = zero, t = zero, f = zero, m = inf, em = inf, ti = zero;
     size_t i = 0;
     for (; i + 4 <= L; i += 4) {
@@ -287,20 +243,18 @@ static inline __attribute__((always_inline)) void grid_pass(
         if (top) {
             t += mv * av;
             v4d cand = dv + (v4d)((v4i)inf & out); /* +inf for keys not counted */
-            v4i lt = cand < m;
-            m = (v4d)(((v4i)cand & lt) | ((v4i)m & ~lt));
+            m = select4(cand < m, cand, m);
             v4d ev = av * (av * load4(g + i) - two * sxv);
             v4i tv = (load4(la + i) < tlog) | ((ev != zero) & (ev > tlo) & (ev < thi));
             ti += (v4d)((v4i)mv & tv);
             v4d ec = ev + (v4d)((v4i)inf & out);
-            v4i le = ec < em;
-            em = (v4d)(((v4i)ec & le) | ((v4i)em & ~le));
+            em = select4(ec < em, ec, em);
         }
     }
     double ssum = lanes_sum(s), ts = lanes_sum(t), fs = lanes_sum(f), tis = lanes_sum(ti);
     double mm = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
     double emm = fmin(fmin(em[0], em[1]), fmin(em[2], em[3]));
-    for (; i < L; i++) { /* the tail, as gram_dists(_e) and masked_reduce do it */
+    for (; i < L; i++) { /* the tail, as gram_dists and masked_reduce do it */
         double t2 = 2.0 * a[i] * sx[i];
         double d2 = a2g[i] - t2 + ss;
         double sc = a2g[i] + fabs(t2) + ss;
@@ -335,52 +289,38 @@ NS_HOT static void grid_pass_rand(size_t L, const double *a, const double *a2g, 
     grid_pass(L, a, a2g, NULL, NULL, sx, ss, mask, 0, o);
 }
 
-/* The distances of one set at a grid point: dist[] for every key, recomputed directly where the
- * cancellation guard asks; *sum (and *tail, *r when wanted) over the keys outside the set. With
- * emin not NULL (the top set) also the minimum of e_j over the keys outside the set when none of
- * them is tiny: *emin_ok = 0 when one is, and the careful scan (complement_min) must decide. */
+/* The distances of one set at a grid point: *sum (and *tail, *r when wanted) over the keys
+ * outside the set, from dist[] recomputed directly where the cancellation guard asks. With emin
+ * not NULL (the top set) also the minimum of e_j over the keys outside the set when none of them
+ * is tiny: *emin_ok = 0 when one is, and the careful scan (complement_min) must decide. */
 static void set_distances(const ns_row_ctx *c, const double *sxv, double ss, const double *mask,
                           lazy_s *ls, double *dist, double *flag, double *sum, double *tail,
                           double *r, ns_evalue *emin, int *emin_ok)
 {
-    double flags, em = 0.0, tinys = 0.0;
     grid_sums o;
-    if (emin)
+    if (emin) {
         grid_pass_top(c->L, c->alpha, c->a2g, c->gdiag, c->lalpha, sxv, ss, mask, &o);
-    else
+        *emin = (ns_evalue){o.emin, 0.0, 0.0, 0};
+        *emin_ok = o.tinys == 0.0;
+    } else {
         grid_pass_rand(c->L, c->alpha, c->a2g, sxv, ss, mask, &o);
+    }
     if (o.flags == 0.0) { /* the usual case: no distance needs recomputing */
         *sum = o.sum;
         if (tail)
             *tail = o.asum;
         if (r)
             *r = o.mn;
-        if (emin) {
-            *emin = (ns_evalue){o.emin, 0.0, 0.0, 0};
-            *emin_ok = o.tinys == 0.0;
-        }
         return;
     }
-    if (emin) {
-        gram_dists_e(c->L, c->alpha, c->a2g, c->gdiag, c->lalpha, sxv, ss, mask, dist, flag, c->v7,
-                     c->tiny);
-        masked_reduce(c->L, dist, mask, c->alpha, flag, c->v7, c->tiny, sum, tail, r, &flags, &em,
-                      &tinys);
-        *emin = (ns_evalue){em, 0.0, 0.0, 0};
-        *emin_ok = tinys == 0.0;
-    } else {
-        gram_dists(c->L, c->alpha, c->a2g, sxv, ss, mask, dist, flag);
-        masked_reduce(c->L, dist, mask, c->alpha, flag, NULL, NULL, sum, tail, r, &flags, NULL,
-                      NULL);
-    }
-    if (flags == 0.0)
-        return;
+    double flags;
+    gram_dists(c->L, c->alpha, c->a2g, sxv, ss, mask, dist, flag);
     for (size_t i = 0; i < c->L; i++)
         if (flag[i] != 0.0) {
             dist[i] = dist_of(c, i, sxv, ss, ls);
             flag[i] = 0.0;
         }
-    masked_reduce(c->L, dist, mask, c->alpha, flag, NULL, NULL, sum, tail, r, &flags, NULL, NULL);
+    masked_reduce(c->L, dist, mask, c->alpha, flag, sum, tail, r, &flags);
 }
 
 void ns_row_n_fast(ns_row_ctx *c)

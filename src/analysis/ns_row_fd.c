@@ -10,7 +10,6 @@
 #include "analysis/ns_row_internal.h"
 #include "analysis/ns_simd.h"
 
-
 static inline uint64_t bits_of(double x)
 {
     uint64_t b;
@@ -61,7 +60,7 @@ NS_INLINE v4d ns_exp4_nonpos(v4d x)
 {
     const v4d lo = splat(-708.0), shift = splat(0x1.8p52);
     v4i under = x < lo;
-    v4d xc = (v4d)(((v4i)lo & under) | ((v4i)x & ~under));
+    v4d xc = select4(under, lo, x);
     v4d kd = xc * splat(1.4426950408889634) + shift;
     v4u k = (v4u)kd - (v4u)shift; /* unsigned, as the scalar code: no signed overflow or shift */
     kd -= shift;
@@ -95,8 +94,7 @@ NS_HOT static double shifted_exps(size_t L, const double *z, const double *u, do
     for (; i + 4 <= L; i += 4) { /* max is exact in any order */
         v4d y = splat(c) * (load4(z + i) + splat(eps) * load4(u + i));
         store4(w + i, y);
-        v4i gt = y > m4;
-        m4 = (v4d)(((v4i)y & gt) | ((v4i)m4 & ~gt));
+        m4 = select4(y > m4, y, m4);
     }
     for (int l = 0; l < 4; l++)
         mx = m4[l] > mx ? m4[l] : mx;
@@ -112,7 +110,7 @@ NS_HOT static double shifted_exps(size_t L, const double *z, const double *u, do
         store4(w + i, e);
         s4 += e;
     }
-    double sum = ((s4[0] + s4[1]) + s4[2]) + s4[3];
+    double sum = lanes_sum(s4);
     for (; i < L; i++) {
         w[i] = ns_exp_nonpos(w[i] - mx);
         sum += w[i];
@@ -129,7 +127,7 @@ NS_HOT static double sq_diff(size_t L, const double *w, double sum, const double
         v4d dd = load4(w + i) / splat(sum) - load4(alpha + i);
         s4 += dd * dd;
     }
-    double acc = ((s4[0] + s4[1]) + s4[2]) + s4[3];
+    double acc = lanes_sum(s4);
     for (; i < L; i++) {
         double dd = w[i] / sum - alpha[i];
         acc += dd * dd;

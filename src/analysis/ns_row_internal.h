@@ -71,10 +71,9 @@ typedef struct ns_row_ctx {
     /* scratch (sized for L_max and d by the workspace) */
     double *s, *sr;       /* (d) */
     double *v1, *v2, *v3, *v4; /* (L) each */
-    double *v5, *v6, *v7;      /* (L) each: the fast kernel's per-key scratch */
+    double *v5, *v6;           /* (L) each: the fast kernel's per-key scratch */
     double *a2g;               /* (L) alpha_i^2 ||x_i||^2 (fast kernel) */
     double *mtop, *mrand;      /* (L) 1.0 for keys outside the top / random set, else 0.0 */
-    double *tiny;              /* (L) the fast kernel's "e_i is tiny" flags */
     double *work;         /* (2 L + 2) */
     unsigned char *in_set, *in_rand; /* (L), all 0 on entry and on return */
 } ns_row_ctx;
