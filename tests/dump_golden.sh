@@ -63,7 +63,7 @@ expect_error 2 "--length must be at least 1" --offset 0 --length 0 --out "$tmp/e
 expect_error 2 "--offset: expected a non-negative integer" --offset -3 --length 8 --out "$tmp/err.nc"
 expect_error 2 "unknown option '--bogus'" --bogus --offset 0 --length 8 --out "$tmp/err.nc"
 expect_error 2 "$tmp/no-such.txt" --text "$tmp/no-such.txt" --offset 0 --length 8 --out "$tmp/err.nc"
-expect_error 1 "$tmp/no-dir" --offset 0 --length 8 --out "$tmp/no-dir/err.nc"
+expect_error 2 "$tmp/no-dir" --offset 0 --length 8 --out "$tmp/no-dir/err.nc"
 # a model directory without model.safetensors
 mkdir "$tmp/model" && cp "$NS_TEST_MODEL_DIR/config.json" "$tmp/model/"
 expect_error 1 "model.safetensors" --model "$tmp/model" --offset 0 --length 8 --out "$tmp/err.nc"

@@ -4,7 +4,8 @@
 # in numpy float64 (tolerances and their reasons are in that file's docstring). Also: the
 # attention weights and values of a metrics dump still match the golden file, reruns with the
 # same seed are bitwise equal and another seed changes distance_random only, corrupted metrics
-# are caught (negative controls), and bad options exit 2 with one line and no output.
+# are caught (negative controls), and bad options (and an --out whose directory is missing)
+# exit 2 with one line and no output.
 set -u
 : "${NORMSWEEP:?}" "${NS_TEST_MODEL_DIR:?}" "${NS_TEST_GOLDEN_DIR:?}" "${NS_TEST_CORPUS:?}" \
   "${NS_TEST_TOKENIZER_DIR:?}" "${top_srcdir:?}" "${top_builddir:?}" "${PYTHON_DEBIAN:=/usr/bin/python3}"
@@ -115,6 +116,14 @@ expect_error "--probes: at most 4096" --N 4 --probes 5000
 expect_error "--seed: expected an integer" --N 4 --seed -1
 expect_error "--T needs --N" --T 1
 expect_error "option --N needs a value" --N
+
+# --out in a directory that is missing or not a directory: exit 2, found before any work
+# (the option comes last, so it overrides expect_error's own --out)
+touch "$tmp/plain"
+expect_error "--out $tmp/missing/x.nc: directory $tmp/missing: No such file or directory" \
+  --out "$tmp/missing/x.nc"
+expect_error "--out $tmp/plain/x.nc: $tmp/plain is not a directory" --out "$tmp/plain/x.nc"
+if ls "$tmp/missing" "$tmp"/plain?* >/dev/null 2>&1; then bad "--out errors left files behind"; fi
 
 if "$NORMSWEEP" dump --help | grep -q -- "--N LIST"; then ok "dump --help lists --N"; else bad "dump --help"; fi
 exit $fail

@@ -202,6 +202,46 @@ static void test_no_overflow(void)
     }
 }
 
+/* ns_softmax_family_row (one exponential per key, what the analysis runs) gives the same bits
+ * as ns_normalize and ns_log_weights, and as sum_i exp(c z_i - max c z)^2 written out here (the
+ * definition, summed in key order): rows of 1 to 64 keys, logits from 0.1 to 1000 in size
+ * (alpha underflowing to 0 included), T from 1e-3 to 100, softmax and ssmax. */
+static void test_family_row_same_bits(void)
+{
+    const size_t Ls[] = {1, 2, 5, 64};
+    const double Ts[] = {1e-3, 0.01, 0.3, 1.0, 100.0}, scales[] = {0.1, 10.0, 1000.0};
+    const ns_normalizer fs[] = {{NS_NORM_SOFTMAX, 0.0}, {NS_NORM_SSMAX, 0.7}};
+    double z[NS_LMAX], a1[NS_LMAX], a2[NS_LMAX], l1[NS_LMAX], l2[NS_LMAX], work[2 * NS_LMAX];
+    int cases = 0, underflow = 0;
+    ns_err err;
+    for (size_t fi = 0; fi < 2; fi++)
+        for (size_t li = 0; li < sizeof Ls / sizeof *Ls; li++)
+            for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+                for (size_t si = 0; si < sizeof scales / sizeof *scales; si++) {
+                    size_t L = Ls[li];
+                    double T = Ts[ti], f2 = -1.0;
+                    random_logits(z, L, 1000 + 100 * li + 10 * ti + si, scales[si]);
+                    CU_ASSERT_EQUAL_FATAL(ns_normalize(&fs[fi], z, L, T, a1, work, &err), NS_OK);
+                    ns_log_weights(&fs[fi], z, a1, L, T, l1);
+                    ns_softmax_family_row(&fs[fi], z, L, T, a2, l2, &f2);
+                    CU_ASSERT(memcmp(a1, a2, L * sizeof *a1) == 0);
+                    CU_ASSERT(memcmp(l1, l2, L * sizeof *l1) == 0);
+                    double c = ns_normalizer_inv_temp(&fs[fi], L, T), mx = -INFINITY, ff = 0.0;
+                    for (size_t i = 0; i < L; i++)
+                        mx = fmax(mx, c * z[i]);
+                    for (size_t i = 0; i < L; i++) {
+                        double F = exp(c * z[i] - mx);
+                        ff += F * F;
+                    }
+                    CU_ASSERT(memcmp(&f2, &ff, sizeof ff) == 0);
+                    for (size_t i = 0; i < L; i++)
+                        underflow += a2[i] == 0.0;
+                    cases++;
+                }
+    CU_ASSERT_EQUAL(cases, 120);
+    CU_ASSERT(underflow > 0); /* the cases reach weights that underflow to 0 */
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -216,5 +256,6 @@ int main(void)
     CU_add_test(s, "entmax15 closed forms", test_entmax_closed_form);
     CU_add_test(s, "T -> 0 one-hot, T -> inf uniform", test_limits);
     CU_add_test(s, "large z / T stays finite", test_no_overflow);
+    CU_add_test(s, "softmax-family row: the same bits as one by one", test_family_row_same_bits);
     return ns_test_run_all();
 }

@@ -8,6 +8,7 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
 	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_internal.h \
 	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c src/analysis/ns_row_fd.c \
+	src/analysis/ns_row_gram.c \
 	src/analysis/ns_simd.h \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
@@ -50,3 +51,20 @@ EXTRA_DIST += tests/ns_frac_exact.sh tests/check_ns_exact.py
 # with scipy/numpy (issue 12).
 TESTS += tests/sweep_ks_scipy.sh
 EXTRA_DIST += tests/sweep_ks_scipy.sh tests/check_sweep_ks.py
+
+# The hot loops' AVX2 and baseline clones give the same bits: the analysis also built for the
+# x86-64 baseline only (-DNS_NO_CLONES), and one program linked against each (ns_simd.h).
+check_LIBRARIES += tests/libns_analysis_base.a
+tests_libns_analysis_base_a_SOURCES = $(src_analysis_libns_analysis_a_SOURCES)
+tests_libns_analysis_base_a_CPPFLAGS = $(src_analysis_libns_analysis_a_CPPFLAGS) -DNS_NO_CLONES
+tests_libns_analysis_base_a_CFLAGS = $(src_analysis_libns_analysis_a_CFLAGS)
+check_PROGRAMS += tests/analysis_payload tests/analysis_payload_base
+tests_analysis_payload_SOURCES = tests/analysis_payload.c tests/ns_test_model.h
+tests_analysis_payload_CPPFLAGS = $(NS_TEST_CPP)
+tests_analysis_payload_LDADD = $(NS_TEST_LIBS)
+tests_analysis_payload_base_SOURCES = tests/analysis_payload.c tests/ns_test_model.h
+tests_analysis_payload_base_CPPFLAGS = $(NS_TEST_CPP)
+tests_analysis_payload_base_LDADD = src/rows/libns_rows.a src/model/libns_model.a \
+	tests/libns_analysis_base.a src/common/libns_common.a $(CUNIT_LIBS) $(NS_EXT_LIBS)
+TESTS += tests/simd_clones.sh
+EXTRA_DIST += tests/simd_clones.sh

@@ -39,7 +39,9 @@ void ns_jac_vjp(const ns_normalizer *f, const double *alpha, const double *g, si
 /* Lemma 2's general bound ||F'||_2 / (L min F) + ||F||_2 ||F'||_2 / (L^2 (min F)^2) for
  * F(z) = exp(c z) over z[0..L), evaluated with the maximum of c z subtracted (the bound is
  * invariant under that shift). ||F||_2 is the Euclidean norm of (F(z_j))_j and ||F'||_2 that of
- * (F'(z_j))_j = |c| ||F||_2. +inf when exp(|c| (max z - min z)) overflows double. */
-double ns_jac_lemma2(const double *z, size_t L, double c);
+ * (F'(z_j))_j = |c| ||F||_2; the caller gives f2sum = ||F||_2^2 = sum_j exp(c z_j - max_k c z_k)^2
+ * (ns_softmax_family_row computes it from the weights' own exponentials). +inf when
+ * exp(|c| (max z - min z)) overflows double. */
+double ns_jac_lemma2(const double *z, size_t L, double c, double f2sum);
 
 #endif

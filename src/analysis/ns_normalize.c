@@ -138,6 +138,30 @@ void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha
         lalpha[i] = alpha[i] > 0.0 ? log(alpha[i]) : -INFINITY;
 }
 
+void ns_softmax_family_row(const ns_normalizer *f, const double *z, size_t L, double T,
+                           double *alpha, double *lalpha, double *f2sum)
+{
+    double c = ns_normalizer_inv_temp(f, L, T), mx = -INFINITY, sum = 0.0, f2 = 0.0;
+    for (size_t i = 0; i < L; i++) {
+        double y = c * z[i];
+        if (y > mx)
+            mx = y;
+    }
+    for (size_t i = 0; i < L; i++) { /* the terms and order of ns_softmax_scaled */
+        double y = c * z[i] - mx, F = exp(y);
+        lalpha[i] = y;
+        alpha[i] = F;
+        sum += F;
+        f2 += F * F;
+    }
+    double lse = log(sum);
+    for (size_t i = 0; i < L; i++) {
+        alpha[i] /= sum;
+        lalpha[i] -= lse;
+    }
+    *f2sum = f2;
+}
+
 int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
                  double *work, ns_err *err)
 {

@@ -34,6 +34,13 @@ int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, do
 void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha, size_t L,
                     double T, double *lalpha);
 
+/* softmax / ssmax at T with one exponential per key for what a row needs of them: alpha and
+ * lalpha with the same bits as ns_normalize and ns_log_weights, and *f2sum = sum_i F_i^2,
+ * F_i = exp(c z_i - max_j c z_j) (summed in key order: Lemma 2's ||F||_2^2, for ns_jac_lemma2).
+ * f must be softmax or ssmax; L >= 1 and T finite and > 0 (checked by the caller). */
+void ns_softmax_family_row(const ns_normalizer *f, const double *z, size_t L, double T,
+                           double *alpha, double *lalpha, double *f2sum);
+
 /* The factor c with alpha = softmax(c * z) for the softmax family: 1/T for softmax,
  * s * log(L) / T for ssmax (its "effective inverse temperature"); 1/T for the others. */
 double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T);

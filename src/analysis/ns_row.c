@@ -2,7 +2,6 @@
  * the N-dependent kernel (see ns_row.h). */
 #include "analysis/ns_row.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,48 +354,7 @@ static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
             mmax = nrm;
         ws->mnorm[i] = mmax;
     }
-    /* G = X X^T, one BLAS call (lower triangle, then mirrored). delta's pairs are chosen on it and their
-     * distances recomputed directly. */
-    size_t ld = NS_GRAM_LD(Ln);
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)Ln, (int)d, 1.0, ws->X, (int)d, 0.0,
-                ws->G, (int)ld);
-    /* mirror (the fast kernel reads whole rows) in tiles: a column walk of the whole matrix
-     * would miss the cache on every element (the padded ld keeps a tile's rows in distinct sets) */
-    enum { TILE = 32 };
-    for (size_t j0 = 0; j0 < Ln; j0 += TILE)
-        for (size_t i0 = j0; i0 < Ln; i0 += TILE) {
-            size_t j1 = j0 + TILE < Ln ? j0 + TILE : Ln, i1 = i0 + TILE < Ln ? i0 + TILE : Ln;
-            for (size_t j = j0; j < j1; j++)
-                for (size_t i = (i0 > j + 1 ? i0 : j + 1); i < i1; i++)
-                    ws->G[j * ld + i] = ws->G[i * ld + j];
-        }
-    ws->delta[0] = NAN;
-    double best = INFINITY;
-    for (size_t j = 1; j < Ln; j++) {
-        /* the nearest earlier vector on the Gram distances (the first one when several tie):
-         * the distances in one vectorizable pass, their minimum (exact in any order), then the
-         * first index that reaches it */
-        const double *gr = ws->G + j * ld;
-        double mn = INFINITY, gj = ws->gdiag[j], *dsq = ws->v[0];
-        for (size_t i = 0; i < j; i++)
-            dsq[i] = ws->gdiag[i] + gj - 2.0 * gr[i];
-        double m4[4] = {INFINITY, INFINITY, INFINITY, INFINITY}; /* four lanes: they vectorize */
-        size_t i = 0;
-        for (; i + 4 <= j; i += 4)
-            for (int l = 0; l < 4; l++)
-                m4[l] = dsq[i + l] < m4[l] ? dsq[i + l] : m4[l];
-        for (; i < j; i++)
-            mn = dsq[i] < mn ? dsq[i] : mn;
-        for (int l = 0; l < 4; l++)
-            mn = m4[l] < mn ? m4[l] : mn;
-        size_t bi = 0;
-        while (bi + 1 < j && dsq[bi] != mn)
-            bi++;
-        double dd = sqrt(ns_sqdist_scaled(1.0, ws->X + j * d, ws->X + bi * d, d));
-        if (dd < best)
-            best = dd;
-        ws->delta[j] = best;
-    }
+    ns_row_gram(ws->X, ws->gdiag, Ln, d, ws->G, ws->delta);
     return NS_OK;
 }
 
@@ -445,16 +403,22 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     size_t m = rq->m, L = m + 1;
     const ns_row_layout *lay = rq->lay;
     double *row = rq->out, T = p->T[t];
-    NS_TRY(ns_normalize(&p->normalizer, ws->z, L, T, ws->alpha, ws->work, err));
-    ns_log_weights(&p->normalizer, ws->z, ws->alpha, L, T, ws->lalpha);
-    int t_free = ns_topn_rank_is_T_free(&p->normalizer);
+    int t_free = ns_topn_rank_is_T_free(&p->normalizer); /* the softmax family */
+    double f2sum = 0.0;
+    if (t_free) {
+        ns_softmax_family_row(&p->normalizer, ws->z, L, T, ws->alpha, ws->lalpha, &f2sum);
+    } else {
+        NS_TRY(ns_normalize(&p->normalizer, ws->z, L, T, ws->alpha, ws->work, err));
+        ns_log_weights(&p->normalizer, ws->z, ws->alpha, L, T, ws->lalpha);
+    }
     if (!t_free || t == 0)
         ns_topn_rank_row(ws->order, ws->items, &p->normalizer, ws->z, ws->alpha, L, T);
 
     row[ns_row_index(lay, NS_M_JAC_EXACT, t, 0, 0)] =
         ns_jac_exact_norm(&p->normalizer, ws->alpha, L, T, ws->work);
     row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] =
-        t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T)) : NAN;
+        t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T), f2sum)
+               : NAN;
     double h = ns_entropy(ws->alpha, ws->lalpha, L);
     row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
     row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;

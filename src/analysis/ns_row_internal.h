@@ -81,6 +81,12 @@ typedef struct ns_row_ctx {
 void ns_row_n_reference(ns_row_ctx *c);
 void ns_row_n_fast(ns_row_ctx *c);
 
+/* The head's Gram matrix of x_0..x_{n-1} (X: n x d, gdiag: their ||x_i||^2) into G, full
+ * (symmetric), ld NS_GRAM_LD(n), and delta[m] = the smallest distance among x_0..x_m (NaN for
+ * m = 0) (ns_row_gram.c). */
+void ns_row_gram(const double *X, const double *gdiag, size_t n, size_t d, double *G,
+                 double *delta);
+
 /* sum_k (c a_k - b_k)^2 over d entries, directly (fixed accumulation order). */
 double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d);
 

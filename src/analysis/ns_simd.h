@@ -17,7 +17,8 @@ typedef long long v4i __attribute__((vector_size(32)));
 typedef unsigned long long v4u __attribute__((vector_size(32)));
 typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias)); /* unaligned */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* -DNS_NO_CLONES builds the baseline only (to compare its bits with the AVX2 clones'). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NS_NO_CLONES)
 #define NS_HOT __attribute__((target_clones("avx2", "default")))
 #else
 #define NS_HOT

@@ -6,11 +6,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
@@ -526,6 +529,27 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
                                  s->corpus.tokens.ids + o->offset, &extras, &s->dump, err);
 }
 
+/* --out's directory must exist and be writable: found before any work, an input error (exit 2).
+ * dump does not create directories (the sweep does, for its configured output). */
+static int check_out_dir(const char *out, ns_err *err)
+{
+    char *copy = strdup(out);
+    if (!copy)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    const char *dir = dirname(copy);
+    struct stat st;
+    int rc = NS_OK;
+    if (stat(dir, &st) != 0)
+        rc = ns_fail(err, NS_ERR_INVALID, "--out %s: directory %s: %s", out, dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = ns_fail(err, NS_ERR_INVALID, "--out %s: %s is not a directory", out, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = ns_fail(err, NS_ERR_INVALID, "--out %s: directory %s is not writable: %s", out, dir,
+                     strerror(errno));
+    free(copy);
+    return rc;
+}
+
 /* The whole command after option parsing; returns an ns_status with err filled. */
 static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
 {
@@ -534,7 +558,7 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
     s.logits = o->logits;
     int rc;
     /* cheap checks first: the model's shape, the text, the window, the grid */
-    if ((rc = load_window(o, &s, err)) ||
+    if ((rc = check_out_dir(o->out, err)) || (rc = load_window(o, &s, err)) ||
         (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
         (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
