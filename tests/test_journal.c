@@ -1,5 +1,7 @@
 /* test_journal: the sweep journal: records round-trip in order, a torn or corrupt tail is
- * ignored and cut off, a journal of another sweep (or record size) is refused. */
+ * ignored and cut off, a producer's digest is the journal's own (a wrong one marks the record
+ * damaged), appends are visible before a sync, a journal of another sweep (or record size) is
+ * refused. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +65,7 @@ static void append_tasks(ns_journal *j, const uint64_t *tasks, size_t n)
         for (int i = 0; i < NPAY; i++)
             d[i] = (double)tasks[k] + 0.25 * i;
         ns_err err;
-        CU_ASSERT_EQUAL(ns_journal_append(j, tasks[k], d, NULL, &err), NS_OK);
+        CU_ASSERT_EQUAL(ns_journal_append(j, tasks[k], d, NULL, NULL, &err), NS_OK);
     }
 }
 
@@ -116,7 +118,7 @@ static void test_roundtrip(void)
     /* an append reports where its payload lies */
     double d[NPAY] = {9, 9.25, 9.5, 9.75, 10};
     uint64_t off = 0;
-    CU_ASSERT_EQUAL(ns_journal_append(j, 9, d, &off, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_append(j, 9, d, NULL, &off, &err), NS_OK);
     double back = 0;
     CU_ASSERT_EQUAL(ns_journal_read(j, off, 4 * sizeof(double), sizeof back, &back, &err), NS_OK);
     CU_ASSERT_EQUAL(back, 10.0);
@@ -199,6 +201,53 @@ static void test_torn_tail(void)
 }
 
 /* A journal of normsweep 0.1 (format 1) is refused with a message saying so, not misread. */
+/* The producer's digest (what a worker sends with its result) is the one the journal computes
+ * itself; a record stored with a wrong one is damaged on --resume (skipped, its task recomputed)
+ * while its neighbours stay. Appends are visible to another open before any sync, and records
+ * whose pages left the page cache (each append drops the one before) read back the same. */
+static void test_digest_and_sync(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL;
+    ns_err err;
+    ns_journal_scan sc;
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
+                                          &sc, &err), NS_OK);
+    double d[3][NPAY];
+    unsigned char md[3][NS_JOURNAL_DIGEST_LEN];
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < NPAY; i++)
+            d[k][i] = (double)(20 + k) + 0.25 * i;
+        CU_ASSERT_EQUAL(ns_journal_digest((uint64_t)(20 + k), d[k], sizeof d[k], md[k], &err), NS_OK);
+    }
+    CU_ASSERT(memcmp(md[0], md[1], sizeof md[0]) != 0);
+    md[1][5] ^= 1; /* task 21's digest does not match its payload */
+    for (int k = 0; k < 3; k++)
+        CU_ASSERT_EQUAL(ns_journal_append(j, (uint64_t)(20 + k), d[k], md[k], NULL, &err), NS_OK);
+    /* not synced yet: a second open of the file (as --resume would) sees every record */
+    ns_journal *r = NULL;
+    seen s = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &r,
+                                          &sc, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 2);
+    CU_ASSERT_EQUAL(s.task[0], 20);
+    CU_ASSERT_EQUAL(s.task[1], 22);
+    CU_ASSERT_EQUAL(sc.n_damaged, 1);
+    /* the second record: after the 128-byte header and one record of 80 + 8 + 40 bytes */
+    CU_ASSERT_EQUAL(sc.first_damaged, 256u);
+    ns_journal_close(r);
+    CU_ASSERT_EQUAL(ns_journal_sync(j, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_sync(j, &err), NS_OK); /* nothing new: no-op */
+    ns_journal_close(j);
+    seen s2 = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s2, &j,
+                                          &sc, &err), NS_OK);
+    CU_ASSERT_EQUAL(s2.n, 2);
+    CU_ASSERT_EQUAL(sc.n_damaged, 1);
+    ns_journal_close(j);
+    remove_dir();
+}
+
 static void test_format1_refused(void)
 {
     fresh_dir();
@@ -291,6 +340,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "append and resume round trip", test_roundtrip);
     CU_add_test(s, "torn tail cut, damaged middle record skipped", test_torn_tail);
+    CU_add_test(s, "producer digests, damaged record, appends visible before sync",
+                test_digest_and_sync);
     CU_add_test(s, "format 1 journals refused", test_format1_refused);
     CU_add_test(s, "one writer per directory (lock)", test_lock);
     CU_add_test(s, "other sweep or record size refused", test_other_sweep_refused);

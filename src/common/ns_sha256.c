@@ -31,6 +31,26 @@ int ns_sha256_buffer(const void *data, size_t len, char hex[NS_SHA256_HEX_LEN + 
     return NS_OK;
 }
 
+int ns_sha256_two(const void *a, size_t alen, const void *b, size_t blen, unsigned char md[32],
+                  ns_err *err)
+{
+    unsigned char full[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, a, alen) &&
+             EVP_DigestUpdate(ctx, b, blen) && EVP_DigestFinal_ex(ctx, full, &mdlen) && mdlen == 32;
+    EVP_MD_CTX_free(ctx);
+    if (!ok)
+        return ns_fail(err, NS_ERR_LIBRARY, "SHA-256 computation failed (libcrypto)");
+    memcpy(md, full, 32);
+    return NS_OK;
+}
+
+void ns_sha256_hex(const unsigned char md[32], char hex[NS_SHA256_HEX_LEN + 1])
+{
+    to_hex(md, hex);
+}
+
 int ns_sha256_file(const char *path, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
 {
     int fd;

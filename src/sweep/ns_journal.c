@@ -1,4 +1,4 @@
-/* ns_journal: append-only, fsync'ed, checksummed record of completed tasks (see ns_journal.h). */
+/* ns_journal: append-only, checksummed record of completed tasks, synced in groups (see ns_journal.h). */
 #include "sweep/ns_journal.h"
 
 #include <errno.h>
@@ -32,7 +32,9 @@ struct ns_journal {
     int fd;
     char *path;
     size_t payload_len;
-    unsigned char *buf; /* one record: head + task + payload */
+    unsigned char *buf; /* one record: head + task + payload (for reading) */
+    int dirty;          /* appended since the last sync */
+    off_t prev_at, prev_len; /* the last record, its write-back started (prev_len 0: none) */
 };
 
 int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
@@ -266,27 +268,82 @@ fail:
     return rc;
 }
 
-int ns_journal_append(ns_journal *j, uint64_t task, const void *payload, uint64_t *payload_offset,
-                      ns_err *err)
+/* Page-cache hygiene for a write-once log (Linux; elsewhere the kernel's defaults): each record's
+ * write-back starts as soon as it is written, without waiting, and before the next record is
+ * written the previous one's write-back is waited for (it had a whole task's time) and its pages
+ * dropped. So a journal of many GB does not crowd the node's memory, the periodic sync finds
+ * little left to write, and each record reuses the pages of the one before, which on a virtual
+ * machine is several times faster than fresh memory (60 ms -> 7 ms for a 16.7 MB record here).
+ * Advice only: a failure changes nothing that was written. */
+static void writeback_start(ns_journal *j, off_t at, off_t len)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    (void)sync_file_range(j->fd, at, len, SYNC_FILE_RANGE_WRITE);
+    j->prev_at = at;
+    j->prev_len = len;
+#else
+    (void)j, (void)at, (void)len;
+#endif
+}
+
+static void writeback_previous(ns_journal *j)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (j->prev_len == 0)
+        return;
+    (void)sync_file_range(j->fd, j->prev_at, j->prev_len,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                              SYNC_FILE_RANGE_WAIT_AFTER);
+    (void)posix_fadvise(j->fd, j->prev_at, j->prev_len, POSIX_FADV_DONTNEED);
+    j->prev_len = 0;
+#else
+    (void)j;
+#endif
+}
+
+int ns_journal_digest(uint64_t task, const void *payload, size_t payload_len,
+                      unsigned char digest[NS_JOURNAL_DIGEST_LEN], ns_err *err)
+{
+    return ns_sha256_two(&task, 8, payload, payload_len, digest, err);
+}
+
+int ns_journal_append(ns_journal *j, uint64_t task, const void *payload,
+                      const unsigned char *digest, uint64_t *payload_offset, ns_err *err)
 {
     off_t at = lseek(j->fd, 0, SEEK_CUR);
     if (at < 0)
         return ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
+    unsigned char head[J_REC_HEAD + 8], md[NS_JOURNAL_DIGEST_LEN]; /* the payload follows head */
     uint32_t magic = J_REC_MAGIC, pad = 0;
     uint64_t len = j->payload_len;
-    memcpy(j->buf, &magic, 4);
-    memcpy(j->buf + 4, &pad, 4);
-    memcpy(j->buf + 8, &len, 8);
-    memcpy(j->buf + J_REC_HEAD, &task, 8);
-    memcpy(j->buf + J_REC_HEAD + 8, payload, j->payload_len);
+    memcpy(head, &magic, 4);
+    memcpy(head + 4, &pad, 4);
+    memcpy(head + 8, &len, 8);
+    memcpy(head + J_REC_HEAD, &task, 8);
+    if (!digest) {
+        NS_TRY(ns_journal_digest(task, payload, j->payload_len, md, err));
+        digest = md;
+    }
     char hex[NS_SHA256_HEX_LEN + 1];
-    NS_TRY(ns_sha256_buffer(j->buf + J_REC_HEAD, 8 + j->payload_len, hex, err));
-    memcpy(j->buf + 16, hex, 64);
-    NS_TRY(write_full(j->fd, j->buf, J_REC_HEAD + 8 + j->payload_len, j->path, err));
-    if (fdatasync(j->fd) != 0)
-        return ns_fail(err, NS_ERR_IO, "fsync %s: %s", j->path, strerror(errno));
+    ns_sha256_hex(digest, hex);
+    memcpy(head + 16, hex, 64);
+    writeback_previous(j);
+    j->dirty = 1;
+    NS_TRY(write_full(j->fd, head, sizeof head, j->path, err));
+    NS_TRY(write_full(j->fd, payload, j->payload_len, j->path, err));
+    writeback_start(j, at, (off_t)(sizeof head + j->payload_len));
     if (payload_offset)
         *payload_offset = (uint64_t)at + J_REC_HEAD + 8;
+    return NS_OK;
+}
+
+int ns_journal_sync(ns_journal *j, ns_err *err)
+{
+    if (!j->dirty)
+        return NS_OK;
+    if (fdatasync(j->fd) != 0)
+        return ns_fail(err, NS_ERR_IO, "fsync %s: %s", j->path, strerror(errno));
+    j->dirty = 0;
     return NS_OK;
 }
 
@@ -352,8 +409,11 @@ void ns_journal_close(ns_journal *j)
 {
     if (!j)
         return;
-    if (j->fd >= 0)
+    if (j->fd >= 0) {
+        if (j->dirty) /* best effort: callers that must know sync first */
+            (void)fdatasync(j->fd);
         close(j->fd);
+    }
     free(j->path);
     free(j->buf);
     free(j);

@@ -1,4 +1,4 @@
-/* ns_journal: the durable, append-only record of completed sweep tasks (one shard's per-row
+/* ns_journal: the durable (see ns_journal_sync), append-only record of completed sweep tasks (one shard's per-row
  * results each), used by --resume and by the end-of-run reduction. Records all have one size and
  * carry a SHA-256: a damaged record is skipped (its task is recomputed) without losing the ones
  * after it, and a torn tail is cut off before the next append; the header pins the sweep and the
@@ -55,10 +55,28 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
  * of the end-of-run reduction): only the header is checked (format and record size). */
 int ns_journal_attach(const char *dir, size_t payload_len, ns_journal **out, ns_err *err);
 
-/* Append one record (task id + payload_len bytes) and fsync it before returning.
- * *payload_offset (may be NULL) receives the payload's offset in the file. */
-int ns_journal_append(ns_journal *j, uint64_t task, const void *payload, uint64_t *payload_offset,
-                      ns_err *err);
+#define NS_JOURNAL_DIGEST_LEN 32
+
+/* The SHA-256 a record carries: of the task id (8 bytes, native order) followed by the payload.
+ * The rank that produced a payload computes it, so that rank 0 only writes. */
+int ns_journal_digest(uint64_t task, const void *payload, size_t payload_len,
+                      unsigned char digest[NS_JOURNAL_DIGEST_LEN], ns_err *err);
+
+/* Append one record (task id + payload_len bytes) with its digest from ns_journal_digest (NULL:
+ * computed here). The record is written -- in the kernel's page cache: a killed process loses
+ * nothing, and readers on this host see it -- but durable against a crash of the machine only
+ * after ns_journal_sync. A wrong digest makes the record damaged (skipped, its task recomputed,
+ * on --resume; reported by verify). *payload_offset (may be NULL) receives the payload's offset
+ * in the file. */
+int ns_journal_append(ns_journal *j, uint64_t task, const void *payload,
+                      const unsigned char *digest, uint64_t *payload_offset, ns_err *err);
+
+/* Make every record appended so far durable (fdatasync; nothing to do when none was). The sweep
+ * syncs at most every NS_SWEEP_SYNC_SECONDS while results arrive and always before anything reads
+ * the journal from another process or the run ends: a sync per 16.7 MB record had cost rank 0
+ * about 75 ms. Between syncs each record's write-back is started as it is written and its pages
+ * leave the page cache once written (docs/RUNNING.md, "Journal"). */
+int ns_journal_sync(ns_journal *j, ns_err *err);
 
 /* Read len bytes starting byte_offset bytes into the payload stored at payload_offset (as given
  * by the record callback or ns_journal_append). */
@@ -68,7 +86,8 @@ int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_of
 /* Path of the journal file (owned by j). */
 const char *ns_journal_path(const ns_journal *j);
 
-/* Close (no further sync needed: every append was already durable). NULL is fine. */
+/* Close, syncing first (best effort) if records were appended since the last sync. NULL is
+ * fine. */
 void ns_journal_close(ns_journal *j);
 
 #endif

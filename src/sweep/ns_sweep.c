@@ -165,9 +165,9 @@ static int load_everywhere(sweep_ctx *c, const model_ident *ident, ns_err *err)
     if (rc == NS_OK)
         rc = ns_rows_new(&c->plan, c->model, NS_KERNEL_FAST, &c->rows, err);
     if (rc == NS_OK) {
-        c->buf = malloc((2 + c->plan.payload) * sizeof *c->buf);
+        c->buf = malloc((NS_SWEEP_RESULT_HEAD + c->plan.payload) * sizeof *c->buf);
         if (c->rank == 0)
-            c->rbuf = malloc((2 + c->plan.payload) * sizeof *c->rbuf);
+            c->rbuf = malloc((NS_SWEEP_RESULT_HEAD + c->plan.payload) * sizeof *c->rbuf);
         if (!c->buf || (c->rank == 0 && !c->rbuf))
             rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
     }

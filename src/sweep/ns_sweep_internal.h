@@ -33,6 +33,16 @@ enum {
  * it stops. */
 #define NS_SWEEP_HEARTBEAT 5.0
 #define NS_SWEEP_DRAIN_TIMEOUT 30.0
+/* The journal is synced at most this often while results arrive, and always when the loop ends.
+ * A killed process loses nothing (its appends are in the page cache); a crash of the machine
+ * may lose the results of the last 30 s, which --resume recomputes (records are checksummed and
+ * a torn tail is cut off). A sync per record cost rank 0 about 75 ms plus the record's write-back
+ * (docs/SCALING.md). */
+#define NS_SWEEP_SYNC_SECONDS 30.0
+
+/* A result message: task id, seconds, the journal digest (NS_JOURNAL_DIGEST_LEN bytes in 4
+ * doubles' bits), then the payload. */
+#define NS_SWEEP_RESULT_HEAD 6
 
 typedef struct sweep_ctx {
     MPI_Comm comm;
@@ -46,8 +56,9 @@ typedef struct sweep_ctx {
     ns_gpt2_model *model;
     ns_rows *rows;
     int32_t *tokens;          /* (shard_count, L_fwd) */
-    double *buf;              /* 2 + payload doubles: this rank's task output (+ message head) */
-    double *rbuf;             /* rank 0: 2 + payload doubles for workers' results */
+    double *buf;              /* NS_SWEEP_RESULT_HEAD + payload doubles: this rank's task output
+                                 after a result message's head */
+    double *rbuf;             /* rank 0: the same for workers' results */
     char start_time[32];
     int unresponsive;         /* a worker did not answer: MPI cannot be shut down cleanly */
     /* rank 0 only */

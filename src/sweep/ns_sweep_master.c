@@ -1,7 +1,8 @@
 /* ns_sweep_master: rank 0's task loop: a dynamic queue of tasks (one shard each) handed to the
- * workers as they report, results journalled as they arrive, tasks computed on rank 0 itself
- * between servicing the workers; a stop request (signal, CHECKPOINT_DIR/STOP) or a worker
- * silent for longer than the stall timeout ends the loop with every result saved. */
+ * workers as they report, results journalled as they arrive (the journal synced at most once a
+ * second, and when the loop ends), tasks computed on rank 0 itself between servicing the
+ * workers; a stop request (signal, CHECKPOINT_DIR/STOP) or a worker silent for longer than the
+ * stall timeout ends the loop with every result saved. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,19 +25,28 @@ typedef struct master {
     ns_err fail_err;
     char *stop_file;        /* CHECKPOINT_DIR/STOP: its appearance asks for a checkpointed stop */
     double last_stop_check, stall_timeout;
+    double last_sync;       /* when the journal was last synced */
     double master_seconds, service_seconds, worker_seconds;
     size_t master_tasks, worker_tasks;
 } master;
 
-static int record_result(master *m, uint64_t task, const double *payload, ns_err *err)
+/* Journal a task's result (digest: from the rank that computed it, NULL: computed here). */
+static int record_result(master *m, uint64_t task, const double *payload,
+                         const unsigned char *digest, ns_err *err)
 {
     sweep_ctx *c = m->c;
     if (task >= c->res.n_shards)
         return ns_fail(err, NS_ERR_INVALID, "result for unknown task %llu",
                        (unsigned long long)task);
     uint64_t offset = NS_RESULTS_MISSING;
-    if (!ns_results_has(&c->res, task))
-        NS_TRY(ns_journal_append(c->journal, task, payload, &offset, err));
+    if (!ns_results_has(&c->res, task)) {
+        NS_TRY(ns_journal_append(c->journal, task, payload, digest, &offset, err));
+        double now = ns_progress_now();
+        if (now - m->last_sync >= NS_SWEEP_SYNC_SECONDS) { /* one sync for many records */
+            NS_TRY(ns_journal_sync(c->journal, err));
+            m->last_sync = now;
+        }
+    }
     NS_TRY(ns_results_set(&c->res, task, offset, err));
     ns_progress_update(&m->prog, c->res.n_done);
     return NS_OK;
@@ -83,11 +93,14 @@ static int receive(master *m, const MPI_Status *st, int *wants_reply, ns_err *er
         *wants_reply = 0;
         break;
     case TAG_RESULT: {
-        MPI_TRY(MPI_Recv(c->rbuf, (int)(2 + c->plan.payload), MPI_DOUBLE, w, TAG_RESULT, c->comm,
-                         MPI_STATUS_IGNORE), "receive result");
+        MPI_TRY(MPI_Recv(c->rbuf, (int)(NS_SWEEP_RESULT_HEAD + c->plan.payload), MPI_DOUBLE, w,
+                         TAG_RESULT, c->comm, MPI_STATUS_IGNORE), "receive result");
         ns_err e;
         ns_err_clear(&e);
-        if (record_result(m, (uint64_t)c->rbuf[0], c->rbuf + 2, &e) != NS_OK)
+        unsigned char digest[NS_JOURNAL_DIGEST_LEN];
+        memcpy(digest, c->rbuf + 2, sizeof digest);
+        if (record_result(m, (uint64_t)c->rbuf[0], c->rbuf + NS_SWEEP_RESULT_HEAD, digest, &e) !=
+            NS_OK)
             set_failed(m, &e);
         m->worker_seconds += c->rbuf[1];
         m->worker_tasks++;
@@ -195,7 +208,8 @@ static void own_task(master *m)
     ns_err e;
     ns_err_clear(&e);
     ns_rows_hooks hk = {.poll = master_poll, .poll_user = m};
-    int rc = ns_rows_run(c->rows, t, c->tokens + t * c->plan.L_fwd, &hk, c->buf + 2, &e);
+    double *out = c->buf + NS_SWEEP_RESULT_HEAD;
+    int rc = ns_rows_run(c->rows, t, c->tokens + t * c->plan.L_fwd, &hk, out, &e);
     if (rc == NS_ERR_INTERRUPTED)
         return;
     if (rc != NS_OK) {
@@ -204,7 +218,7 @@ static void own_task(master *m)
     }
     m->master_seconds += (ns_progress_now() - t0) - (m->service_seconds - s0);
     m->master_tasks++;
-    if (record_result(m, t, c->buf + 2, &e) != NS_OK)
+    if (record_result(m, t, out, NULL, &e) != NS_OK)
         set_failed(m, &e);
 }
 
@@ -283,6 +297,7 @@ int ns_sweep_master(sweep_ctx *c, ns_err *err)
     }
     for (int w = 0; w < c->size; w++)
         m.busy[w] = -1, m.heard[w] = t_begin;
+    m.last_sync = t_begin;
     for (size_t k = 0; k < nshard; k++)
         if (!ns_results_has(&c->res, k))
             m.queue[m.nqueue++] = k;
@@ -291,7 +306,16 @@ int ns_sweep_master(sweep_ctx *c, ns_err *err)
     ns_sweep_say(c, "normsweep: %zu tasks (one per shard; %zu already in the journal), %d rank%s, "
                  "master pid %ld, journal %s", nshard, c->res.n_done, c->size,
                  c->size == 1 ? "" : "s", (long)getpid(), ns_journal_path(c->journal));
-    if ((rc = loop(&m, err)) != NS_OK)
+    rc = loop(&m, err);
+    /* every result received is made durable before anything else reads the journal or the run
+     * reports how many tasks it saved (after a failure too, keeping the first error) */
+    ns_err se;
+    ns_err_clear(&se);
+    if (ns_journal_sync(c->journal, &se) != NS_OK && rc == NS_OK) {
+        *err = se;
+        rc = se.code;
+    }
+    if (rc != NS_OK)
         goto done;
     ns_progress_finish(&m.prog);
     report_timing(&m, ns_progress_now() - t_begin);

@@ -114,7 +114,7 @@ int ns_sweep_prepare(sweep_ctx *c, ns_err *err)
     ns_sweep_config_grid(&c->cfg, &g);
     NS_TRY(ns_plan_init(&c->plan, &g, &c->mc, err));
     c->have_plan = 1;
-    if (2 + c->plan.payload > (size_t)INT32_MAX)
+    if (NS_SWEEP_RESULT_HEAD + c->plan.payload > (size_t)INT32_MAX)
         return ns_fail(err, NS_ERR_INVALID, "sweep: one shard's results (%zu values) exceed what "
                        "one MPI message can carry; reduce the grid", c->plan.payload);
     NS_TRY(cut_tokens(c, err));

@@ -1,5 +1,5 @@
 /* ns_sweep_worker: a worker rank's task loop: ask the master for a task, run it through the rows
- * stage, send the result; between heads it sends a heartbeat now and then (so the master can
+ * stage, send the result with its journal checksum (so that rank 0 only writes it); between heads it sends a heartbeat now and then (so the master can
  * tell a slow task from a stopped rank) and looks for an abort or a stop request. */
 #include <string.h>
 
@@ -40,13 +40,18 @@ static int run_task(worker *w, long long t, ns_err *err)
     ns_err_clear(&e);
     ns_rows_hooks hk = {.poll = worker_poll, .poll_user = w};
     w->last_beat = t0;
-    int rc = ns_rows_run(c->rows, (uint64_t)t, c->tokens + (size_t)t * c->plan.L_fwd, &hk,
-                         c->buf + 2, &e);
+    double *out = c->buf + NS_SWEEP_RESULT_HEAD;
+    int rc = ns_rows_run(c->rows, (uint64_t)t, c->tokens + (size_t)t * c->plan.L_fwd, &hk, out,
+                         &e);
+    unsigned char digest[NS_JOURNAL_DIGEST_LEN]; /* the journal's checksum, computed here */
+    if (rc == NS_OK)
+        rc = ns_journal_digest((uint64_t)t, out, c->plan.payload * sizeof *out, digest, &e);
     if (rc == NS_OK) {
         c->buf[0] = (double)t;
         c->buf[1] = ns_progress_now() - t0;
-        MPI_TRY(MPI_Send(c->buf, (int)(2 + c->plan.payload), MPI_DOUBLE, 0, TAG_RESULT, c->comm),
-                "send result");
+        memcpy(c->buf + 2, digest, sizeof digest);
+        MPI_TRY(MPI_Send(c->buf, (int)(NS_SWEEP_RESULT_HEAD + c->plan.payload), MPI_DOUBLE, 0,
+                         TAG_RESULT, c->comm), "send result");
     } else if (rc == NS_ERR_INTERRUPTED) {
         double d[2] = {(double)t, 0};
         MPI_TRY(MPI_Send(d, 2, MPI_DOUBLE, 0, TAG_ABANDON, c->comm), "send");
