@@ -94,7 +94,8 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t d = cap.D;
-    float *slog = malloc(L_SHARD * L_SHARD * sizeof *slog), *sval = malloc(L_SHARD * d * sizeof *sval);
+    float *slog = malloc(L_SHARD * L_SHARD * sizeof *slog);
+    float *sval = malloc(L_SHARD * d * sizeof *sval);
     FILE *f = fopen(argv[1], "wb");
     if (!slog || !sval || !f) {
         fprintf(stderr, "analysis_payload: cannot write %s\n", argv[1]);

@@ -218,7 +218,8 @@ static void test_digest_and_sync(void)
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < NPAY; i++)
             d[k][i] = (double)(20 + k) + 0.25 * i;
-        CU_ASSERT_EQUAL(ns_journal_digest((uint64_t)(20 + k), d[k], sizeof d[k], md[k], &err), NS_OK);
+        CU_ASSERT_EQUAL(ns_journal_digest((uint64_t)(20 + k), d[k], sizeof d[k], md[k], &err),
+                        NS_OK);
     }
     CU_ASSERT(memcmp(md[0], md[1], sizeof md[0]) != 0);
     md[1][5] ^= 1; /* task 21's digest does not match its payload */

@@ -203,8 +203,8 @@ static void test_no_overflow(void)
 }
 
 /* ns_softmax_family_row (one exponential per key, what the analysis runs) gives the same bits
- * as ns_normalize and ns_log_weights, and as sum_i exp(c z_i - max c z)^2 written out here (the
- * definition, summed in key order): rows of 1 to 64 keys, logits from 0.1 to 1000 in size
+ * as ns_normalize and ns_log_weights, and as alpha, the log-weights and sum_i exp(c z_i - max
+ * c z)^2 written out here (the definitions, summed in key order): rows of 1 to 64 keys, logits from 0.1 to 1000 in size
  * (alpha underflowing to 0 included), T from 1e-3 to 100, softmax and ssmax. */
 static void test_family_row_same_bits(void)
 {
@@ -229,11 +229,19 @@ static void test_family_row_same_bits(void)
                     double c = ns_normalizer_inv_temp(&fs[fi], L, T), mx = -INFINITY, ff = 0.0;
                     for (size_t i = 0; i < L; i++)
                         mx = fmax(mx, c * z[i]);
+                    double sum = 0.0, lr[NS_LMAX], ar[NS_LMAX];
                     for (size_t i = 0; i < L; i++) {
                         double F = exp(c * z[i] - mx);
+                        sum += F;
                         ff += F * F;
                     }
+                    for (size_t i = 0; i < L; i++) {
+                        ar[i] = exp(c * z[i] - mx) / sum;
+                        lr[i] = (c * z[i] - mx) - log(sum);
+                    }
                     CU_ASSERT(memcmp(&f2, &ff, sizeof ff) == 0);
+                    CU_ASSERT(memcmp(a2, ar, L * sizeof *a2) == 0);
+                    CU_ASSERT(memcmp(l2, lr, L * sizeof *l2) == 0);
                     for (size_t i = 0; i < L; i++)
                         underflow += a2[i] == 0.0;
                     cases++;

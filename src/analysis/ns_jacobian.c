@@ -212,30 +212,6 @@ double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, 
     return NAN;
 }
 
-/* zmax, zmin of z[0..L), L >= 1. */
-static void z_range(const double *z, size_t L, double *zmax, double *zmin)
-{
-    *zmax = *zmin = z[0];
-    for (size_t i = 1; i < L; i++) {
-        if (z[i] > *zmax)
-            *zmax = z[i];
-        if (z[i] < *zmin)
-            *zmin = z[i];
-    }
-}
-
-/* Lemma 2 from ||F||_2^2 (F_j = exp(c z_j - max c z) in (0, 1]); min F = exp(-|c| (zmax -
- * zmin)) = 1 / E. */
-static double lemma2_of(double ac, double f2sum, double zmax, double zmin, size_t L)
-{
-    double normF = sqrt(f2sum);
-    double E = exp(ac * (zmax - zmin));
-    double Ld = (double)L;
-    double t1 = ac * normF * E / Ld;
-    double t2 = ac * normF * normF * (E / Ld) * (E / Ld);
-    return t1 + t2;
-}
-
 double ns_jac_lemma2(const double *z, size_t L, double c, double f2sum)
 {
     if (L == 0)
@@ -243,7 +219,18 @@ double ns_jac_lemma2(const double *z, size_t L, double c, double f2sum)
     double ac = fabs(c);
     if (ac == 0.0)
         return 0.0;
-    double zmax, zmin;
-    z_range(z, L, &zmax, &zmin);
-    return lemma2_of(ac, f2sum, zmax, zmin, L);
+    double zmax = z[0], zmin = z[0];
+    for (size_t i = 1; i < L; i++) {
+        if (z[i] > zmax)
+            zmax = z[i];
+        if (z[i] < zmin)
+            zmin = z[i];
+    }
+    /* F_j = exp(c z_j - max_k c z_k) in (0, 1]; min F = exp(-|c| (zmax - zmin)) = 1 / E. */
+    double normF = sqrt(f2sum);
+    double E = exp(ac * (zmax - zmin));
+    double Ld = (double)L;
+    double t1 = ac * normF * E / Ld;
+    double t2 = ac * normF * normF * (E / Ld) * (E / Ld);
+    return t1 + t2;
 }

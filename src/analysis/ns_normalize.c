@@ -34,8 +34,12 @@ double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T)
     return 1.0 / T;
 }
 
-/* alpha = softmax(c * z), with the maximum of c * z subtracted. */
-static void ns_softmax_scaled(double *alpha, const double *z, size_t L, double c)
+/* softmax(c * z) with the maximum of c * z subtracted, from one exponential per key, into
+ * whichever outputs are not NULL: alpha, lalpha = the exact log-weights (c z_i - max) - log sum,
+ * *f2sum = sum_i exp(c z_i - max)^2 (key order). Every output has the same bits whichever of
+ * the others are asked for. */
+static void ns_softmax_core(const double *z, size_t L, double c, double *alpha, double *lalpha,
+                            double *f2sum)
 {
     double mx = -INFINITY;
     for (size_t i = 0; i < L; i++) {
@@ -43,13 +47,25 @@ static void ns_softmax_scaled(double *alpha, const double *z, size_t L, double c
         if (y > mx)
             mx = y;
     }
-    double sum = 0.0;
+    double sum = 0.0, f2 = 0.0;
     for (size_t i = 0; i < L; i++) {
-        alpha[i] = exp(c * z[i] - mx);
-        sum += alpha[i];
+        double y = c * z[i] - mx, F = exp(y);
+        if (alpha)
+            alpha[i] = F;
+        if (lalpha)
+            lalpha[i] = y;
+        sum += F;
+        f2 += F * F;
     }
-    for (size_t i = 0; i < L; i++)
-        alpha[i] /= sum;
+    double lse = lalpha ? log(sum) : 0.0;
+    for (size_t i = 0; i < L; i++) {
+        if (alpha)
+            alpha[i] /= sum;
+        if (lalpha)
+            lalpha[i] -= lse;
+    }
+    if (f2sum)
+        *f2sum = f2;
 }
 
 static int ns_cmp_double_desc(const void *a, const void *b)
@@ -123,15 +139,7 @@ void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha
                     double T, double *lalpha)
 {
     if (f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX) {
-        double c = ns_normalizer_inv_temp(f, L, T), mx = -INFINITY, sum = 0.0;
-        for (size_t i = 0; i < L; i++)
-            if (c * z[i] > mx)
-                mx = c * z[i];
-        for (size_t i = 0; i < L; i++)
-            sum += exp(c * z[i] - mx); /* the same terms, in the same order, as ns_softmax_scaled */
-        double lse = log(sum);
-        for (size_t i = 0; i < L; i++)
-            lalpha[i] = (c * z[i] - mx) - lse;
+        ns_softmax_core(z, L, ns_normalizer_inv_temp(f, L, T), NULL, lalpha, NULL);
         return;
     }
     for (size_t i = 0; i < L; i++)
@@ -141,25 +149,7 @@ void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha
 void ns_softmax_family_row(const ns_normalizer *f, const double *z, size_t L, double T,
                            double *alpha, double *lalpha, double *f2sum)
 {
-    double c = ns_normalizer_inv_temp(f, L, T), mx = -INFINITY, sum = 0.0, f2 = 0.0;
-    for (size_t i = 0; i < L; i++) {
-        double y = c * z[i];
-        if (y > mx)
-            mx = y;
-    }
-    for (size_t i = 0; i < L; i++) { /* the terms and order of ns_softmax_scaled */
-        double y = c * z[i] - mx, F = exp(y);
-        lalpha[i] = y;
-        alpha[i] = F;
-        sum += F;
-        f2 += F * F;
-    }
-    double lse = log(sum);
-    for (size_t i = 0; i < L; i++) {
-        alpha[i] /= sum;
-        lalpha[i] -= lse;
-    }
-    *f2sum = f2;
+    ns_softmax_core(z, L, ns_normalizer_inv_temp(f, L, T), alpha, lalpha, f2sum);
 }
 
 int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
@@ -172,10 +162,10 @@ int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, do
                        T);
     switch (f->kind) {
     case NS_NORM_SOFTMAX:
-        ns_softmax_scaled(alpha, z, L, 1.0 / T);
+        ns_softmax_core(z, L, 1.0 / T, alpha, NULL, NULL);
         return NS_OK;
     case NS_NORM_SSMAX:
-        ns_softmax_scaled(alpha, z, L, ns_normalizer_inv_temp(f, L, T));
+        ns_softmax_core(z, L, ns_normalizer_inv_temp(f, L, T), alpha, NULL, NULL);
         return NS_OK;
     case NS_NORM_SPARSEMAX:
         ns_shifted_scaled(work, z, L, T);

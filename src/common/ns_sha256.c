@@ -23,10 +23,8 @@ static void to_hex(const unsigned char *md, char *hex)
 
 int ns_sha256_buffer(const void *data, size_t len, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-        return ns_fail(err, NS_ERR_LIBRARY, "SHA-256 computation failed (libcrypto)");
+    unsigned char md[32];
+    NS_TRY(ns_sha256_two(data, len, NULL, 0, md, err));
     to_hex(md, hex);
     return NS_OK;
 }

@@ -1,4 +1,5 @@
-/* ns_journal: append-only, checksummed record of completed tasks, synced in groups (see ns_journal.h). */
+/* ns_journal: append-only, checksummed record of completed tasks, synced in groups (see
+ * ns_journal.h). */
 #include "sweep/ns_journal.h"
 
 #include <errno.h>

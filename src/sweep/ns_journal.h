@@ -1,9 +1,10 @@
-/* ns_journal: the durable (see ns_journal_sync), append-only record of completed sweep tasks (one shard's per-row
- * results each), used by --resume and by the end-of-run reduction. Records all have one size and
- * carry a SHA-256: a damaged record is skipped (its task is recomputed) without losing the ones
- * after it, and a torn tail is cut off before the next append; the header pins the sweep and the
- * format (format 1 of normsweep 0.1 is refused). The file is machine-local (native byte order
- * and double format). One writer at a time: the caller holds the directory's ns_lock. */
+/* ns_journal: the durable (see ns_journal_sync), append-only record of completed sweep tasks (one
+ * shard's per-row results each), used by --resume and by the end-of-run reduction. Records all
+ * have one size and carry a SHA-256: a damaged record is skipped (its task is recomputed) without
+ * losing the ones after it, and a torn tail is cut off before the next append; the header pins
+ * the sweep and the format (format 1 of normsweep 0.1 is refused). The file is machine-local
+ * (native byte order and double format). One writer at a time: the caller holds the directory's
+ * ns_lock. */
 #ifndef NS_JOURNAL_H
 #define NS_JOURNAL_H
 

@@ -1,8 +1,8 @@
 /* ns_sweep_master: rank 0's task loop: a dynamic queue of tasks (one shard each) handed to the
- * workers as they report, results journalled as they arrive (the journal synced at most once a
- * second, and when the loop ends), tasks computed on rank 0 itself between servicing the
- * workers; a stop request (signal, CHECKPOINT_DIR/STOP) or a worker silent for longer than the
- * stall timeout ends the loop with every result saved. */
+ * workers as they report, results journalled as they arrive (the journal synced at most every
+ * NS_SWEEP_SYNC_SECONDS, and when the loop ends), tasks computed on rank 0 itself between
+ * servicing the workers; a stop request (signal, CHECKPOINT_DIR/STOP) or a worker silent for
+ * longer than the stall timeout ends the loop with every result saved. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -1,6 +1,7 @@
 /* ns_sweep_worker: a worker rank's task loop: ask the master for a task, run it through the rows
- * stage, send the result with its journal checksum (so that rank 0 only writes it); between heads it sends a heartbeat now and then (so the master can
- * tell a slow task from a stopped rank) and looks for an abort or a stop request. */
+ * stage, send the result with its journal checksum (so that rank 0 only writes it); between
+ * heads it sends a heartbeat now and then (so the master can tell a slow task from a stopped
+ * rank) and looks for an abort or a stop request. */
 #include <string.h>
 
 #include "sweep/ns_progress.h"
