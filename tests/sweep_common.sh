@@ -17,10 +17,14 @@ make_sweep() {
       -e "s|@CORPUS@|$NS_TEST_CORPUS|" "$top_srcdir/tests/data/run/$1.yaml.in" > "$work/$1.yaml"
 }
 
-# run_np NP ARGS...: normsweep under the MPI launcher
+# run_np NP ARGS...: normsweep under the MPI launcher. Each launch gets its own Open MPI session
+# directory: two mpiexec started at the same instant (sweep_trust's two runners) race to create
+# the shared /tmp/ompi.HOST.UID, and the loser fails in orte_init ("File exists") before normsweep
+# runs. MPICH ignores the variable.
 run_np() {
   np=$1; shift
-  "$MPIEXEC" --oversubscribe -np "$np" "$NORMSWEEP" "$@"
+  ompi_tmp=$(mktemp -d "$work/ompi.XXXXXX") || fail "mktemp for an MPI session directory"
+  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe -np "$np" "$NORMSWEEP" "$@"
 }
 
 # data_cdl FILE.nc: the file's dimensions, variables (with their attributes) and data, every double
