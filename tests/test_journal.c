@@ -287,12 +287,31 @@ static void test_lock(void)
     char pid[32];
     snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, pid));
+    /* ns_lock_peek reads the record whether or not the lock is held: the holder's line, which
+     * differs from the next holder's (how other ranks tell rank 0's directory from a copy) */
+    char rec1[1024], rec3[1024], small[8];
+    CU_ASSERT_EQUAL(ns_lock_peek(dir, rec1, sizeof rec1), 0);
+    CU_ASSERT_STRING_EQUAL(rec1, holder);
+    CU_ASSERT_PTR_NULL(strchr(rec1, '\n'));
+    CU_ASSERT_EQUAL(ns_lock_peek(dir, small, sizeof small), 0); /* cut to the buffer */
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+    CU_ASSERT_EQUAL(strncmp(small, rec1, sizeof small - 1), 0);
     ns_lock_release(a);
     CU_ASSERT_EQUAL_FATAL(ns_lock_acquire(dir, "third run", &b, &err), NS_OK);
     ns_lock_release(b);
     CU_ASSERT_FALSE(ns_lock_held_elsewhere(dir, holder, sizeof holder));
+    CU_ASSERT_EQUAL(ns_lock_peek(dir, rec3, sizeof rec3), 0); /* released: the record stays */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec3, "third run"));
+    CU_ASSERT(strcmp(rec1, rec3) != 0);
     char lp[128];
     snprintf(lp, sizeof lp, "%s/%s", dir, NS_LOCK_FILE);
+    unlink(lp);
+    CU_ASSERT_EQUAL(ns_lock_peek(dir, rec3, sizeof rec3), -1); /* no lock file */
+    CU_ASSERT_STRING_EQUAL(rec3, "");
+    FILE *f = fopen(lp, "w"); /* an empty record */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fclose(f);
+    CU_ASSERT_EQUAL(ns_lock_peek(dir, rec3, sizeof rec3), -1);
     unlink(lp);
     remove_dir();
 }

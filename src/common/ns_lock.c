@@ -148,6 +148,25 @@ int ns_lock_held_elsewhere(const char *dir, char *holder, size_t size)
     return held;
 }
 
+int ns_lock_peek(const char *dir, char *holder, size_t size)
+{
+    if (!holder || size == 0)
+        return -1;
+    holder[0] = '\0';
+    char *path = ns_path_join(dir, NS_LOCK_FILE);
+    if (!path)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, holder, size - 1, 0);
+    close(fd);
+    holder[n > 0 ? n : 0] = '\0';
+    holder[strcspn(holder, "\n")] = '\0';
+    return holder[0] ? 0 : -1;
+}
+
 void ns_lock_release(ns_lock *lock)
 {
     if (!lock)

@@ -24,6 +24,11 @@ int ns_lock_note(ns_lock *lock, const char *what, ns_err *err);
  * took (holder, up to size bytes, receives the holder's record). */
 int ns_lock_held_elsewhere(const char *dir, char *holder, size_t size);
 
+/* The holder's record in dir's lock file, whether or not the lock is held (one line, without
+ * its newline, into holder): 0, or -1 when there is no readable, non-empty record. Ranks on other
+ * nodes compare it with rank 0's to tell that they see the same directory. */
+int ns_lock_peek(const char *dir, char *holder, size_t size);
+
 /* Release and free (the file stays, holding the last holder's record); NULL is fine. */
 void ns_lock_release(ns_lock *lock);
 /* Release, leaving no trace (a run that changed nothing): the lock file is removed when this

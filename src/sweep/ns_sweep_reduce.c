@@ -65,6 +65,29 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
     return rc == MPI_SUCCESS ? NS_OK : ns_sweep_mpi_fail(err, rc, "gather the reduction");
 }
 
+/* Whether this rank may read the journal at rank 0's offsets: on rank 0, always (*j = its own);
+ * elsewhere *j is the journal attached read-only when the directory is rank 0's -- the lock file
+ * holds the record this run's rank 0 wrote (host, pid, start) -- else NULL. Checking the journal's
+ * header alone would not do: a node-local directory of the same path may hold an older journal of
+ * the same sweep, whose records lie at other offsets. */
+static int sees_checkpoint_dir(sweep_ctx *c, ns_journal **j, ns_err *err)
+{
+    char mine[1024] = "", rank0[1024] = "";
+    if (c->rank == 0)
+        (void)ns_lock_peek(c->cfg.checkpoint_dir, rank0, sizeof rank0);
+    MPI_TRY(MPI_Bcast(rank0, (int)sizeof rank0, MPI_CHAR, 0, c->comm), "broadcast the lock record");
+    if (c->rank == 0)
+        return NS_OK;
+    *j = NULL;
+    if (!rank0[0] || ns_lock_peek(c->cfg.checkpoint_dir, mine, sizeof mine) != 0 ||
+        strcmp(mine, rank0) != 0)
+        return NS_OK;
+    ns_err e;
+    if (ns_journal_attach(c->cfg.checkpoint_dir, c->plan.payload * sizeof(double), j, &e) != NS_OK)
+        *j = NULL;
+    return NS_OK;
+}
+
 /* Reduce this rank's share; *P receives how many ranks share the work. */
 static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err *err)
 {
@@ -72,13 +95,16 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
     ns_journal *j = c->journal;
-    int ok = 1, all_ok = 0;
-    if (c->rank != 0) {
-        ns_err e;
-        ok = ns_journal_attach(c->cfg.checkpoint_dir, p->payload * sizeof(double), &j, &e) == NS_OK;
-    }
-    MPI_TRY(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm), "agree on the journal");
-    *P = all_ok ? c->size : 1;
+    NS_TRY(sees_checkpoint_dir(c, &j, err));
+    int not_ok = j ? c->size : c->rank, first_not_ok = c->size; /* the first rank that cannot */
+    MPI_TRY(MPI_Allreduce(&not_ok, &first_not_ok, 1, MPI_INT, MPI_MIN, c->comm),
+            "agree on the journal");
+    *P = first_not_ok == c->size ? c->size : 1;
+    if (first_not_ok < c->size)
+        ns_sweep_say(c, "normsweep: rank %d does not see this run's checkpoint directory %s (no "
+                     "readable journal, or another run's lock record: a directory local to its "
+                     "node?): rank 0 reduces every slice itself", first_not_ok,
+                     c->cfg.checkpoint_dir);
     if ((size_t)*P > nsl)
         *P = (int)nsl;
     size_t first, count;
