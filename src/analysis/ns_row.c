@@ -430,15 +430,7 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     if (nN == 0)
         return NS_OK;
     size_t d = ws->d;
-    memset(ws->xbar, 0, d * sizeof *ws->xbar);
-    for (size_t i = 0; i < L; i++) {
-        const double *x = ws->X + i * d;
-        double a = ws->alpha[i];
-        if (a == 0.0) /* adds +-0 to a sum that starts at +0: skipping it leaves every bit */
-            continue;
-        for (size_t k = 0; k < d; k++)
-            ws->xbar[k] += a * x[k];
-    }
+    ns_row_colsum(ws->X, L, d, ws->alpha, ws->xbar);
     ns_random_prefix(ns_analysis_rng_key(NS_RNG_RANDOM_SUBSET, p->seed, key, m, T), L,
                      p->N[nN - 1], ws->perm);
     ns_row_ctx c = {
@@ -483,10 +475,7 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
             ws->z[i] = (double)zr[i];
         }
         rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];
-        memset(ws->xsum, 0, ws->d * sizeof *ws->xsum);
-        for (size_t i = 0; i < L; i++)
-            for (size_t k = 0; k < ws->d; k++)
-                ws->xsum[k] += ws->X[i * ws->d + k];
+        ns_row_colsum(ws->X, L, ws->d, NULL, ws->xsum);
         size_t nu = ns_fd_directions(ws, p, key, m, L);
         for (size_t t = 0; t < p->nT; t++)
             NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, nu, kernel, err));

@@ -1,7 +1,8 @@
 /* ns_row_gram: what every row of a head shares on the value side -- the Gram matrix G = X X^T
  * (one cblas_dsyrk, then mirrored so that the fast kernel can read whole rows) and delta's
  * prefix minima (METRICS.md section 6: delta of row m is the smallest distance among
- * x_0..x_m). delta's pair is chosen on the Gram distances and its distance recomputed directly. */
+ * x_0..x_m). delta's pair is chosen on the Gram distances and its distance recomputed directly.
+ * Also the weighted column sums of X (sum x_i, and xbar = sum alpha_i x_i at every T). */
 #include <cblas.h>
 #include <math.h>
 
@@ -88,5 +89,38 @@ void ns_row_gram(const double *X, const double *gdiag, size_t n, size_t d, doubl
         if (dd < best)
             best = dd;
         delta[j] = best;
+    }
+}
+
+/* Columns k0 .. k0 + 4 B of the weighted sum, the accumulators held in registers across the keys
+ * (the plain loop loads and stores out[k] for every key). Per element: acc = 0, then
+ * acc += w_i x_ik for i = 0, 1, ... -- the plain loop's operations in its order. */
+#define NS_COLSUM_BLOCK(B)                                                                     \
+    do {                                                                                       \
+        v4d acc[B];                                                                            \
+        for (int b = 0; b < (B); b++)                                                          \
+            acc[b] = splat(0.0);                                                               \
+        for (size_t i = 0; i < L; i++) {                                                       \
+            const double *x = X + i * d + k0;                                                  \
+            v4d wi = splat(w ? w[i] : 1.0);                                                    \
+            for (int b = 0; b < (B); b++)                                                      \
+                acc[b] += wi * load4(x + 4 * b);                                               \
+        }                                                                                      \
+        for (int b = 0; b < (B); b++)                                                          \
+            store4(out + k0 + 4 * b, acc[b]);                                                  \
+    } while (0)
+
+NS_HOT void ns_row_colsum(const double *X, size_t L, size_t d, const double *w, double *out)
+{
+    size_t k0 = 0;
+    for (; k0 + 32 <= d; k0 += 32)
+        NS_COLSUM_BLOCK(8);
+    for (; k0 + 4 <= d; k0 += 4)
+        NS_COLSUM_BLOCK(1);
+    for (; k0 < d; k0++) { /* the last d mod 4 columns */
+        double acc = 0.0;
+        for (size_t i = 0; i < L; i++)
+            acc += (w ? w[i] : 1.0) * X[i * d + k0];
+        out[k0] = acc;
     }
 }

@@ -87,6 +87,11 @@ void ns_row_n_fast(ns_row_ctx *c);
 void ns_row_gram(const double *X, const double *gdiag, size_t n, size_t d, double *G,
                  double *delta);
 
+/* out[k] = sum over i < L, in key order, of w_i X[i][k] (X: L x d; w NULL: weights 1), k < d:
+ * register-blocked, the same operations on every element as the plain loop (so the same bits,
+ * and a zero weight adds a zero that changes no bit) (ns_row_gram.c). */
+void ns_row_colsum(const double *X, size_t L, size_t d, const double *w, double *out);
+
 /* sum_k (c a_k - b_k)^2 over d entries, directly (fixed accumulation order). */
 double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d);
 
