@@ -1,18 +1,14 @@
 #!/bin/sh
 # sweep_unshared: the end-of-run reduction on a checkpoint directory that another rank does not
-# share. Rank 1 runs in a mount namespace of its own where the checkpoint directory's path holds
-# another copy (a node-local directory of the same path on another node): an older journal of the
-# same sweep, complete and valid, but with its records in another order. Reading it at rank 0's
-# offsets would mix up the shards; rank 1 must notice (the lock file does not hold this run's
+# share. Rank 1 starts in another working directory, where the (relative) checkpoint path names
+# another copy -- as a node-local directory of the same path on another node would: an older
+# journal of the same sweep, complete and valid, but with its records in another order. Reading
+# it at rank 0's offsets would mix up the shards; rank 1 must notice (the lock file does not hold this run's
 # record), rank 0 must reduce alone and say so, and the output must equal a normal run's. With
-# the same namespace but no copy mounted, both ranks reduce (no false alarm).
+# rank 1 started in rank 0's directory by the same wrapper, both ranks reduce (no false alarm).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
-if ! unshare -m true 2> /dev/null; then
-  echo "sweep_unshared: SKIP: this machine does not allow mount namespaces (unshare -m)"
-  exit 77
-fi
 sed 's/count: 120/count: 16/' slow.yaml > short.yaml
 run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
 
@@ -20,40 +16,42 @@ run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat lo
 size=$(wc -c < ckref/journal.nsj)
 rec=$(( (size - 128) / 16 ))
 [ $((128 + 16 * rec)) -eq "$size" ] || fail "journal of $size bytes is not 16 equal records"
-mkdir stale
-cp ckref/lock stale/lock
+mkdir -p node1/ck
+cp ckref/lock node1/ck/lock
 { head -c 128 ckref/journal.nsj
   i=15; while [ $i -ge 0 ]; do tail -c +$((128 + i * rec + 1)) ckref/journal.nsj | head -c $rec; i=$((i - 1)); done
-} > stale/journal.nsj
-cmp -s stale/journal.nsj ckref/journal.nsj && fail "the reversed journal equals the original"
+} > node1/ck/journal.nsj
+cmp -s node1/ck/journal.nsj ckref/journal.nsj && fail "the reversed journal equals the original"
+cp node1/ck/journal.nsj stale.copy
 
-# run_split OUTPUT STALE: rank 1 (Open MPI's or MPICH's numbering) runs in a mount namespace of
-# its own, with STALE (when not empty) mounted over the checkpoint directory ck
+# run_split OUTPUT [DIR]: rank 1 (Open MPI's or MPICH's numbering) starts in DIR (when given),
+# where the relative checkpoint path ck names another directory than rank 0's: a node-local
+# directory of the same path. Every other path of the sweep is absolute.
 run_split() {
   rm -rf ck; mkdir ck
-  cat > rank1_ns.sh <<EOF
+  cat > rank1_cd.sh <<EOF
 #!/bin/sh
-[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] || exec "\$@"
-exec unshare -m sh -c '[ -z "$2" ] || mount --bind "$2" "$work/ck" || exit 9; exec "\$@"' sh "\$@"
+[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] && [ -n "$2" ] && { cd "$2" || exit 9; }
+exec "\$@"
 EOF
-  chmod +x rank1_ns.sh
+  chmod +x rank1_cd.sh
   ompi_tmp=$(mktemp -d "$work/ompi.XXXXXX")
-  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe -np 2 ./rank1_ns.sh "$NORMSWEEP" \
-    short.yaml --output "$1" --checkpoint-dir ck 2> "log_$1"
+  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe -np 2 "$work/rank1_cd.sh" \
+    "$NORMSWEEP" "$work/short.yaml" --output "$1" --checkpoint-dir ck 2> "log_$1"
 }
 
 # the directory differs on rank 1: rank 0 reduces alone, the numbers are right
-run_split u.nc "$work/stale" || { cat log_u.nc >&2; fail "run with an unshared checkpoint directory"; }
+run_split u.nc "$work/node1" || { cat log_u.nc >&2; fail "run with an unshared checkpoint directory"; }
 grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" log_u.nc ||
   { cat log_u.nc >&2; fail "the unshared directory was not noticed"; }
 grep -q "reduce_seconds: .* (1 rank)" log_u.nc || { cat log_u.nc >&2; fail "rank 1 took part in the reduction"; }
 same_data ref.nc u.nc "unshared checkpoint directory"
-cmp -s stale/journal.nsj ckref/journal.nsj && fail "the stale copy was written to"
+cmp -s node1/ck/journal.nsj stale.copy || fail "rank 1 wrote to the other directory's journal"
 echo "sweep_unshared: stale copy on rank 1 noticed, reduced on rank 0, output right"
 
-# the same namespace without a copy: both ranks share the directory and reduce
-run_split s.nc "" || { cat log_s.nc >&2; fail "run in a namespace with the shared directory"; }
+# the same launch with rank 1 in rank 0's directory: both ranks share it and reduce
+run_split s.nc "" || { cat log_s.nc >&2; fail "run through the wrapper with the shared directory"; }
 grep -q "does not see this run's checkpoint directory" log_s.nc && { cat log_s.nc >&2; fail "false alarm"; }
 grep -q "reduce_seconds: .* (2 ranks)" log_s.nc || { cat log_s.nc >&2; fail "the reduction was not shared"; }
-same_data ref.nc s.nc "shared checkpoint directory in a namespace"
-echo "sweep_unshared: shared directory in a namespace: both ranks reduce, output right"
+same_data ref.nc s.nc "shared checkpoint directory through the wrapper"
+echo "sweep_unshared: shared directory: both ranks reduce, output right"
