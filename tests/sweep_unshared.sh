@@ -3,9 +3,10 @@
 # share. Rank 1 starts in another working directory, where the (relative) checkpoint path names
 # another copy -- as a node-local directory of the same path on another node would: an older
 # journal of the same sweep, complete and valid, but with its records in another order. Reading
-# it at rank 0's offsets would mix up the shards; rank 1 must notice (the lock file does not hold this run's
-# record), rank 0 must reduce alone and say so, and the output must equal a normal run's. With
-# rank 1 started in rank 0's directory by the same wrapper, both ranks reduce (no false alarm).
+# it at rank 0's offsets would mix up the shards; rank 1 must notice (the lock file does not
+# hold this run's record), rank 0 must reduce alone and say so, and the output must equal a
+# normal run's. With rank 1 started in rank 0's directory by the same wrapper, both ranks
+# reduce (no false alarm).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
