@@ -17,14 +17,19 @@ make_sweep() {
       -e "s|@CORPUS@|$NS_TEST_CORPUS|" "$top_srcdir/tests/data/run/$1.yaml.in" > "$work/$1.yaml"
 }
 
-# run_np NP ARGS...: normsweep under the MPI launcher. Each launch gets its own Open MPI session
-# directory: two mpiexec started at the same instant (sweep_trust's two runners) race to create
-# the shared /tmp/ompi.HOST.UID, and the loser fails in orte_init ("File exists") before normsweep
-# runs. MPICH ignores the variable.
+# mpi_launch ARGS...: the MPI launcher with ARGS, in an Open MPI session directory of its own:
+# two mpiexec started at the same instant (sweep_trust's two runners) race to create the shared
+# /tmp/ompi.HOST.UID, and the loser fails in orte_init ("File exists") before normsweep runs.
+# MPICH ignores the variable.
+mpi_launch() {
+  ompi_tmp=$(mktemp -d "$work/ompi.XXXXXX") || fail "mktemp for an MPI session directory"
+  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe "$@"
+}
+
+# run_np NP ARGS...: normsweep under the MPI launcher
 run_np() {
   np=$1; shift
-  ompi_tmp=$(mktemp -d "$work/ompi.XXXXXX") || fail "mktemp for an MPI session directory"
-  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe -np "$np" "$NORMSWEEP" "$@"
+  mpi_launch -np "$np" "$NORMSWEEP" "$@"
 }
 
 # data_cdl FILE.nc: the file's dimensions, variables (with their attributes) and data, every double

@@ -36,9 +36,8 @@ run_split() {
 exec "\$@"
 EOF
   chmod +x rank1_cd.sh
-  ompi_tmp=$(mktemp -d "$work/ompi.XXXXXX")
-  OMPI_MCA_orte_tmpdir_base=$ompi_tmp "$MPIEXEC" --oversubscribe -np 2 "$work/rank1_cd.sh" \
-    "$NORMSWEEP" "$work/short.yaml" --output "$1" --checkpoint-dir ck 2> "log_$1"
+  mpi_launch -np 2 "$work/rank1_cd.sh" "$NORMSWEEP" "$work/short.yaml" --output "$1" \
+    --checkpoint-dir ck 2> "log_$1"
 }
 
 # the directory differs on rank 1: rank 0 reduces alone, the numbers are right

@@ -204,8 +204,9 @@ static void test_no_overflow(void)
 
 /* ns_softmax_family_row (one exponential per key, what the analysis runs) gives the same bits
  * as ns_normalize and ns_log_weights, and as alpha, the log-weights and sum_i exp(c z_i - max
- * c z)^2 written out here (the definitions, summed in key order): rows of 1 to 64 keys, logits from 0.1 to 1000 in size
- * (alpha underflowing to 0 included), T from 1e-3 to 100, softmax and ssmax. */
+ * c z)^2 written out here (the definitions, summed in key order): rows of 1 to 64 keys, logits
+ * from 0.1 to 1000 in size (alpha underflowing to 0 included), T from 1e-3 to 100, softmax and
+ * ssmax. */
 static void test_family_row_same_bits(void)
 {
     const size_t Ls[] = {1, 2, 5, 64};

@@ -33,15 +33,22 @@ static int try_lock(int fd)
     return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
+/* The record's first line (without its newline, cut to size - 1 bytes) into buf; 1 when it is
+ * not empty. */
+static int read_record(int fd, char *buf, size_t size)
+{
+    ssize_t n = pread(fd, buf, size - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return buf[0] != '\0';
+}
+
 /* The holder's record (one line) into buf. The holder writes it right after taking the lock, so
  * an empty record is read again for up to a second before it is reported as not recorded. */
 static void read_holder(int fd, char *buf, size_t size)
 {
     for (int tries = 0; tries < 100; tries++) {
-        ssize_t n = pread(fd, buf, size - 1, 0);
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        if (buf[0])
+        if (read_record(fd, buf, size))
             return;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -160,11 +167,9 @@ int ns_lock_peek(const char *dir, char *holder, size_t size)
     free(path);
     if (fd < 0)
         return -1;
-    ssize_t n = pread(fd, holder, size - 1, 0);
+    int have = read_record(fd, holder, size);
     close(fd);
-    holder[n > 0 ? n : 0] = '\0';
-    holder[strcspn(holder, "\n")] = '\0';
-    return holder[0] ? 0 : -1;
+    return have ? 0 : -1;
 }
 
 void ns_lock_release(ns_lock *lock)
