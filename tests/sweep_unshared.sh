@@ -5,8 +5,9 @@
 # journal of the same sweep, complete and valid, but with its records in another order. Reading
 # it at rank 0's offsets would mix up the shards; rank 1 must notice (the lock file does not
 # hold this run's record), rank 0 must reduce alone and say so, and the output must equal a
-# normal run's. With rank 1 started in rank 0's directory by the same wrapper, both ranks
-# reduce (no false alarm).
+# normal run's. The same when rank 1's copy also holds this run's lock record (copied there as
+# the run starts): rank 1 must see that the records at rank 0's offsets are other shards'. With
+# rank 1 started in rank 0's directory by the same wrapper, both ranks reduce (no false alarm).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
@@ -25,14 +26,19 @@ cp ckref/lock node1/ck/lock
 cmp -s node1/ck/journal.nsj ckref/journal.nsj && fail "the reversed journal equals the original"
 cp node1/ck/journal.nsj stale.copy
 
-# run_split OUTPUT [DIR]: rank 1 (Open MPI's or MPICH's numbering) starts in DIR (when given),
-# where the relative checkpoint path ck names another directory than rank 0's: a node-local
-# directory of the same path. Every other path of the sweep is absolute.
+# run_split OUTPUT [DIR [copy-lock]]: rank 1 (Open MPI's or MPICH's numbering) starts in DIR (when
+# given), where the relative checkpoint path ck names another directory than rank 0's: a
+# node-local directory of the same path. With copy-lock, a background job of rank 1 copies rank
+# 0's lock file into it as soon as rank 0 has written its record (within 30 s). Every other path
+# of the sweep is absolute.
 run_split() {
   rm -rf ck; mkdir ck
   cat > rank1_cd.sh <<EOF
 #!/bin/sh
 [ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] && [ -n "$2" ] && { cd "$2" || exit 9; }
+[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] && [ "${3:-}" = copy-lock ] &&
+  ( i=0; while [ ! -s "$work/ck/lock" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+    cp "$work/ck/lock" ck/lock ) &
 exec "\$@"
 EOF
   chmod +x rank1_cd.sh
@@ -48,6 +54,18 @@ grep -q "reduce_seconds: .* (1 rank)" log_u.nc || { cat log_u.nc >&2; fail "rank
 same_data ref.nc u.nc "unshared checkpoint directory"
 cmp -s node1/ck/journal.nsj stale.copy || fail "rank 1 wrote to the other directory's journal"
 echo "sweep_unshared: stale copy on rank 1 noticed, reduced on rank 0, output right"
+
+# rank 1's copy holds this run's lock record too: only the records at rank 0's offsets tell
+mkdir -p node2/ck
+cp stale.copy node2/ck/journal.nsj
+run_split l.nc "$work/node2" copy-lock || { cat log_l.nc >&2; fail "run with a copied lock record"; }
+cmp -s ck/lock node2/ck/lock || fail "the wrapper did not copy rank 0's lock record"
+grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" log_l.nc ||
+  { cat log_l.nc >&2; fail "other records at rank 0's offsets were not noticed"; }
+grep -q "reduce_seconds: .* (1 rank)" log_l.nc || { cat log_l.nc >&2; fail "rank 1 took part in the reduction"; }
+same_data ref.nc l.nc "unshared checkpoint directory with this run's lock record"
+cmp -s node2/ck/journal.nsj stale.copy || fail "rank 1 wrote to the other directory's journal"
+echo "sweep_unshared: same lock record, other records: noticed, reduced on rank 0, output right"
 
 # the same launch with rank 1 in rank 0's directory: both ranks share it and reduce
 run_split s.nc "" || { cat log_s.nc >&2; fail "run through the wrapper with the shared directory"; }

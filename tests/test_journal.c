@@ -1,7 +1,7 @@
 /* test_journal: the sweep journal: records round-trip in order, a torn or corrupt tail is
  * ignored and cut off, a producer's digest is the journal's own (a wrong one marks the record
  * damaged), appends are visible before a sync, a journal of another sweep (or record size) is
- * refused. */
+ * refused, the task id at a payload offset is read back and checked against the shards. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "ns_test.h"
 #include "common/ns_lock.h"
 #include "sweep/ns_journal.h"
+#include "sweep/ns_results.h"
 
 #define NPAY 5
 static const char *HASH_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -122,6 +123,59 @@ static void test_roundtrip(void)
     double back = 0;
     CU_ASSERT_EQUAL(ns_journal_read(j, off, 4 * sizeof(double), sizeof back, &back, &err), NS_OK);
     CU_ASSERT_EQUAL(back, 10.0);
+    ns_journal_close(j);
+    remove_dir();
+}
+
+/* ns_journal_task_at reads the task of the record at a payload offset and refuses offsets where
+ * no record's payload starts; ns_results_check finds offsets that hold another shard's record. */
+static void test_task_at(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL;
+    ns_err err;
+    seen s = {0};
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j,
+                                          NULL, &err), NS_OK);
+    uint64_t t[] = {1, 0, 2}, off[3];
+    for (size_t k = 0; k < 3; k++) {
+        double d[NPAY];
+        for (int i = 0; i < NPAY; i++)
+            d[i] = (double)t[k] + 0.25 * i;
+        CU_ASSERT_EQUAL_FATAL(ns_journal_append(j, t[k], d, NULL, &off[k], &err), NS_OK);
+    }
+    for (size_t k = 0; k < 3; k++) {
+        uint64_t task = 99;
+        CU_ASSERT_EQUAL(ns_journal_task_at(j, off[k], &task, &err), NS_OK);
+        CU_ASSERT_EQUAL(task, t[k]);
+    }
+    uint64_t task = 99;
+    /* inside a payload, before the first record, past the end: no record there */
+    CU_ASSERT_EQUAL(ns_journal_task_at(j, off[1] + 8, &task, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no record starts at byte"));
+    CU_ASSERT_EQUAL(ns_journal_task_at(j, 16, &task, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no record's payload at byte 16"));
+    CU_ASSERT_NOT_EQUAL(ns_journal_task_at(j, off[2] + NPAY * sizeof(double) + 88, &task, &err),
+                        NS_OK);
+    CU_ASSERT_EQUAL(task, 99);
+
+    /* the results store: right offsets pass; two swapped ones name the first wrong shard */
+    ns_results res;
+    CU_ASSERT_EQUAL_FATAL(ns_results_init(&res, 3, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_results_check(&res, j, &err), NS_OK); /* nothing recorded yet */
+    for (size_t k = 0; k < 3; k++)
+        CU_ASSERT_EQUAL(ns_results_set(&res, t[k], off[k], &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_results_check(&res, j, &err), NS_OK);
+    uint64_t keep = res.offset[0];
+    res.offset[0] = res.offset[2];
+    res.offset[2] = keep;
+    CU_ASSERT_EQUAL(ns_results_check(&res, j, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "holds task 2, not shard 0's"));
+    res.offset[2] = res.offset[0] + 8;
+    res.offset[0] = keep;
+    CU_ASSERT_EQUAL(ns_results_check(&res, j, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no record starts at byte"));
+    ns_results_free(&res);
     ns_journal_close(j);
     remove_dir();
 }
@@ -359,6 +413,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "append and resume round trip", test_roundtrip);
+    CU_add_test(s, "task id at a payload offset, checked against the shards", test_task_at);
     CU_add_test(s, "torn tail cut, damaged middle record skipped", test_torn_tail);
     CU_add_test(s, "producer digests, damaged record, appends visible before sync",
                 test_digest_and_sync);

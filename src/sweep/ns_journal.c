@@ -348,13 +348,11 @@ int ns_journal_sync(ns_journal *j, ns_err *err)
     return NS_OK;
 }
 
-int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_offset, size_t len,
-                    void *out, ns_err *err)
+/* len bytes at byte at of the file; NS_ERR_IO naming the file and the offset when they cannot be
+ * read (end of file included). */
+static int pread_all(const ns_journal *j, off_t at, void *out, size_t len, ns_err *err)
 {
-    if (byte_offset > j->payload_len || len > j->payload_len - byte_offset)
-        return ns_fail(err, NS_ERR_INVALID, "read %s: range outside a record", j->path);
     unsigned char *p = out;
-    off_t at = (off_t)(payload_offset + byte_offset);
     while (len > 0) {
         ssize_t r = pread(j->fd, p, len, at);
         if (r < 0 && errno == EINTR)
@@ -366,6 +364,33 @@ int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_of
         at += r;
         len -= (size_t)r;
     }
+    return NS_OK;
+}
+
+int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_offset, size_t len,
+                    void *out, ns_err *err)
+{
+    if (byte_offset > j->payload_len || len > j->payload_len - byte_offset)
+        return ns_fail(err, NS_ERR_INVALID, "read %s: range outside a record", j->path);
+    return pread_all(j, (off_t)(payload_offset + byte_offset), out, len, err);
+}
+
+int ns_journal_task_at(const ns_journal *j, uint64_t payload_offset, uint64_t *task, ns_err *err)
+{
+    unsigned char head[J_REC_HEAD + 8];
+    if (payload_offset < J_HEADER_SIZE + sizeof head)
+        return ns_fail(err, NS_ERR_INVALID, "%s: no record's payload at byte %llu", j->path,
+                       (unsigned long long)payload_offset);
+    off_t at = (off_t)(payload_offset - sizeof head);
+    NS_TRY(pread_all(j, at, head, sizeof head, err));
+    uint32_t magic;
+    uint64_t len;
+    memcpy(&magic, head, 4);
+    memcpy(&len, head + 8, 8);
+    if (magic != J_REC_MAGIC || len != j->payload_len)
+        return ns_fail(err, NS_ERR_INVALID, "%s: no record starts at byte %lld", j->path,
+                       (long long)at);
+    memcpy(task, head + J_REC_HEAD, 8);
     return NS_OK;
 }
 

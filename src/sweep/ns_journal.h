@@ -84,6 +84,11 @@ int ns_journal_sync(ns_journal *j, ns_err *err);
 int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_offset, size_t len,
                     void *out, ns_err *err);
 
+/* The task id of the record whose payload lies at payload_offset; NS_ERR_INVALID when no record
+ * of this journal's format starts there (the reduction checks every shard's offset with it before
+ * it reads: a journal other than the one the offsets came from fails here, not in the data). */
+int ns_journal_task_at(const ns_journal *j, uint64_t payload_offset, uint64_t *task, ns_err *err);
+
 /* Path of the journal file (owned by j). */
 const char *ns_journal_path(const ns_journal *j);
 

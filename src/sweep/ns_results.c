@@ -46,6 +46,21 @@ int ns_results_has(const ns_results *res, uint64_t shard)
     return shard < res->n_shards && res->offset[shard] != NS_RESULTS_MISSING;
 }
 
+int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err)
+{
+    for (size_t s = 0; s < res->n_shards; s++) {
+        uint64_t task = 0;
+        if (res->offset[s] == NS_RESULTS_MISSING)
+            continue;
+        NS_TRY(ns_journal_task_at(journal, res->offset[s], &task, err));
+        if (task != s)
+            return ns_fail(err, NS_ERR_INVALID, "%s: the record at payload offset %llu holds "
+                           "task %llu, not shard %zu's", ns_journal_path(journal),
+                           (unsigned long long)res->offset[s], (unsigned long long)task, s);
+    }
+    return NS_OK;
+}
+
 /* One slice's per-row values of every metric, in ns_plan_slice_samples order. */
 static void slice_samples(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
                           double *out)

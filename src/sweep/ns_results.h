@@ -32,6 +32,11 @@ int ns_results_set(ns_results *res, uint64_t shard, uint64_t payload_offset, ns_
 /* 1 if shard's result is recorded. */
 int ns_results_has(const ns_results *res, uint64_t shard);
 
+/* Check that journal holds, at every recorded offset, a record of that shard's task (one read of
+ * a record head per shard): NS_ERR_INVALID naming the first shard whose offset holds another
+ * task or no record -- the offsets came from another file than this one. */
+int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err);
+
 /* Reduce slices [first, first + count) of the plan (ns_plan_slice) from every shard's payload
  * in the journal into out[0 .. count * ns_plan_slice_total) and, when samples is not NULL, the
  * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)). Every shard

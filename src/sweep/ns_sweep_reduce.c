@@ -65,11 +65,12 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
     return rc == MPI_SUCCESS ? NS_OK : ns_sweep_mpi_fail(err, rc, "gather the reduction");
 }
 
-/* Whether this rank may read the journal at rank 0's offsets: on rank 0, always (*j = its own);
- * elsewhere *j is the journal attached read-only when the directory is rank 0's -- the lock file
- * holds the record this run's rank 0 wrote (host, pid, start) -- else NULL. Checking the journal's
- * header alone would not do: a node-local directory of the same path may hold an older journal of
- * the same sweep, whose records lie at other offsets. */
+/* Whether this rank may read the journal at rank 0's offsets: on rank 0, when every offset holds
+ * its shard's record (*j = its own; else an error: the journal changed under the run); elsewhere
+ * *j is the journal attached read-only when the directory is rank 0's -- the lock file holds the
+ * record this run's rank 0 wrote (host, pid, start) -- and every offset holds its shard's record,
+ * else NULL. Checking the journal's header alone would not do: a node-local directory of the same
+ * path may hold an older journal of the same sweep, whose records lie at other offsets. */
 static int sees_checkpoint_dir(sweep_ctx *c, ns_journal **j, ns_err *err)
 {
     char mine[1024] = "", rank0[1024] = "";
@@ -77,7 +78,7 @@ static int sees_checkpoint_dir(sweep_ctx *c, ns_journal **j, ns_err *err)
         (void)ns_lock_peek(c->cfg.checkpoint_dir, rank0, sizeof rank0);
     MPI_TRY(MPI_Bcast(rank0, (int)sizeof rank0, MPI_CHAR, 0, c->comm), "broadcast the lock record");
     if (c->rank == 0)
-        return NS_OK;
+        return ns_results_check(&c->res, *j, err);
     *j = NULL;
     if (!rank0[0] || ns_lock_peek(c->cfg.checkpoint_dir, mine, sizeof mine) != 0 ||
         strcmp(mine, rank0) != 0)
@@ -85,6 +86,10 @@ static int sees_checkpoint_dir(sweep_ctx *c, ns_journal **j, ns_err *err)
     ns_err e;
     if (ns_journal_attach(c->cfg.checkpoint_dir, c->plan.payload * sizeof(double), j, &e) != NS_OK)
         *j = NULL;
+    else if (ns_results_check(&c->res, *j, &e) != NS_OK) {
+        ns_journal_close(*j);
+        *j = NULL;
+    }
     return NS_OK;
 }
 
@@ -95,15 +100,16 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
     ns_journal *j = c->journal;
-    NS_TRY(sees_checkpoint_dir(c, &j, err));
+    int rc = sees_checkpoint_dir(c, &j, err); /* fails only on rank 0 (or in MPI) */
     int not_ok = j ? c->size : c->rank, first_not_ok = c->size; /* the first rank that cannot */
     MPI_TRY(MPI_Allreduce(&not_ok, &first_not_ok, 1, MPI_INT, MPI_MIN, c->comm),
             "agree on the journal");
     *P = first_not_ok == c->size ? c->size : 1;
     if (first_not_ok < c->size)
         ns_sweep_say(c, "normsweep: rank %d does not see this run's checkpoint directory %s (no "
-                     "readable journal, or another run's lock record: a directory local to its "
-                     "node?): rank 0 reduces every slice itself", first_not_ok,
+                     "readable journal, another run's lock record, or other records at this run's "
+                     "offsets: a directory local to its node?): rank 0 reduces every slice itself",
+                     first_not_ok,
                      c->cfg.checkpoint_dir);
     if ((size_t)*P > nsl)
         *P = (int)nsl;
@@ -111,11 +117,13 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
     share_of(nsl, c->rank, *P, &first, &count);
     if (c->rank >= *P)
         count = 0;
-    int rc = NS_OK;
-    *res = malloc((count * total > 0 ? count * total : 1) * sizeof **res);
-    *smp = c->cfg.keep_samples ? malloc((count * stotal > 0 ? count * stotal : 1) * sizeof **smp) : NULL;
-    if (!*res || (c->cfg.keep_samples && !*smp))
-        rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices)", count);
+    if (rc == NS_OK) {
+        *res = malloc((count * total > 0 ? count * total : 1) * sizeof **res);
+        *smp = c->cfg.keep_samples ? malloc((count * stotal > 0 ? count * stotal : 1) * sizeof **smp)
+                                   : NULL;
+        if (!*res || (c->cfg.keep_samples && !*smp))
+            rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices)", count);
+    }
     if (rc == NS_OK && count)
         rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, err);
     if (c->rank != 0)
