@@ -2,8 +2,8 @@
 # output_cf: the sweep's NetCDF file follows CF-1.8 as xarray and the netCDF tools read it
 # (tests/check_cf.py: global attributes, the normalizer as an integer coordinate with a label,
 # no units on index coordinates, cell_methods on every statistic, flag attributes on n_crit,
-# counts integers in xarray); `history` gains one line per run segment, with the Slurm job, node
-# list and restart count when the segment ran under Slurm; `nccopy -d 5` (and -k nc4) copies it
+# counts integers in xarray); `history` gains one line per run segment, naming the git commit of
+# the binary, with the Slurm job, node list and restart count when the segment ran under Slurm; `nccopy -d 5` (and -k nc4) copies it
 # with the same data.
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep two
@@ -17,6 +17,12 @@ hist=$(ncdump -h o.nc | sed -n 's/^\t\t:history = "\(.*\)" ;$/\1/p')
 [ "$(printf '%b' "$hist" | grep -c .)" -eq 2 ] || fail "history has not one line per segment: $hist"
 printf '%b' "$hist" | head -n 1 | grep -q "slurm job 4242, nodes node\[01-02\], restart 1" ||
   fail "the Slurm segment is not recorded: $hist"
+# each segment names the commit the binary was built from (segments of one journal computed by
+# different commits can be told apart)
+commit=$("$NORMSWEEP" --version | sed -n 's/.*(git \(.\{1,12\}\).*/\1/p')
+[ -n "$commit" ] || fail "normsweep --version names no git commit"
+[ "$(printf '%b' "$hist" | grep -c "normsweep [^ ]* (git $commit): ")" -eq 2 ] ||
+  fail "history does not name the commit $commit on every line: $hist"
 for opt in "-d 5" "-k nc4" "-d 1 -s"; do
   nccopy $opt o.nc copy.nc || fail "nccopy $opt"
   same_data o.nc copy.nc "nccopy $opt"

@@ -257,8 +257,9 @@ static int record_history(sweep_ctx *c, ns_err *err)
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     gethostname(host, sizeof host - 1);
-    char *line = ns_str_printf("%s normsweep %s: %s on %d rank%s (host %s%s%s)%s\n", c->start_time,
-                               PACKAGE_VERSION, c->opt->command_line ? c->opt->command_line : "run",
+    char *line = ns_str_printf("%s normsweep %s (git %.12s): %s on %d rank%s (host %s%s%s)%s\n",
+                               c->start_time, PACKAGE_VERSION, NS_GIT_COMMIT,
+                               c->opt->command_line ? c->opt->command_line : "run",
                                c->size, c->size == 1 ? "" : "s", host,
                                c->opt->segment_info ? ", " : "",
                                c->opt->segment_info ? c->opt->segment_info : "",
