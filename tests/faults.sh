@@ -67,13 +67,6 @@ wait_file() {
   i=0
   while [ ! -e "$1" ]; do i=$((i + 1)); [ $i -lt 300 ] || fail "$1 never appeared"; sleep 0.1; done
 }
-# wait_progress LOG: until the master reported a progress line
-wait_progress() {
-  i=0
-  while ! grep -q "tasks (.*%)" "$1" 2> /dev/null; do
-    i=$((i + 1)); [ $i -lt 300 ] || fail "no progress in $1"; sleep 0.1
-  done
-}
 # wait_handler PID: until the process catches SIGTERM (bit 15 of SigCgt in /proc/PID/status: the
 # handlers are installed first thing in the run, before MPI_Init) or has ended
 wait_handler() {

@@ -8,22 +8,10 @@ cd "$work" || fail "cd"
 
 run_np 2 slow.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
 
-# wait_progress LOG: until the master has reported at least one progress line (>= 5 % done)
-wait_progress() {
-  i=0
-  while ! grep -q "tasks (.*%)" "$1" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 300 ] || fail "no progress in $1"; sleep 0.1
-  done
-}
-master_pid() { sed -n 's/.*master pid \([0-9]*\).*/\1/p' "$1" | head -n 1; }
-
 # (1) a worker killed with SIGKILL
 run_np 3 slow.yaml --output a.nc --checkpoint-dir cka 2> loga &
 launcher=$!
-wait_progress loga
-mpid=$(master_pid loga)
-worker=$(workers_of "$mpid" | head -n 1)
-[ -n "$worker" ] || fail "no worker process found"
+worker=$(hold_worker loga) || exit 1
 kill -KILL "$worker"
 wait "$launcher" && fail "run with a killed worker exited 0"
 [ -f a.nc ] && fail "output written despite the killed worker"
@@ -36,8 +24,9 @@ same_data ref.nc a.nc "SIGKILL + resume vs uninterrupted"
 # (2) SIGTERM to the master
 run_np 2 slow.yaml --output b.nc --checkpoint-dir ckb 2> logb &
 launcher=$!
-wait_progress logb
+worker=$(hold_worker logb) || exit 1
 kill -TERM "$(master_pid logb)"
+kill -CONT "$worker"
 wait "$launcher"; rc=$?
 [ $rc -eq 3 ] || { cat logb >&2; fail "SIGTERM to the master: exit $rc, expected 3"; }
 grep -q "continue with --resume" logb || fail "no resume hint after SIGTERM"
