@@ -109,8 +109,7 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
         ns_sweep_say(c, "normsweep: rank %d does not see this run's checkpoint directory %s (no "
                      "readable journal, another run's lock record, or other records at this run's "
                      "offsets: a directory local to its node?): rank 0 reduces every slice itself",
-                     first_not_ok,
-                     c->cfg.checkpoint_dir);
+                     first_not_ok, c->cfg.checkpoint_dir);
     if ((size_t)*P > nsl)
         *P = (int)nsl;
     size_t first, count;
