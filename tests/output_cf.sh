@@ -3,8 +3,8 @@
 # (tests/check_cf.py: global attributes, the normalizer as an integer coordinate with a label,
 # no units on index coordinates, cell_methods on every statistic, flag attributes on n_crit,
 # counts integers in xarray); `history` gains one line per run segment, naming the git commit of
-# the binary, with the Slurm job, node list and restart count when the segment ran under Slurm; `nccopy -d 5` (and -k nc4) copies it
-# with the same data.
+# the binary, with the Slurm job, node list and restart count when the segment ran under Slurm;
+# `nccopy -d 5` (and -k nc4) copies it with the same data.
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep two
 cd "$work" || fail "cd"

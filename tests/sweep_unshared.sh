@@ -46,13 +46,20 @@ EOF
     --checkpoint-dir ck 2> "log_$1"
 }
 
+# rank0_alone OUTPUT DIR LABEL: after run_split OUTPUT DIR: rank 1 was noticed, rank 0 reduced
+# alone, the data equal the reference, and DIR's journal (the stale copy) is unchanged
+rank0_alone() {
+  grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" \
+    "log_$1" || { cat "log_$1" >&2; fail "$3: rank 1 was not noticed"; }
+  grep -q "reduce_seconds: .* (1 rank)" "log_$1" ||
+    { cat "log_$1" >&2; fail "$3: rank 1 took part in the reduction"; }
+  same_data ref.nc "$1" "$3"
+  cmp -s "$2/ck/journal.nsj" stale.copy || fail "$3: rank 1 wrote to the other directory's journal"
+}
+
 # the directory differs on rank 1: rank 0 reduces alone, the numbers are right
 run_split u.nc "$work/node1" || { cat log_u.nc >&2; fail "run with an unshared checkpoint directory"; }
-grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" log_u.nc ||
-  { cat log_u.nc >&2; fail "the unshared directory was not noticed"; }
-grep -q "reduce_seconds: .* (1 rank)" log_u.nc || { cat log_u.nc >&2; fail "rank 1 took part in the reduction"; }
-same_data ref.nc u.nc "unshared checkpoint directory"
-cmp -s node1/ck/journal.nsj stale.copy || fail "rank 1 wrote to the other directory's journal"
+rank0_alone u.nc node1 "unshared checkpoint directory"
 echo "sweep_unshared: stale copy on rank 1 noticed, reduced on rank 0, output right"
 
 # rank 1's copy holds this run's lock record too: only the records at rank 0's offsets tell
@@ -60,11 +67,7 @@ mkdir -p node2/ck
 cp stale.copy node2/ck/journal.nsj
 run_split l.nc "$work/node2" copy-lock || { cat log_l.nc >&2; fail "run with a copied lock record"; }
 cmp -s ck/lock node2/ck/lock || fail "the wrapper did not copy rank 0's lock record"
-grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" log_l.nc ||
-  { cat log_l.nc >&2; fail "other records at rank 0's offsets were not noticed"; }
-grep -q "reduce_seconds: .* (1 rank)" log_l.nc || { cat log_l.nc >&2; fail "rank 1 took part in the reduction"; }
-same_data ref.nc l.nc "unshared checkpoint directory with this run's lock record"
-cmp -s node2/ck/journal.nsj stale.copy || fail "rank 1 wrote to the other directory's journal"
+rank0_alone l.nc node2 "unshared checkpoint directory with this run's lock record"
 echo "sweep_unshared: same lock record, other records: noticed, reduced on rank 0, output right"
 
 # the same launch with rank 1 in rank 0's directory: both ranks share it and reduce

@@ -59,14 +59,16 @@ static void remove_dir(void)
     rmdir(dir);
 }
 
-static void append_tasks(ns_journal *j, const uint64_t *tasks, size_t n)
+/* Append a record for each of tasks[0..n) (payload task + 0.25 i); its payload offset into
+ * off[k] when off is not NULL. */
+static void append_tasks(ns_journal *j, const uint64_t *tasks, size_t n, uint64_t *off)
 {
     for (size_t k = 0; k < n; k++) {
         double d[NPAY];
         for (int i = 0; i < NPAY; i++)
             d[i] = (double)tasks[k] + 0.25 * i;
         ns_err err;
-        CU_ASSERT_EQUAL(ns_journal_append(j, tasks[k], d, NULL, NULL, &err), NS_OK);
+        CU_ASSERT_EQUAL(ns_journal_append(j, tasks[k], d, NULL, off ? &off[k] : NULL, &err), NS_OK);
     }
 }
 
@@ -90,7 +92,7 @@ static void test_roundtrip(void)
     CU_ASSERT_EQUAL(s.n, 0);
     CU_ASSERT_EQUAL(sc.n_records, 0);
     uint64_t t[] = {7, 2, 11};
-    append_tasks(j, t, 3);
+    append_tasks(j, t, 3, NULL);
     ns_journal_close(j);
     /* reopen without --resume: refused, nothing changed */
     off_t before = file_size();
@@ -137,13 +139,8 @@ static void test_task_at(void)
     seen s = {0};
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, collect, &s, &j,
                                           NULL, &err), NS_OK);
-    uint64_t t[] = {1, 0, 2}, off[3];
-    for (size_t k = 0; k < 3; k++) {
-        double d[NPAY];
-        for (int i = 0; i < NPAY; i++)
-            d[i] = (double)t[k] + 0.25 * i;
-        CU_ASSERT_EQUAL_FATAL(ns_journal_append(j, t[k], d, NULL, &off[k], &err), NS_OK);
-    }
+    uint64_t t[] = {1, 0, 2}, off[3] = {0, 0, 0};
+    append_tasks(j, t, 3, off);
     for (size_t k = 0; k < 3; k++) {
         uint64_t task = 99;
         CU_ASSERT_EQUAL(ns_journal_task_at(j, off[k], &task, &err), NS_OK);
@@ -190,7 +187,7 @@ static void test_torn_tail(void)
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
                                           &sc, &err), NS_OK);
     uint64_t t[] = {0, 1};
-    append_tasks(j, t, 2);
+    append_tasks(j, t, 2, NULL);
     ns_journal_close(j);
     off_t good = file_size();
     /* a torn record: the first 50 bytes of a third one */
@@ -209,7 +206,7 @@ static void test_torn_tail(void)
     CU_ASSERT_EQUAL(sc.n_damaged, 0);
     CU_ASSERT_EQUAL(file_size(), good); /* cut off */
     uint64_t t2[] = {5};
-    append_tasks(j, t2, 1);
+    append_tasks(j, t2, 1, NULL);
     ns_journal_close(j);
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
@@ -242,7 +239,7 @@ static void test_torn_tail(void)
     CU_ASSERT_EQUAL(file_size(), end); /* nothing cut: the damaged slot stays, skipped */
     /* the recomputed task is appended after the last record and found on the next open */
     uint64_t t3[] = {1};
-    append_tasks(j, t3, 1);
+    append_tasks(j, t3, 1, NULL);
     ns_journal_close(j);
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 1, collect, &s, &j,
@@ -378,7 +375,7 @@ static void test_other_sweep_refused(void)
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, NPAY * sizeof(double), 0, NULL, NULL, &j,
                                           NULL, &err), NS_OK);
     uint64_t t[] = {3};
-    append_tasks(j, t, 1);
+    append_tasks(j, t, 1, NULL);
     ns_journal_close(j);
     CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_B, NPAY * sizeof(double), 1, NULL, NULL, &j, NULL,
                                     &err), NS_ERR_INVALID);
