@@ -19,7 +19,9 @@ printf '%b' "$hist" | head -n 1 | grep -q "slurm job 4242, nodes node\[01-02\], 
   fail "the Slurm segment is not recorded: $hist"
 # each segment names the commit the binary was built from (segments of one journal computed by
 # different commits can be told apart)
-commit=$("$NORMSWEEP" --version | sed -n 's/.*(git \([0-9a-z]\{1,12\}\).*/\1/p')
+# (12 digits of the hash, "-dirty" kept)
+commit=$("$NORMSWEEP" --version | sed -n '1s/.*(git \([^)]*\)).*/\1/p' |
+  sed 's/^\([0-9a-f]\{12\}\)[0-9a-f]*/\1/')
 [ -n "$commit" ] || fail "normsweep --version names no git commit"
 [ "$(printf '%b' "$hist" | grep -c "normsweep [^ ]* (git $commit): ")" -eq 2 ] ||
   fail "history does not name the commit $commit on every line: $hist"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/ns_blas.h"
+#include "common/ns_build.h"
 #include "common/ns_file.h"
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
@@ -317,7 +318,7 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     json_object_set_new(root, "inputs", inputs);
 
     json_object_set_new(arch, "normsweep_version", json_string(PACKAGE_VERSION));
-    json_object_set_new(arch, "git_commit", json_string(NS_GIT_COMMIT));
+    json_object_set_new(arch, "git_commit", json_string(ns_build_git_commit()));
     json_object_set_new(arch, "compiler", json_string(NS_BUILD_CC));
     json_object_set_new(arch, "cflags", json_string(NS_BUILD_CFLAGS));
     char blas[NS_BLAS_ID_MAX];

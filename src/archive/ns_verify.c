@@ -20,6 +20,7 @@
 
 #include "analysis/ns_rng.h"
 #include "common/ns_blas.h"
+#include "common/ns_build.h"
 #include "archive/ns_archive.h"
 #include "archive/ns_archive_layout.h"
 #include "common/ns_file.h"
@@ -240,7 +241,8 @@ static int nc_member(const char *dir, const ns_archive_list *members, char **nam
 
 /* Compare this build with the one recorded; fills why with the differences. 1 = same: the
  * executable itself is the recorded one (its SHA-256) with the same BLAS kernels, or git commit,
- * compiler, flags and BLAS all match a known commit. */
+ * compiler, flags and BLAS all match, the commit naming the source exactly (a build from an
+ * unknown or "-dirty" tree is identified by its executable only). */
 static int same_build(const ns_nc_info *info, const char *self_sha, char *why, size_t size)
 {
     const char *exe = ns_nc_info_text(info, "executable_sha256"),
@@ -253,13 +255,12 @@ static int same_build(const ns_nc_info *info, const char *self_sha, char *why, s
         return 1;
     }
     const char *keys[4] = {"git_commit", "compiler", "cflags", "blas"};
-    const char *mine[4] = {NS_GIT_COMMIT, NS_BUILD_CC, NS_BUILD_CFLAGS, my_blas};
+    const char *mine[4] = {ns_build_git_commit(), NS_BUILD_CC, NS_BUILD_CFLAGS, my_blas};
     size_t at = 0;
     why[0] = 0;
     for (size_t i = 0; i < 4; i++) {
         const char *rec = ns_nc_info_text(info, keys[i]);
-        int same = rec && strcmp(rec, mine[i]) == 0 &&
-                   !(i == 0 && strcmp(rec, "unknown") == 0);
+        int same = rec && strcmp(rec, mine[i]) == 0 && (i != 0 || ns_build_git_exact());
         if (!same && at < size)
             at += (size_t)snprintf(why + at, size - at, "%s%s recorded '%s', this build '%s'",
                                    at ? "; " : "", keys[i], or_unknown(rec), mine[i]);

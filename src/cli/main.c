@@ -7,6 +7,7 @@
 
 #include "cli/ns_cli.h"
 #include "common/ns_blas.h"
+#include "common/ns_build.h"
 
 typedef int (*ns_cmd_fn)(int argc, char **argv);
 
@@ -67,7 +68,7 @@ static void print_version(void)
     MPI_Get_library_version(mpi, &len);
     mpi[strcspn(mpi, "\n")] = '\0';
     ns_blas_identity(blas, sizeof blas);
-    printf("normsweep %s (git %s)\n", PACKAGE_VERSION, NS_GIT_COMMIT);
+    printf("normsweep %s (git %s)\n", PACKAGE_VERSION, ns_build_git_commit());
     printf("compiler: %s; flags: %s\n", NS_BUILD_CC, NS_BUILD_CFLAGS);
     printf("MPI: %s\n", mpi);
     printf("BLAS: %s\n", blas);

@@ -12,6 +12,7 @@
 #endif
 #endif
 
+#include "common/ns_build.h"
 #include "common/ns_sys.h"
 
 /* The decisions METRICS.md (version 2) leaves to the implementation, as written into every file
@@ -90,7 +91,7 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
                              "(arXiv 2508.17821) on %s", U(p->kind), m ? m->name : "unknown model") + 1;
     char *source = buf + used;
     used += (size_t)snprintf(source, size - used, "normsweep %s (git %s), METRICS version %d; "
-                             "model %s (sha256 %.16s...)", PACKAGE_VERSION, NS_GIT_COMMIT,
+                             "model %s (sha256 %.16s...)", PACKAGE_VERSION, ns_build_git_commit(),
                              NS_METRICS_VERSION, m ? m->name : "unknown",
                              m ? m->sha256 : "unknown") + 1;
     char *comment = buf + used;
@@ -117,7 +118,7 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "metrics_version", .ival = NS_METRICS_VERSION, .is_int32 = 1};
     PUT_TEXT("normsweep_version", PACKAGE_VERSION);
-    PUT_TEXT("git_commit", NS_GIT_COMMIT);
+    PUT_TEXT("git_commit", ns_build_git_commit());
     PUT_TEXT("compiler", NS_BUILD_CC);
     PUT_TEXT("cflags", NS_BUILD_CFLAGS);
     PUT_TEXT("blas", p->blas);

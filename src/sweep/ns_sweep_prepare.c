@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/ns_build.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "model/ns_gpt2_internal.h" /* the model's mapping, to hash the bytes it uses */
@@ -257,8 +258,8 @@ static int record_history(sweep_ctx *c, ns_err *err)
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     gethostname(host, sizeof host - 1);
-    char *line = ns_str_printf("%s normsweep %s (git %.12s): %s on %d rank%s (host %s%s%s)%s\n",
-                               c->start_time, PACKAGE_VERSION, NS_GIT_COMMIT,
+    char *line = ns_str_printf("%s normsweep %s (git %s): %s on %d rank%s (host %s%s%s)%s\n",
+                               c->start_time, PACKAGE_VERSION, ns_build_git_short(),
                                c->opt->command_line ? c->opt->command_line : "run",
                                c->size, c->size == 1 ? "" : "s", host,
                                c->opt->segment_info ? ", " : "",
