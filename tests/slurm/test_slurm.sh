@@ -4,8 +4,9 @@
 #  1. sbatch on a small sweep: the NetCDF's data equal a direct mpirun run's; the job log is in
 #     the run directory; the history records the Slurm job.
 #  2. the time-limit path: a 2-minute limit with the warning (SIGUSR1) 60 s before it, on a sweep
-#     longer than that -> checkpoint -> requeue -> resumed run -> complete, with data equal to an
-#     uninterrupted direct run; the history records restart 0 and restart 1.
+#     longer than that (its shard count scaled to the machine) -> checkpoint -> requeue -> resumed
+#     run -> complete, with data equal to an uninterrupted direct run; the history records
+#     restart 0 and restart 1.
 #  3. scancel while the sweep runs: the job ends CANCELLED, is not requeued, its journal kept.
 #  4. a failed requeue (a job submitted with --no-requeue gets the warning): the job ends FAILED
 #     with exit code 3, not COMPLETED.
@@ -108,11 +109,27 @@ same_data "$work/direct_small.nc" "$work/run1/slurm_small.nc" "batch run"
 echo "ok 1 - sbatch slurm/full_grid.sh gives the direct run's data; log and history in the run directory ($(( $(date +%s) - t_start )) s so far)"
 
 # ---- 2: time limit -> SIGUSR1 -> checkpoint -> requeue -> completion
-long="$here/slurm_long.yaml"
+# The sweep must outlast the warning, which comes 30-60 s into the job: its shard count is scaled
+# to this machine from a 20-shard run, for about 150 s at -np 2 (never fewer than slurm_long's 200
+# shards; at most the 768 the corpus holds), so a faster machine does not end it first.
+shards_of() {
+  sed "s/^  count: 200\$/  count: $1/" "$here/slurm_long.yaml" > "$work/$2.yaml"
+  grep -q "^  count: $1\$" "$work/$2.yaml" || fail "tests/slurm/slurm_long.yaml has no 'count: 200' line"
+}
+shards_of 20 calib
+t0=$(date +%s%N)
+direct calib "$work/calib.yaml"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+n=$(( (20 * 150000 + ms - 1) / ms ))
+[ $n -ge 200 ] || n=200
+[ $n -le 768 ] || n=768
+echo "20 shards took $ms ms directly: the long sweep gets $n shards"
+shards_of $n slurm_long
+long="$work/slurm_long.yaml"
 t0=$(date +%s)
 direct long "$long"
 t_direct=$(( $(date +%s) - t0 ))
-echo "direct run of the long sweep: $t_direct s"
+echo "direct run of the long sweep ($n shards): $t_direct s"
 # 2-minute limit, SIGUSR1 60 s before it (slurmctld checks about twice a minute: measured 30-60 s
 # into the run), before the sweep (longer than that at -np 2) is done. Once requeued, the job
 # gets 10 minutes, so the second segment finishes the sweep.
