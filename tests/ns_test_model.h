@@ -1,5 +1,5 @@
-/* ns_test_model: models for the analysis and rows tests -- a tiny random GPT-2 filled through the
- * internal struct (the generator of tests/test_forward.c), and one forward pass of a model over
+/* ns_test_model: models for the forward, analysis and rows tests -- a tiny random GPT-2 filled through the
+ * internal struct (shared with tests/test_forward.c), and one forward pass of a model over
  * tokens of golden/wap_tokens.i32 with every layer's logits and values captured, so tests can
  * analyse real rows of the stand-in model. Header-only; include it once per test program. */
 #ifndef NS_TEST_MODEL_H
@@ -44,16 +44,17 @@ static inline float *tiny_take(float **p, size_t n, uint64_t *s, float center, f
     return t;
 }
 
-/* n_layer = 2, n_head = 4, n_embd = 16 (d_head = 4), n_ctx = 12, vocab = 40, n_inner = 40;
- * weights large enough that attention rows are far from uniform. */
-static inline void tiny_model_make(tiny_model *t, uint64_t seed)
+/* n_layer = 2, n_head = 4, n_embd = 16 (d_head = 4), n_ctx as given, vocab = 40, n_inner = 40
+ * (not 4 C, so the MLP width comes from the config). Weights are large enough (|w| <= 0.5 on 16
+ * inputs) that attention rows are far from uniform, so a wrong scale, mask or bias shows. */
+static inline void tiny_model_make_ctx(tiny_model *t, uint64_t seed, size_t n_ctx)
 {
     memset(t, 0, sizeof *t);
     ns_gpt2_config *c = &t->m.config;
     c->n_layer = 2;
     c->n_head = 4;
     c->n_embd = 16;
-    c->n_ctx = 12;
+    c->n_ctx = n_ctx;
     c->vocab_size = 40;
     c->n_inner = 40;
     c->ln_eps = 1e-5;
@@ -85,6 +86,11 @@ static inline void tiny_model_make(tiny_model *t, uint64_t seed)
         w->fc_proj_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
     }
     CU_ASSERT_FATAL((size_t)(p - t->params) == total);
+}
+
+static inline void tiny_model_make(tiny_model *t, uint64_t seed)
+{
+    tiny_model_make_ctx(t, seed, 12);
 }
 
 static inline void tiny_model_free(tiny_model *t)

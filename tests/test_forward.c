@@ -12,86 +12,7 @@
 #include "model/ns_gpt2_internal.h"
 #include "model/ns_gpt2_kernels.h"
 #include "ns_test.h"
-
-/* ---- a tiny random model filled through the internal struct ---- */
-
-typedef struct tiny_model {
-    ns_gpt2_model m;
-    float *params; /* one block holding every tensor */
-} tiny_model;
-
-/* splitmix64: a small deterministic generator for test weights. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static float rng_unit(uint64_t *s) { return (float)((double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0); }
-
-static float *tiny_take(float **p, size_t n, uint64_t *s, float center, float spread)
-{
-    float *t = *p;
-    for (size_t i = 0; i < n; i++)
-        t[i] = center + spread * rng_unit(s);
-    *p += n;
-    return t;
-}
-
-/* n_layer=2, n_head=4, n_embd=16 (D=4), n_ctx (12 unless given), vocab=40, n_inner=40 (not 4C,
- * so the MLP width comes from the config). Weights are large enough (|w| <= 0.5 on 16 inputs)
- * that attention rows are far from uniform, so a wrong scale, mask or bias shows. */
-static void tiny_model_make_ctx(tiny_model *t, uint64_t seed, size_t n_ctx)
-{
-    memset(t, 0, sizeof *t);
-    ns_gpt2_config *c = &t->m.config;
-    c->n_layer = 2;
-    c->n_head = 4;
-    c->n_embd = 16;
-    c->n_ctx = n_ctx;
-    c->vocab_size = 40;
-    c->n_inner = 40;
-    c->ln_eps = 1e-5;
-    size_t C = c->n_embd, F = c->n_inner;
-    size_t per_layer = 4 * C + C * 3 * C + 3 * C + C * C + C + C * F + F + F * C + C;
-    size_t total = c->vocab_size * C + c->n_ctx * C + 2 * C + c->n_layer * per_layer;
-    t->params = malloc(total * sizeof(float));
-    t->m.layers = calloc(c->n_layer, sizeof *t->m.layers);
-    CU_ASSERT_FATAL(t->params != NULL && t->m.layers != NULL);
-    float *p = t->params;
-    uint64_t s = seed;
-    t->m.wte = tiny_take(&p, c->vocab_size * C, &s, 0.0f, 1.0f);
-    t->m.wpe = tiny_take(&p, c->n_ctx * C, &s, 0.0f, 0.3f);
-    t->m.ln_f_w = tiny_take(&p, C, &s, 1.0f, 0.1f);
-    t->m.ln_f_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-    for (size_t l = 0; l < c->n_layer; l++) {
-        ns_gpt2_layer_weights *w = &t->m.layers[l];
-        w->ln_1_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
-        w->ln_1_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->attn_w = tiny_take(&p, C * 3 * C, &s, 0.0f, 0.5f);
-        w->attn_b = tiny_take(&p, 3 * C, &s, 0.0f, 0.1f);
-        w->attn_proj_w = tiny_take(&p, C * C, &s, 0.0f, 0.3f);
-        w->attn_proj_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->ln_2_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
-        w->ln_2_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->fc_w = tiny_take(&p, C * F, &s, 0.0f, 0.3f);
-        w->fc_b = tiny_take(&p, F, &s, 0.0f, 0.1f);
-        w->fc_proj_w = tiny_take(&p, F * C, &s, 0.0f, 0.3f);
-        w->fc_proj_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-    }
-    CU_ASSERT_FATAL((size_t)(p - t->params) == total);
-}
-
-static void tiny_model_make(tiny_model *t, uint64_t seed) { tiny_model_make_ctx(t, seed, 12); }
-
-static void tiny_model_free(tiny_model *t)
-{
-    free(t->params);
-    free(t->m.layers);
-}
+#include "ns_test_model.h"
 
 /* ---- naive reference forward: plain loops, double accumulation ---- */
 
@@ -252,13 +173,6 @@ static int capture_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     return NS_OK;
 }
 
-static void tiny_tokens(int32_t *tokens, size_t L, size_t V)
-{
-    uint64_t s = 42;
-    for (size_t t = 0; t < L; t++)
-        tokens[t] = (int32_t)(rng_next(&s) % V);
-}
-
 /* Tolerance against the double reference: 2e-5 absolute on weights (which lie in [0, 1]) and
  * 2e-5 relative to the largest magnitude on logits and values. float32 rounding is 6e-8 per
  * operation; a dot product of K <= 40 terms of O(1) products gains ~K * 6e-8 = 2.4e-6 in the worst
@@ -348,7 +262,7 @@ static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_k
     t.m.config.attn_temperature = T;
     int32_t tokens[64];
     CU_ASSERT_FATAL(L <= 64);
-    tiny_tokens(tokens, L, t.m.config.vocab_size);
+    tiny_tokens(tokens, L, t.m.config.vocab_size, 42);
     ns_gpt2_workspace *ws = NULL;
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L_max, &ws, &err), NS_OK);
@@ -389,7 +303,7 @@ static void test_reference_blocks(void)
     tiny_model_make_ctx(&t, 9, n_ctx);
     int32_t *tokens = malloc(n_ctx * sizeof *tokens);
     CU_ASSERT_FATAL(tokens != NULL);
-    tiny_tokens(tokens, n_ctx, t.m.config.vocab_size);
+    tiny_tokens(tokens, n_ctx, t.m.config.vocab_size, 42);
     ns_gpt2_workspace *ws = NULL;
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, n_ctx, &ws, &err), NS_OK);
@@ -410,7 +324,7 @@ static void test_prefix_property(void)
     const ns_gpt2_config *c = &t.m.config;
     size_t H = c->n_head, C = c->n_embd, NL = c->n_layer, L = 12, m = 6;
     int32_t tokens[12];
-    tiny_tokens(tokens, L, c->vocab_size);
+    tiny_tokens(tokens, L, c->vocab_size, 42);
     ns_gpt2_workspace *ws = NULL;
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L, &ws, &err), NS_OK);
@@ -537,7 +451,7 @@ static void test_kernels_softmax(int simd_ok)
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         size_t n = ns[k];
         for (size_t i = 0; i < n; i++)
-            z[i] = 10.0f * rng_unit(&s);
+            z[i] = 10.0f * tiny_rng_unit(&s);
         double mx = z[0], sum = 0;
         for (size_t i = 0; i < n; i++)
             mx = fmax(mx, z[i]);
@@ -570,7 +484,7 @@ static void test_kernels_gelu(int simd_ok)
     uint64_t s = 6;
     const float special[] = {-100.0f, -30.0f, -10.5f, -0.0f, 0.0f, 1e-3f, -1e-3f, 30.0f, 100.0f};
     for (size_t i = 0; i < N; i++)
-        x[i] = i < 9 ? special[i] : 6.0f * rng_unit(&s);
+        x[i] = i < 9 ? special[i] : 6.0f * tiny_rng_unit(&s);
     for (size_t i = 0; i < N; i++) {
         double v = x[i];
         arg[i] = 2 * 0.7978845608028654 * (v + 0.044715 * v * v * v);
@@ -616,10 +530,10 @@ static void test_kernels_layernorm(int simd_ok)
     for (size_t k = 0; k < 4; k++) {
         size_t C = Cs[k];
         for (size_t i = 0; i < ROWS * C; i++)
-            x[i] = 5.0f + 3.0f * rng_unit(&s);
+            x[i] = 5.0f + 3.0f * tiny_rng_unit(&s);
         for (size_t c = 0; c < C; c++) {
-            w[c] = 1.0f + 0.2f * rng_unit(&s);
-            b[c] = 0.1f * rng_unit(&s);
+            w[c] = 1.0f + 0.2f * tiny_rng_unit(&s);
+            b[c] = 0.1f * tiny_rng_unit(&s);
         }
         ns_k_layernorm(o0, x, w, b, ROWS, C, 1e-5, 0);
         if (simd_ok)
@@ -658,9 +572,9 @@ static void test_kernels_rows_add(int simd_ok)
     float a[R * CC], b[R * CC], bias[CC];
     uint64_t s = 10;
     for (size_t i = 0; i < R * CC; i++)
-        a[i] = b[i] = rng_unit(&s);
+        a[i] = b[i] = tiny_rng_unit(&s);
     for (size_t c = 0; c < CC; c++)
-        bias[c] = rng_unit(&s);
+        bias[c] = tiny_rng_unit(&s);
     float want[R * CC];
     for (size_t i = 0; i < R * CC; i++)
         want[i] = a[i] + bias[i % CC];
@@ -684,19 +598,6 @@ static void test_kernels(void)
 }
 
 /* ---- golden: the stand-in model on wap_tokens.i32, against the float64 reference files ---- */
-
-/* Read tokens [offset, offset + L) of golden/wap_tokens.i32 (raw little-endian int32). */
-static int read_wap_tokens(const char *golden_dir, size_t offset, size_t L, int32_t *out)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/wap_tokens.i32", golden_dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    int ok = fseek(f, (long)(offset * 4), SEEK_SET) == 0 && fread(out, 4, L, f) == L;
-    fclose(f);
-    return ok ? 0 : -1;
-}
 
 typedef struct golden_cmp {
     int ncid, wid, vid;
