@@ -320,6 +320,26 @@ static void test_manifest_lines(void)
     CU_ASSERT_EQUAL(chk.items[1].kind, NS_ARCHIVE_DUPLICATE);
     CU_ASSERT_EQUAL(chk.n_listed, 3);
     ns_archive_check_free(&chk);
+    /* CRLF line ends: the names carry '\r', so a is missing and unlisted and b's line is
+     * malformed; every description stays one line (the control character shown as '?') */
+    snprintf(text, sizeof text, "%s  a\r\nbad line\r\n", sha_of("a"));
+    CU_ASSERT_EQUAL_FATAL(ns_archive_check_manifest(&l, text, strlen(text), &chk, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(chk.n, 4);
+    const char *want[4] = {"member a?: listed in the manifest but missing from the archive",
+                           "MANIFEST.sha256: malformed line 'bad line?'",
+                           "member a: in the archive but not listed in the manifest",
+                           "member b: in the archive but not listed in the manifest"};
+    int seen[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < chk.n; i++) {
+        char line[512];
+        ns_archive_issue_describe(&chk.items[i], line, sizeof line);
+        CU_ASSERT_PTR_NULL(strpbrk(line, "\r\n"));
+        for (size_t k = 0; k < 4; k++)
+            seen[k] += strcmp(line, want[k]) == 0;
+    }
+    for (size_t k = 0; k < 4; k++)
+        CU_ASSERT_EQUAL(seen[k], 1);
+    ns_archive_check_free(&chk);
     /* an uppercase sum is not the format we write: reported as malformed, not silently accepted */
     char up[128];
     snprintf(up, sizeof up, "%s  a\n", sha_of("a"));

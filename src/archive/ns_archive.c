@@ -763,6 +763,7 @@ void ns_archive_issue_describe(const ns_archive_issue *is, char *buf, size_t siz
     default:
         snprintf(buf, size, "member %s: unknown problem", is->name);
     }
+    ns_text_one_line(buf); /* names come from the manifest's text (a CRLF line ends in '\r') */
 }
 
 /* ---- machine description -------------------------------------------------------------------- */

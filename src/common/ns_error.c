@@ -7,7 +7,7 @@
 
 /* Messages are one line by contract, but they quote input (JSON parser text, tensor names,
  * manifest lines) that may hold control characters: those become '?' (a tab, a space). */
-static void one_line(char *msg)
+void ns_text_one_line(char *msg)
 {
     for (unsigned char *p = (unsigned char *)msg; *p; p++) {
         if (*p == '\t')
@@ -38,7 +38,7 @@ int ns_fail_at(ns_err *err, const char *file, int line, int code, const char *fm
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    one_line(err->msg);
+    ns_text_one_line(err->msg);
     err->code = code;
     return code;
 }
@@ -59,7 +59,7 @@ int ns_err_prefix(ns_err *err, const char *fmt, ...)
     memcpy(joined + plen + 2, err->msg, strlen(err->msg) + 1);
     memcpy(err->msg, joined, NS_ERR_MSG_MAX - 1);
     err->msg[NS_ERR_MSG_MAX - 1] = '\0';
-    one_line(err->msg);
+    ns_text_one_line(err->msg);
     return err->code;
 }
 

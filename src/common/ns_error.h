@@ -40,6 +40,10 @@ void ns_err_clear(ns_err *err);
 int ns_fail_at(ns_err *err, const char *file, int line, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* Make text one line in place, as ns_fail does with its message: a tab becomes a space, any
+ * other control character '?'. For messages formatted without ns_fail that quote input. */
+void ns_text_one_line(char *text);
+
 /* Prepend context to an existing message: "ctx: old message". Returns err->code. */
 int ns_err_prefix(ns_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
