@@ -170,7 +170,7 @@ cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 # Replaced during start-up, between the checksum (rank 0, validation) and the memory map: the run
 # must not use other weights than the recorded checksum's. Made deterministic with gdb: the file is
 # replaced when ns_gpt2_load is first entered (on rank 0 that is validation's load, after the
-# checksum; later loads do not stop), (a) on rank 0 (its mapped bytes no longer hash to the
+# checksum, whose map the run keeps), (a) on rank 0 (its mapped bytes no longer hash to the
 # recorded checksum) and (b) on rank 1 of 2 (it mapped another file than rank 0: device, inode,
 # size, mtime). Both: exit 1, one line naming the file, nothing written; the next run works.
 if command -v gdb > /dev/null 2>&1; then

@@ -16,9 +16,11 @@
 
 /* What the file-based checks found (for the summary and for the run that follows). */
 typedef struct ns_sweep_inputs {
-    int have_model;            /* model resolved and its config.json read */
+    int have_model;            /* model resolved, its config.json read and its weights checked */
     ns_asset_ref model_ref;
     ns_gpt2_config model_cfg;
+    ns_gpt2_model *model;      /* the checked weights, mapped (owned; a run takes them over
+                                  instead of loading the model a second time) */
     int have_tokenizer;
     ns_asset_ref tokenizer_ref;
     size_t vocab_size;         /* of the tokenizer */

@@ -121,11 +121,12 @@ int ns_sweep_prepare(sweep_ctx *c, ns_err *err)
     NS_TRY(cut_tokens(c, err));
     NS_TRY(ns_results_init(&c->res, c->cfg.shard_count, err));
     c->have_res = 1;
-    /* Load (and so fully validate) the model before anything is written, and check that the
-     * bytes mapped are the ones validation hashed: a model.safetensors replaced in between would
-     * otherwise be used under the old checksum. */
+    /* The model validation loaded (and so fully checked) before anything is written; check that
+     * the bytes mapped are the ones validation hashed: a model.safetensors replaced in between
+     * would otherwise be used under the old checksum. */
     const ns_asset_ref *ref = &c->in.model_ref;
-    NS_TRY(ns_gpt2_load(ref->path, &c->model, err));
+    c->model = c->in.model;
+    c->in.model = NULL;
     char hex[NS_SHA256_HEX_LEN + 1];
     NS_TRY(ns_sha256_buffer(c->model->map.data, c->model->map.size, hex, err));
     if (strcmp(hex, ref->sha256) != 0)
