@@ -15,7 +15,6 @@ src_common_libns_common_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS) $(BLAS_CFLA
 	-DNS_ABS_TOP_SRCDIR='"$(abs_top_srcdir)"' -DNS_ABS_TOP_BUILDDIR='"$(abs_top_builddir)"' \
 	-DNS_PKGDATADIR='"$(pkgdatadir)"'
 
-
 # ns_build's commit, generated at every make by scripts/git-commit and rewritten only when it
 # changed: a rebuild after a commit or an edit names the new source (and relinks), an unchanged
 # tree rebuilds nothing. A release tarball carries the commit it was made from (dist-hook).
