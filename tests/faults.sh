@@ -67,14 +67,17 @@ wait_file() {
   i=0
   while [ ! -e "$1" ]; do i=$((i + 1)); [ $i -lt 300 ] || fail "$1 never appeared"; sleep 0.1; done
 }
-# wait_handler PID: until the process catches SIGTERM (bit 15 of SigCgt in /proc/PID/status: the
-# handlers are installed first thing in the run, before MPI_Init) or has ended
+# wait_handler PID: until normsweep catches SIGTERM (bit 15 of SigCgt in /proc/PID/status: the
+# handlers are installed first thing in the run, before MPI_Init) or has ended. The process must
+# be normsweep already: before its exec the forked shell inherits this script's TERM trap (bit 15
+# set), and a signal sent then lands after the exec, before normsweep's handler (killed: 143).
 wait_handler() {
   i=0
   while :; do
+    comm=$(cat "/proc/$1/comm" 2> /dev/null)
     cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2> /dev/null)
     [ -z "$cgt" ] && return 0                        # ended
-    [ $(( 0x$cgt & 16384 )) -ne 0 ] && return 0
+    [ "$comm" = normsweep ] && [ $(( 0x$cgt & 16384 )) -ne 0 ] && return 0
     i=$((i + 1)); [ $i -lt 3000 ] || fail "pid $1 never installed its SIGTERM handler"; sleep 0.01
   done
 }
