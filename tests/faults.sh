@@ -170,23 +170,27 @@ cmp -s mA/model.safetensors mdl/model.safetensors && fail "the model was not rep
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 resume_ok d4.nc ck4 "model restored"
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
-# Replaced during start-up, between the checksum (rank 0, validation) and the memory map: the run
-# must not use other weights than the recorded checksum's. Made deterministic with gdb: the file is
-# replaced when ns_gpt2_load is first entered (on rank 0 that is validation's load, after the
-# checksum, whose map the run keeps), (a) on rank 0 (its mapped bytes no longer hash to the
-# recorded checksum) and (b) on rank 1 of 2 (it mapped another file than rank 0: device, inode,
-# size, mtime). Both: exit 1, one line naming the file, nothing written; the next run works.
+# Replaced during start-up: the run must not use other weights than the recorded checksum's.
+# Made deterministic with gdb: the file is replaced when ns_gpt2_load is first entered (on rank 0
+# that is validation's load).
+# (a) A model named by its path is hashed from its mapped bytes, so rank 0 has no window between
+#     checksum and map: the run uses the new file and records its checksum.
+# (b) A manifest model (its checksum the manifest's, through the assets directory's stamp): the
+#     mapped bytes no longer hash to it. Exit 1, one line naming the file, nothing written.
+# (c) On rank 1 of 2 (it mapped another file than rank 0: device, inode, size, mtime): the same.
+# Then the next run works.
 if command -v gdb > /dev/null 2>&1; then
-  # gdb_replace.sh ARGS...: run ARGS under gdb, replacing mdl's model by mB's when the model is
-  # loaded; exits with the program's status (99: unknown)
+  # gdb_replace.sh ARGS...: run ARGS under gdb, replacing $REPLACE/model.safetensors (default mdl)
+  # by mB's when the model is loaded; exits with the program's status (99: unknown)
   cat > gdb_replace.sh <<'EOF'
 #!/bin/sh
 out=gdb.$$.out
+r=${REPLACE:-mdl}
 # LeakSanitizer cannot stop the world of a process under ptrace (a sanitizer build would report a
 # tool failure, not a leak): leak checking is off for the traced process only.
 [ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" && export ASAN_OPTIONS
 gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_gpt2_load' -ex run \
-  -ex 'shell cp mB/model.safetensors mdl/.new && mv mdl/.new mdl/model.safetensors' \
+  -ex "shell cp mB/model.safetensors $r/.new && mv $r/.new $r/model.safetensors" \
   -ex delete -ex continue --args "$@" > "$out" < /dev/null
 code=$(sed -n 's/.*exited with code \([0-9]*\).*/\1/p' "$out" | tail -n 1)
 grep -q "exited normally" "$out" && code=0
@@ -199,26 +203,64 @@ EOF
 exec "$@"
 EOF
   chmod +x gdb_replace.sh rank1_gdb.sh
+  sha_a=$(sha256sum < mA/model.safetensors | cut -d' ' -f1)
+  sha_b=$(sha256sum < mB/model.safetensors | cut -d' ' -f1)
+  short_a=$(printf %.12s "$sha_a"); short_b=$(printf %.12s "$sha_b")
+  # (a) by path
   ./gdb_replace.sh "$NORMSWEEP" f.yaml --output r0.nc --checkpoint-dir ckr0 2> logr0; rc=$?
-  expect_rc 1 logr0 "model replaced during start-up (rank 0)"
-  last_line logr0 "normsweep run: .*/mdl/model\.safetensors changed during start-up (sha256 [0-9a-f]*\.\.\. when checked, [0-9a-f]*\.\.\. when loaded); nothing was written: run again"
-  [ -e r0.nc ] || [ -e ckr0 ] && fail "model replaced during start-up (rank 0): files written"
+  expect_rc 0 logr0 "model replaced during start-up (rank 0, by path)"
   cmp -s mB/model.safetensors mdl/model.safetensors || fail "gdb did not replace the model"
+  ncdump -h r0.nc | grep -q "model_sha256 = \"$sha_b\"" ||
+    fail "model replaced during start-up (rank 0, by path): model_sha256 is not the mapped model's"
+  "$NORMSWEEP" f.yaml --output r0b.nc --checkpoint-dir ckr0b 2> /dev/null ||
+    fail "run on the new model"
+  same_data r0b.nc r0.nc "model replaced during start-up (rank 0, by path): the new model's results"
   cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
-  "$MPIEXEC" --oversubscribe -np 2 ./rank1_gdb.sh "$NORMSWEEP" f.yaml --output r1.nc \
-    --checkpoint-dir ckr1 2> logr1; rc=$?
-  expect_rc 1 logr1 "model replaced during start-up (rank 1)"
-  grep -qx "normsweep run: rank 1: .*/mdl/model\.safetensors changed during start-up (rank 1 mapped another file than rank 0 checked); nothing was written: run again" logr1 ||
-    { cat logr1 >&2; fail "model replaced during start-up (rank 1): no message from rank 1"; }
-  [ -e r1.nc ] || [ -e ckr1 ] && fail "model replaced during start-up (rank 1): files written"
+  # (b) a manifest model, placed in an assets directory (a symlink into the mirror, stamped)
+  mkdir -p mir/fm
+  cp mA/config.json mA/model.safetensors mir/fm/
+  sha_c=$(sha256sum < mA/config.json | cut -d' ' -f1)
+  cat > fm.json <<EOF
+{"format": "normsweep-assets-1", "sets": [
+ {"name": "fm", "kind": "model", "dir": "fm", "main_file": "model.safetensors",
+  "files": [{"name": "config.json", "sha256": "$sha_c", "mirror_path": "fm/config.json"},
+            {"name": "model.safetensors", "sha256": "$sha_a", "mirror_path": "fm/model.safetensors"}]}
+]}
+EOF
+  sed 's/^model: mdl$/model: fm/' f.yaml > fm.yaml
+  grep -q '^model: fm$' fm.yaml || fail "fm.yaml does not name the manifest model"
+  NORMSWEEP_MANIFEST=$work/fm.json NORMSWEEP_ASSETS=$work/fa NORMSWEEP_MIRROR=$work/mir
+  export NORMSWEEP_MANIFEST NORMSWEEP_ASSETS NORMSWEEP_MIRROR
+  "$NORMSWEEP" assets fetch fm > /dev/null 2>&1 || fail "assets fetch fm"
+  REPLACE=fa/fm ./gdb_replace.sh "$NORMSWEEP" fm.yaml --output r1.nc --checkpoint-dir ckr1 \
+    2> logr1; rc=$?
+  expect_rc 1 logr1 "model replaced during start-up (rank 0, manifest model)"
+  last_line logr1 "normsweep run: .*/fa/fm/model\.safetensors changed during start-up (sha256 $short_a\.\.\. when checked, $short_b\.\.\. when loaded); nothing was written: run again"
+  [ -e r1.nc ] || [ -e ckr1 ] && fail "model replaced during start-up (manifest model): files written"
+  cmp -s mB/model.safetensors fa/fm/model.safetensors ||
+    fail "gdb did not replace the model (manifest model)"
+  # the assets directory's own check finds the replaced file; a fetch puts the manifest's back
+  "$NORMSWEEP" assets verify fm > /dev/null 2>&1 && fail "assets verify fm: the replaced file passed"
+  "$NORMSWEEP" assets fetch fm > /dev/null 2>&1 || fail "assets fetch fm (repair)"
+  "$NORMSWEEP" fm.yaml --output r1.nc --checkpoint-dir ckr1 2> /dev/null ||
+    fail "run on the repaired manifest model"
+  same_data ref.nc r1.nc "model replaced during start-up (manifest model): the repaired run"
+  unset NORMSWEEP_MANIFEST NORMSWEEP_ASSETS NORMSWEEP_MIRROR
+  # (c) on rank 1
+  "$MPIEXEC" --oversubscribe -np 2 ./rank1_gdb.sh "$NORMSWEEP" f.yaml --output r2.nc \
+    --checkpoint-dir ckr2 2> logr2; rc=$?
+  expect_rc 1 logr2 "model replaced during start-up (rank 1)"
+  grep -qx "normsweep run: rank 1: .*/mdl/model\.safetensors changed during start-up (rank 1 mapped another file than rank 0 checked); nothing was written: run again" logr2 ||
+    { cat logr2 >&2; fail "model replaced during start-up (rank 1): no message from rank 1"; }
+  [ -e r2.nc ] || [ -e ckr2 ] && fail "model replaced during start-up (rank 1): files written"
   cmp -s mB/model.safetensors mdl/model.safetensors || fail "gdb did not replace the model (rank 1)"
   # with the new model in place, a run goes through and records the new model's checksum
-  "$NORMSWEEP" f.yaml --output r2.nc --checkpoint-dir ckr2 2> logr2 ||
-    { cat logr2 >&2; fail "run after the replacement"; }
-  ncdump -h r2.nc | grep -q "model_sha256 = \"$(sha256sum < mB/model.safetensors | cut -d' ' -f1)\"" ||
+  "$NORMSWEEP" f.yaml --output r3.nc --checkpoint-dir ckr3 2> logr3 ||
+    { cat logr3 >&2; fail "run after the replacement"; }
+  ncdump -h r3.nc | grep -q "model_sha256 = \"$sha_b\"" ||
     fail "run after the replacement: model_sha256 is not the new model's"
   cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
-  step "model replaced during start-up: exit 1, nothing written (on rank 0 and on rank 1)"
+  step "model replaced during start-up: by path the mapped model is used and recorded; a manifest model, and on rank 1: exit 1, nothing written"
 else
   echo "faults: SKIP model replaced during start-up: gdb is not installed"
 fi

@@ -453,6 +453,18 @@ static void test_resolve_paths(void)
     CU_ASSERT_EQUAL(ns_assets_resolve("/nonexistent/dir/model", "model", &(ns_assets_fetch){1, NULL, NULL}, &ref, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/dir/model"));
     CU_ASSERT_EQUAL(ns_assets_resolve(p, "weights", NULL, &ref, &err), NS_ERR_INVALID);
+
+    /* unhashed: the same resolution, the checksum left to the caller */
+    snprintf(p, sizeof p, "%s/standin", mirror);
+    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve_unhashed(p, "model", NULL, &ref, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(ref.sha256, "");
+    CU_ASSERT_STRING_EQUAL(ref.source, "path");
+    CU_ASSERT_PTR_NOT_NULL(realpath(p, real));
+    CU_ASSERT_STRING_EQUAL(ref.path, real);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ref.main_file, "/model.safetensors"));
+    snprintf(p, sizeof p, "%s/tok", mirror);
+    CU_ASSERT_EQUAL(ns_assets_resolve_unhashed(p, "model", NULL, &ref, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "model.safetensors"));
 }
 
 /* Through the environment, as the sweep calls it. */
@@ -485,6 +497,11 @@ static void test_resolve_names_and_fallback(void)
     rc = ns_assets_resolve("standin", "model", NULL, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_OK);
     CU_ASSERT_EQUAL(ref.is_fallback, 0);
+    CU_ASSERT_STRING_EQUAL(ref.source, "assets-dir");
+    /* a manifest asset is verified (here through its stamp) and keeps its checksum unhashed too */
+    rc = ns_assets_resolve_unhashed("standin", "model", NULL, &ref, &err);
+    CU_ASSERT_EQUAL(rc, NS_OK);
+    CU_ASSERT_STRING_EQUAL(ref.sha256, sha_model);
     CU_ASSERT_STRING_EQUAL(ref.source, "assets-dir");
     rc = ns_assets_resolve("standin", "tokenizer", NULL, &ref, &err);
     CU_ASSERT_EQUAL(rc, NS_OK);

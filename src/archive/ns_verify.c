@@ -426,7 +426,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
          (unsigned long long)o->seed, list);
 
     ns_blas_single_thread(); /* as the sweep runs it */
-    NS_TRY(ns_gpt2_load(st->in.model_ref.path, &st->model, err));
+    NS_TRY(ns_sweep_inputs_take_model(&st->in, &st->model, err)); /* validation's checked map */
     NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, &st->rows, err));
     size_t P = st->plan.payload;
     st->mine = malloc(P * sizeof *st->mine);

@@ -794,8 +794,10 @@ static int valid_kind(const char *kind)
            strcmp(kind, "corpus") == 0 || strcmp(kind, "data") == 0;
 }
 
-/* An existing path: used as is; the checksum of its identifying file is computed. */
-static int resolve_path(const char *path, const char *kind, ns_asset_ref *out, ns_err *err)
+/* An existing path: used as is; the checksum of its identifying file is computed (unless hash is
+ * 0: left "" for the caller). */
+static int resolve_path(const char *path, const char *kind, int hash, ns_asset_ref *out,
+                        ns_err *err)
 {
     char real[PATH_MAX];
     if (!realpath(path, real))
@@ -834,7 +836,7 @@ static int resolve_path(const char *path, const char *kind, ns_asset_ref *out, n
                                                       : "vocab.bpe or merges.txt");
         snprintf(out->main_file, sizeof out->main_file, "%s", f);
     }
-    return ns_sha256_file(out->main_file, out->sha256, err);
+    return hash ? ns_sha256_file(out->main_file, out->sha256, err) : NS_OK;
 }
 
 static int kind_fits(const ns_asset_set *set, const char *kind)
@@ -853,8 +855,11 @@ static const char *main_for_kind(const ns_asset_set *set, const char *kind)
     return set->main_file;
 }
 
-int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *name_or_path,
-                         const char *kind, int allow_fetch, ns_asset_ref *out, ns_err *err)
+/* Resolve name_or_path in ctx's assets directory through manifest m (NULL: paths only); a path's
+ * checksum is left "" unless hash_path. */
+static int resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *name_or_path,
+                      const char *kind, int allow_fetch, int hash_path, ns_asset_ref *out,
+                      ns_err *err)
 {
     memset(out, 0, sizeof *out);
     if (!name_or_path || !*name_or_path)
@@ -864,7 +869,7 @@ int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *n
                        kind ? kind : "(null)");
     snprintf(out->requested, sizeof out->requested, "%s", name_or_path);
     if (ns_file_exists(name_or_path))
-        return resolve_path(name_or_path, kind, out, err);
+        return resolve_path(name_or_path, kind, hash_path, out, err);
     if (strchr(name_or_path, '/'))
         return ns_fail(err, NS_ERR_IO, "%s: no such %s file or directory", name_or_path, kind);
     if (!m)
@@ -912,14 +917,14 @@ int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *n
     return NS_OK;
 }
 
-int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
-                      ns_asset_ref *out, ns_err *err)
+static int resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
+                   int hash_path, ns_asset_ref *out, ns_err *err)
 {
     int allow_fetch = fetch && fetch->allow;
     if (name_or_path && *name_or_path && ns_file_exists(name_or_path)) {
         ns_assets_ctx pctx;
         memset(&pctx, 0, sizeof pctx); /* a path needs no assets directory */
-        return ns_assets_resolve_in(&pctx, NULL, name_or_path, kind, allow_fetch, out, err);
+        return resolve_in(&pctx, NULL, name_or_path, kind, allow_fetch, hash_path, out, err);
     }
     ns_assets_ctx ctx;
     NS_TRY(ns_assets_ctx_init(&ctx, NULL, NULL, err));
@@ -929,7 +934,19 @@ int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_asset
     NS_TRY(ns_manifest_locate(mpath, sizeof mpath, err));
     ns_manifest m;
     NS_TRY(ns_manifest_load(mpath, &m, err));
-    int rc = ns_assets_resolve_in(&ctx, &m, name_or_path, kind, allow_fetch, out, err);
+    int rc = resolve_in(&ctx, &m, name_or_path, kind, allow_fetch, hash_path, out, err);
     ns_manifest_free(&m);
     return rc;
+}
+
+int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
+                      ns_asset_ref *out, ns_err *err)
+{
+    return resolve(name_or_path, kind, fetch, 1, out, err);
+}
+
+int ns_assets_resolve_unhashed(const char *name_or_path, const char *kind,
+                               const ns_assets_fetch *fetch, ns_asset_ref *out, ns_err *err)
+{
+    return resolve(name_or_path, kind, fetch, 0, out, err);
 }

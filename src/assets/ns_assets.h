@@ -43,6 +43,13 @@ typedef struct ns_assets_fetch {
 int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
                       ns_asset_ref *out, ns_err *err);
 
+/* The same, except that an existing path's identifying file is not hashed: out->sha256 is left ""
+ * for a caller that hashes the bytes it actually uses (the sweep hashes the model's mapped file,
+ * which a checksum of an earlier read of the path could differ from). Manifest assets are
+ * verified exactly as by ns_assets_resolve. */
+int ns_assets_resolve_unhashed(const char *name_or_path, const char *kind,
+                               const ns_assets_fetch *fetch, ns_asset_ref *out, ns_err *err);
+
 /* ---- The manifest (assets/manifest.json, format "normsweep-assets-1") ---- */
 
 /* One file of an asset set. */
@@ -145,9 +152,5 @@ typedef struct ns_asset_file_state {
 
 int ns_assets_file_state(const ns_assets_ctx *ctx, const ns_asset_set *set,
                          const ns_asset_file *file, ns_asset_file_state *st, ns_err *err);
-
-/* Resolve with an explicit context and manifest (ns_assets_resolve uses the defaults). */
-int ns_assets_resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *name_or_path,
-                         const char *kind, int allow_fetch, ns_asset_ref *out, ns_err *err);
 
 #endif

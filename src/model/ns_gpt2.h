@@ -47,6 +47,9 @@ int ns_gpt2_attn_is_default(const ns_gpt2_config *cfg);
  * Everything is validated first; failures name the file and tensor. */
 int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err);
 void ns_gpt2_free(ns_gpt2_model *model);
+/* SHA-256 (lowercase hex, 65 bytes) of the mapped model.safetensors: of the bytes the model
+ * uses, whatever happened to the file's path since it was mapped. */
+int ns_gpt2_sha256(const ns_gpt2_model *model, char hex[65], ns_err *err);
 const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model);
 
 /* The F32 data of a loaded parameter tensor by its Hugging Face name without prefix

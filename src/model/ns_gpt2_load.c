@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ns_sha256.h"
 #include "model/ns_gpt2_internal.h"
 #include "model/ns_safetensors.h"
 
@@ -144,6 +145,11 @@ void ns_gpt2_free(ns_gpt2_model *model)
     free(model->layers);
     free(model->dir);
     free(model);
+}
+
+int ns_gpt2_sha256(const ns_gpt2_model *model, char hex[65], ns_err *err)
+{
+    return ns_sha256_buffer(model->map.data, model->map.size, hex, err);
 }
 
 const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model)

@@ -21,6 +21,8 @@ typedef struct ns_sweep_inputs {
     ns_gpt2_config model_cfg;
     ns_gpt2_model *model;      /* the checked weights, mapped (owned; a run takes them over
                                   instead of loading the model a second time) */
+    int model_sha_of_map;      /* model_ref.sha256 was computed from model's mapped bytes (a
+                                  model given by its path), not from another read of the file */
     int have_tokenizer;
     ns_asset_ref tokenizer_ref;
     size_t vocab_size;         /* of the tokenizer */
@@ -31,8 +33,16 @@ typedef struct ns_sweep_inputs {
 
 void ns_sweep_inputs_free(ns_sweep_inputs *in);
 
-/* Resolve the model through ns_assets_resolve (fetching as fetch allows; NULL: no fetching), read its config.json
- * and run ns_sweep_check_model. Failures to resolve or read become diagnostics at `model:`. */
+/* Take over the model validation mapped and checked (in->model becomes NULL), making sure its
+ * mapped bytes are the ones model_ref.sha256 describes: when that checksum came from another read
+ * of the file (a manifest asset), the map is hashed and compared -- NS_ERR_IO "changed during
+ * start-up" on a difference, as when the file was replaced between the check and the map. */
+int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err *err);
+
+/* Resolve the model through the asset manifest (fetching as fetch allows; NULL: no fetching),
+ * read its config.json, load (map and check) its weights into in->model -- a model given by its
+ * path is hashed from those mapped bytes (in->model_sha_of_map) -- and run ns_sweep_check_model.
+ * Failures to resolve, read or load become diagnostics at `model:`. */
 int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                            const ns_assets_fetch *fetch,
                            ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);

@@ -18,7 +18,6 @@
 #include "common/ns_build.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "model/ns_gpt2_internal.h" /* the model's mapping, to hash the bytes it uses */
 #include "sweep/ns_sweep_internal.h"
 
 #define STOP_FILE "STOP"
@@ -121,19 +120,8 @@ int ns_sweep_prepare(sweep_ctx *c, ns_err *err)
     NS_TRY(cut_tokens(c, err));
     NS_TRY(ns_results_init(&c->res, c->cfg.shard_count, err));
     c->have_res = 1;
-    /* The model validation loaded (and so fully checked) before anything is written; check that
-     * the bytes mapped are the ones validation hashed: a model.safetensors replaced in between
-     * would otherwise be used under the old checksum. */
-    const ns_asset_ref *ref = &c->in.model_ref;
-    c->model = c->in.model;
-    c->in.model = NULL;
-    char hex[NS_SHA256_HEX_LEN + 1];
-    NS_TRY(ns_sha256_buffer(c->model->map.data, c->model->map.size, hex, err));
-    if (strcmp(hex, ref->sha256) != 0)
-        return ns_fail(err, NS_ERR_IO,
-                       "%s/model.safetensors changed during start-up (sha256 %.12s... when "
-                       "checked, %.12s... when loaded); nothing was written: run again",
-                       ref->path, ref->sha256, hex);
+    /* The model validation loaded (and so fully checked) before anything is written. */
+    NS_TRY(ns_sweep_inputs_take_model(&c->in, &c->model, err));
     return NS_OK;
 }
 
