@@ -4,7 +4,8 @@
 # no units on index coordinates, cell_methods on every statistic, flag attributes on n_crit,
 # counts integers in xarray); `history` gains one line per run segment, naming the git commit of
 # the binary, with the Slurm job, node list and restart count when the segment ran under Slurm;
-# `nccopy -d 5` (and -k nc4) copies it with the same data.
+# `nccopy -d 5` (and -k nc4) copies it with the same data; `--uncompressed` writes the same data
+# without filters and says so in the `compression` attribute.
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep two
 cd "$work" || fail "cd"
@@ -30,4 +31,30 @@ for opt in "-d 5" "-k nc4" "-d 1 -s"; do
   same_data o.nc copy.nc "nccopy $opt"
   rm -f copy.nc
 done
+# --uncompressed (a third segment, from the complete journal): the same data, no filter on any
+# variable, and the `compression` attribute says so; the compressed file's numeric variables all
+# carry shuffle + deflate level 1 (file sizes are not compared: in a file this small the chunk
+# index and metadata outweigh what deflate saves)
+"$NORMSWEEP" two.yaml --output u.nc --checkpoint-dir ck --resume --uncompressed 2> log3 ||
+  { cat log3 >&2; fail "--uncompressed segment"; }
+same_data o.nc u.nc "--uncompressed"
+"$PYTHON_DEBIAN" - o.nc u.nc <<'PY' || fail "compression of o.nc / u.nc"
+import sys, netCDF4
+for path, want in ((sys.argv[1], "shuffle, deflate level 1"), (sys.argv[2], "none")):
+    ds = netCDF4.Dataset(path)
+    if ds.getncattr("compression") != want:
+        sys.exit(f"{path}: compression attribute {ds.getncattr('compression')!r}, expected {want!r}")
+    n = 0
+    for name, v in ds.variables.items():
+        if v.dtype == str or v.dtype.kind == "S" or (v.ndim == 1 and v.dimensions[0] == name):
+            continue
+        f = v.filters()
+        got = (bool(f.get("zlib")), bool(f.get("shuffle")), f.get("complevel", 0))
+        expect = (True, True, 1) if want != "none" else (False, False, 0)
+        if got != expect:
+            sys.exit(f"{path}: {name} has filters {f}, expected zlib/shuffle/level {expect}")
+        n += 1
+    if n < 100:
+        sys.exit(f"{path}: only {n} numeric data variables checked")
+PY
 echo "output_cf: ok"

@@ -394,6 +394,8 @@ static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
     a[k++] = (ns_nc_attr){.name = "ks_alpha", .dval = d->ks_alpha, .is_double = 1};
     a[k++] = (ns_nc_attr){.name = "sphere", .text = g->sphere ? "true" : "false"};
     a[k++] = (ns_nc_attr){.name = "keep_samples", .text = d->samples ? "true" : "false"};
+    a[k++] = (ns_nc_attr){.name = "compression",
+                          .text = d->uncompressed ? "none" : "shuffle, deflate level 1"};
     return k;
 }
 
@@ -437,7 +439,7 @@ static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *pr
         na += run_attrs(d, rd->attrs + na);
     }
     rd->desc = (ns_nc_desc){rd->dims, sizeof dims / sizeof dims[0], rd->vars, rd->nvars,
-                            rd->attrs, na};
+                            rd->attrs, na, d->uncompressed};
     *out = rd;
     return NS_OK;
 }

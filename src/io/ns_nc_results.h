@@ -25,6 +25,8 @@ typedef struct ns_results_data {
     const double *samples;        /* NULL, or (nslices, ns_plan_slice_samples(n_shards * rows)) */
     const int32_t *forward_count; /* (n_shards): forward passes run per shard; NULL: not known
                                      (a comparison from the journal), the variable is left out */
+    int uncompressed;             /* 1: written without shuffle and deflate (recorded in the
+                                     `compression` attribute) */
 } ns_results_data;
 
 /* Write the sweep file to path (atomically). */

@@ -132,7 +132,7 @@ static int define_var(int ncid, const ns_nc_desc *d, const int *dimids, const ns
     nc_type t = var->type == NS_NC_INT ? NC_INT : var->type == NS_NC_DOUBLE ? NC_DOUBLE : NC_CHAR;
     NC_TRY(nc_def_var(ncid, var->name, t, (int)var->ndims, vd, varid), "variable %s", var->name);
     int is_coord = var->ndims == 1 && strcmp(var->dims[0], var->name) == 0;
-    if (var->ndims >= 1 && !is_coord && var->type != NS_NC_CHAR)
+    if (var->ndims >= 1 && !is_coord && var->type != NS_NC_CHAR && !d->uncompressed)
         NC_TRY(nc_def_var_deflate(ncid, *varid, 1, 1, 1), "deflate %s", var->name);
     if (is_coord || var->fill == NS_FILL_NONE || var->type == NS_NC_CHAR) {
         NC_TRY(nc_def_var_fill(ncid, *varid, NC_NOFILL, NULL), "fill mode of %s", var->name);

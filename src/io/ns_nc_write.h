@@ -60,10 +60,11 @@ typedef struct ns_nc_desc {
     size_t nvars;
     const ns_nc_attr *attrs;
     size_t nattrs;
+    int uncompressed; /* 1: no filter on any variable (the fastest write, about twice the bytes) */
 } ns_nc_desc;
 
 /* Write desc to path (NetCDF-4; shuffle + deflate level 1 on every non-coordinate numeric
- * variable). On failure path is untouched, the temporary removed, and err names the variable or
+ * variable unless desc->uncompressed). On failure path is untouched, the temporary removed, and err names the variable or
  * attribute (and the likely cause of a failed write: full disk, read-only file system). */
 int ns_nc_write(const char *path, const ns_nc_desc *desc, ns_err *err);
 

@@ -27,6 +27,7 @@ typedef struct ns_sweep_options {
     const char *executable_sha256; /* the build that runs (recorded; verify compares it) */
     double stall_timeout;        /* seconds a busy rank may stay silent before the sweep stops
                                     (0: NS_SWEEP_STALL_TIMEOUT) */
+    int uncompressed;            /* write the NetCDF file without shuffle and deflate */
 } ns_sweep_options;
 
 #define NS_SWEEP_STALL_TIMEOUT 600.0

@@ -257,6 +257,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             .L_max = c->cfg.L_max, .shard_first = c->cfg.shard_first,
             .shard_stride = c->cfg.shard_stride, .corpus_tokens = c->corpus_tokens, .slices = all,
             .samples = all_s, .forward_count = c->res.forward_count,
+            .uncompressed = c->opt->uncompressed,
         };
         rc = ns_nc_results_write(c->cfg.output, &d, &prov, err);
         if (rc == NS_OK) {

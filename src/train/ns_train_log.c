@@ -271,7 +271,7 @@ int ns_tl_write(const char *path, const ns_tl *log, const ns_tl_meta *meta, ns_e
                         {"eval_step", log->n_evals}, {"param_group", NS_TP_LAYER_GROUPS},
                         {"embed_group", NS_TP_GLOBAL_GROUPS}, {"name_strlen", NS_TL_NAME_LEN}};
     ns_nc_desc desc = {dims, sizeof dims / sizeof dims[0], b.vars, b.nvars, attrs,
-                       na + meta->nattrs};
+                       na + meta->nattrs, 0};
     rc = ns_nc_write(path, &desc, err);
 done:
     for (size_t i = 0; i < b.nblocks; i++)
