@@ -43,7 +43,7 @@ import sys, netCDF4
 for path, want in ((sys.argv[1], "shuffle, deflate level 1"), (sys.argv[2], "none")):
     ds = netCDF4.Dataset(path)
     if ds.getncattr("compression") != want:
-        sys.exit(f"{path}: compression attribute {ds.getncattr('compression')!r}, expected {want!r}")
+        sys.exit(f"{path}: compression {ds.getncattr('compression')!r}, expected {want!r}")
     n = 0
     for name, v in ds.variables.items():
         if v.dtype == str or v.dtype.kind == "S" or (v.ndim == 1 and v.dimensions[0] == name):

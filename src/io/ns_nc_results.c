@@ -395,7 +395,7 @@ static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
     a[k++] = (ns_nc_attr){.name = "sphere", .text = g->sphere ? "true" : "false"};
     a[k++] = (ns_nc_attr){.name = "keep_samples", .text = d->samples ? "true" : "false"};
     a[k++] = (ns_nc_attr){.name = "compression",
-                          .text = d->uncompressed ? "none" : "shuffle, deflate level 1"};
+                          .text = d->uncompressed ? "none" : NS_NC_COMPRESSION};
     return k;
 }
 

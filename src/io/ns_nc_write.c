@@ -133,7 +133,8 @@ static int define_var(int ncid, const ns_nc_desc *d, const int *dimids, const ns
     NC_TRY(nc_def_var(ncid, var->name, t, (int)var->ndims, vd, varid), "variable %s", var->name);
     int is_coord = var->ndims == 1 && strcmp(var->dims[0], var->name) == 0;
     if (var->ndims >= 1 && !is_coord && var->type != NS_NC_CHAR && !d->uncompressed)
-        NC_TRY(nc_def_var_deflate(ncid, *varid, 1, 1, 1), "deflate %s", var->name);
+        NC_TRY(nc_def_var_deflate(ncid, *varid, 1, 1, NS_NC_DEFLATE_LEVEL), "deflate %s",
+               var->name);
     if (is_coord || var->fill == NS_FILL_NONE || var->type == NS_NC_CHAR) {
         NC_TRY(nc_def_var_fill(ncid, *varid, NC_NOFILL, NULL), "fill mode of %s", var->name);
     } else if (var->type == NS_NC_DOUBLE) {

@@ -63,9 +63,15 @@ typedef struct ns_nc_desc {
     int uncompressed; /* 1: no filter on any variable (the fastest write, about twice the bytes) */
 } ns_nc_desc;
 
-/* Write desc to path (NetCDF-4; shuffle + deflate level 1 on every non-coordinate numeric
- * variable unless desc->uncompressed). On failure path is untouched, the temporary removed, and err names the variable or
- * attribute (and the likely cause of a failed write: full disk, read-only file system). */
+/* The filters of every non-coordinate numeric variable unless desc->uncompressed, and how a file
+ * names them (the sweep's `compression` attribute). */
+#define NS_NC_DEFLATE_LEVEL 1
+#define NS_NC_COMPRESSION "shuffle, deflate level 1"
+
+/* Write desc to path (NetCDF-4; NS_NC_COMPRESSION on every non-coordinate numeric variable unless
+ * desc->uncompressed). On failure path is untouched, the temporary removed, and err names the
+ * variable or attribute (and the likely cause of a failed write: full disk, read-only file
+ * system). */
 int ns_nc_write(const char *path, const ns_nc_desc *desc, ns_err *err);
 
 /* Put one attribute on an open file's variable (NC_GLOBAL for the file); a NetCDF status. */
