@@ -37,8 +37,13 @@ for grid in full_grid ablation; do
   per=$(awk -v w="$wall" -v s="$SHARDS" 'BEGIN { printf "%.3f", w * 2 / s }')
   ns_info "${grid}_seconds_per_shard" "$per"
   ns_info "${grid}_projected_minutes_np2" "$(awk -v p="$per" -v n="$total" 'BEGIN { printf "%.1f", p * n / 2 / 60 }') ($total shards)"
-  bytes=$(stat -c %s "$work/ck.$grid/journal.nsj")
-  rec=$(( (bytes - 128) / SHARDS ))
+  # every file of the journal: journal.nsj and the worker's part (a 128-byte header each)
+  bytes=0; nfiles=0
+  for f in "$work/ck.$grid"/journal*.nsj; do
+    bytes=$((bytes + $(stat -c %s "$f"))); nfiles=$((nfiles + 1))
+  done
+  rec=$(( (bytes - 128 * nfiles) / SHARDS ))
+  ns_info "journal_files_$grid" "$nfiles"
   ns_check "journal_bytes_per_task_$grid" "$rec" "<=" 4000000
   # the master's bookkeeping against the workers' compute (sweep stats line)
   sed -n 's/.*master computed \([0-9]*\) task(s), \([0-9.]*\) s per task (own compute; \([0-9.]*\) s spent servicing workers); workers computed \([0-9]*\) task(s), \([0-9.]*\) s per task.*/\1 \2 \3 \4 \5/p' \

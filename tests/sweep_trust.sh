@@ -59,20 +59,41 @@ done
 [ $refused -ge 10 ] || fail "only $refused of 20 tries refused a runner"
 step "(1) 20 tries, $refused refusals, every output right"
 
-# ---- (2) one flipped byte in the middle of the journal ------------------------------------------
+# ---- (2) one flipped byte in the middle of a record of journal.nsj and of the worker's part --------
 cp -r ckref ckd
+part=ckd/journal.s1.r1.nsj
 size=$(wc -c < ckd/journal.nsj)
-rec=$(( (size - 128) / 16 ))
-[ $((128 + 16 * rec)) -eq "$size" ] || fail "journal of $size bytes is not 16 equal records"
-off=$((128 + 7 * rec + rec / 2))   # the middle of the 8th record
-byte=$(od -An -tu1 -j "$off" -N1 ckd/journal.nsj | tr -d ' ')
-printf "$(printf '\\%03o' $(( (byte + 1) % 256 )))" | dd of=ckd/journal.nsj bs=1 seek="$off" conv=notrunc status=none
+psize=$(wc -c < "$part") || fail "the worker kept no part of the journal"
+rec=$(( (size + psize - 256) / 16 ))
+[ $((256 + 16 * rec)) -eq $((size + psize)) ] && [ $(( (size - 128) % rec )) -eq 0 ] ||
+  fail "journal files of $size and $psize bytes do not hold 16 equal records"
+n0=$(( (size - 128) / rec )); n1=$((16 - n0))
+[ "$n0" -ge 1 ] && [ "$n1" -ge 1 ] || fail "rank 0 journalled $n0 records, the worker $n1: expected both"
+flip() {  # flip FILE RECORD: add 1 to a byte in the middle of the record
+  off=$((128 + $2 * rec + rec / 2))
+  byte=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
+  printf "$(printf '\\%03o' $(( (byte + 1) % 256 )))" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
+}
+flip ckd/journal.nsj $((n0 / 2))
+flip "$part" $((n1 / 2))
+cp "$part" damaged.part
 run_np 2 short.yaml --output d.nc --checkpoint-dir ckd --resume 2> logd || { cat logd >&2; fail "resume on a damaged journal"; }
-grep -q "1 damaged record skipped (the first at byte $((128 + 7 * rec)))" logd ||
-  { cat logd >&2; fail "the damaged record was not named at byte $((128 + 7 * rec))"; }
-grep -q "; 15 already in the journal" logd || { cat logd >&2; fail "valid records after the damage were lost"; }
-same_data ref.nc d.nc "damaged record recomputed"
-step "(2) flipped byte: one record recomputed"
+grep -q "2 damaged records skipped (the first at byte $((128 + n0 / 2 * rec)))" logd ||
+  { cat logd >&2; fail "the damaged records were not named at byte $((128 + n0 / 2 * rec))"; }
+grep -q "; 14 already in the journal" logd || { cat logd >&2; fail "valid records after the damage were lost"; }
+same_data ref.nc d.nc "damaged records recomputed"
+# an earlier segment's part is never written again, not even to cut its damage
+cmp -s "$part" damaged.part || fail "the resumed run changed the first segment's part"
+# a late write of the first segment's worker (a node cut off, its pages flushed after the resume)
+# lands at the end of its own part: a later --resume reads the same records and reports it
+head -c 1000 /dev/urandom >> "$part"
+run_np 2 short.yaml --output d2.nc --checkpoint-dir ckd --resume 2> logd2 || { cat logd2 >&2; fail "resume after a late write"; }
+grep -q "normsweep: 1 of the [0-9]* part files of ckd/journal.nsj end in an incomplete record" logd2 ||
+  { cat logd2 >&2; fail "the late write was not reported"; }
+grep -q "; 16 already in the journal" logd2 || { cat logd2 >&2; fail "a late write lost records"; }
+[ "$(wc -c < "$part")" -eq $(( $(wc -c < damaged.part) + 1000 )) ] || fail "the old part was cut"
+same_data ref.nc d2.nc "after a late write to an old part"
+step "(2) flipped bytes in journal.nsj and a part: two records recomputed"
 
 # ---- (3) a stopped worker -----------------------------------------------------------------------
 run_np 2 slow.yaml --output s.nc --checkpoint-dir cks --stall-timeout 3 2> logs & launcher=$!

@@ -8,11 +8,15 @@
 # normal run's. The same when rank 1's copy also holds this run's lock record (copied there as
 # the run starts): rank 1 must see that the records at rank 0's offsets are other shards'. With
 # rank 1 started in rank 0's directory by the same wrapper, both ranks reduce (no false alarm).
+# A worker that sees the directory journals its own results in a part of the journal there; one
+# whose directory merely shows this run's lock record must not (rank 0 could not read them).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
 sed 's/count: 120/count: 16/' slow.yaml > short.yaml
-run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
+# the reference at -np 1: its journal is one file (at -np 2 a worker journals its own results in
+# a part file of its own, docs/RUNNING.md)
+run_np 1 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
 
 # the stale copy: the reference journal with its 16 records in reverse order
 size=$(wc -c < ckref/journal.nsj)
@@ -55,6 +59,8 @@ rank0_alone() {
     { cat "log_$1" >&2; fail "$3: rank 1 took part in the reduction"; }
   same_data ref.nc "$1" "$3"
   cmp -s "$2/ck/journal.nsj" stale.copy || fail "$3: rank 1 wrote to the other directory's journal"
+  # nor did it keep a part there (rank 0 would not have found it)
+  [ -z "$(ls "$2/ck" | grep '^journal\.s')" ] || fail "$3: rank 1 left a part in the other directory"
 }
 
 # the directory differs on rank 1: rank 0 reduces alone, the numbers are right
@@ -70,9 +76,26 @@ cmp -s ck/lock node2/ck/lock || fail "the wrapper did not copy rank 0's lock rec
 rank0_alone l.nc node2 "unshared checkpoint directory with this run's lock record"
 echo "sweep_unshared: same lock record, other records: noticed, reduced on rank 0, output right"
 
+# rank 1's directory shows this run's lock record (its lock is a link to rank 0's) but is another
+# directory: rank 0 does not find the part rank 1 created there, so rank 1 removes it and sends its
+# results instead; none is lost, and rank 0 reduces alone
+mkdir -p node3/ck
+ln -s "$work/ck/lock" node3/ck/lock
+run_split k.nc "$work/node3" || { cat log_k.nc >&2; fail "run with a linked lock record"; }
+grep -q "normsweep: rank 1 journals its results through rank 0 (read .*ck/journal.s1.r1.nsj" log_k.nc ||
+  { cat log_k.nc >&2; fail "rank 0 did not refuse the part it cannot see"; }
+grep -q "workers computed [0-9]* task(s), .* (0 journalled in their own files)" log_k.nc ||
+  { cat log_k.nc >&2; fail "rank 1 journalled results where rank 0 cannot read them"; }
+[ -z "$(ls node3/ck | grep '^journal')" ] || fail "rank 1 left journal files in its own directory"
+grep -q "rank 1 does not see this run's checkpoint directory ck .*rank 0 reduces every slice itself" \
+  log_k.nc || { cat log_k.nc >&2; fail "linked lock record: rank 1 took part in the reduction"; }
+same_data ref.nc k.nc "linked lock record"
+echo "sweep_unshared: lock record seen from another directory: part refused, output right"
+
 # the same launch with rank 1 in rank 0's directory: both ranks share it and reduce
 run_split s.nc "" || { cat log_s.nc >&2; fail "run through the wrapper with the shared directory"; }
 grep -q "does not see this run's checkpoint directory" log_s.nc && { cat log_s.nc >&2; fail "false alarm"; }
 grep -q "reduce_seconds: .* (2 ranks)" log_s.nc || { cat log_s.nc >&2; fail "the reduction was not shared"; }
+grep -q "journals its results through rank 0" log_s.nc && { cat log_s.nc >&2; fail "rank 1's part was refused"; }
 same_data ref.nc s.nc "shared checkpoint directory through the wrapper"
 echo "sweep_unshared: shared directory: both ranks reduce, output right"

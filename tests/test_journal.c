@@ -1,7 +1,10 @@
 /* test_journal: the sweep journal: records round-trip in order, a torn or corrupt tail is
  * ignored and cut off, a producer's digest is the journal's own (a wrong one marks the record
  * damaged), appends are visible before a sync, a journal of another sweep (or record size) is
- * refused, the task id at a payload offset is read back and checked against the shards. */
+ * refused, the task id at a payload offset is read back and checked against the shards; parts
+ * (a worker's own file) are read where their locations say, by the writer and by an attached
+ * journal, scanned on resume after journal.nsj and never cut. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,10 +56,33 @@ static void fresh_dir(void)
 
 static void remove_dir(void)
 {
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", dir, NS_JOURNAL_FILE);
-    unlink(p);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(p);
+    }
+    if (d)
+        closedir(d);
     rmdir(dir);
+}
+
+/* rank's part of segment 1, opened for appending */
+static int open_part_fd(int rank)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/journal.s1.r%d.nsj", dir, rank);
+    return open(p, O_WRONLY | O_APPEND);
+}
+
+static off_t size_of(const char *name)
+{
+    char p[256];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0 ? st.st_size : -1;
 }
 
 /* Append a record for each of tasks[0..n) (payload task + 0.25 i); its payload offset into
@@ -174,6 +200,117 @@ static void test_task_at(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no record starts at byte"));
     ns_results_free(&res);
     ns_journal_close(j);
+    remove_dir();
+}
+
+/* Parts: records appended to a worker's own file are found where ns_journal_part_location says,
+ * through the writer's journal and through one attached with its parts; ns_journal_check_part
+ * refuses a part that is not there; an existing part refuses a fresh start; a resumed open scans
+ * journal.nsj, then the parts in (segment, rank) order, numbers the next segment past them and
+ * leaves a part's torn tail as it is; a part of another sweep is refused. */
+static void test_parts(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL, *p1 = NULL, *p2 = NULL, *a = NULL, *again = NULL;
+    ns_err err;
+    seen s = {0};
+    size_t len = NPAY * sizeof(double);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 0, collect, &s, &j, NULL, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_next_segment(j), 1);
+    /* written in the order rank 2, rank 1: the scan orders by name, not by creation */
+    CU_ASSERT_EQUAL_FATAL(ns_journal_create_part(dir, HASH_A, len, 1, 2, &p2, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_create_part(dir, HASH_A, len, 1, 1, &p1, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_create_part(dir, HASH_A, len, 1, 2, &again, &err), NS_ERR_IO);
+    CU_ASSERT_PTR_NULL(again); /* O_EXCL: a part is never opened for writing twice */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r2.nsj"));
+    CU_ASSERT_EQUAL(ns_journal_check_part(j, 1, 2, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_check_part(j, 1, 3, &err), NS_ERR_IO); /* no such file */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r3.nsj"));
+    uint64_t t0[] = {0}, t1[] = {1, 3}, t2[] = {2}, o0[1], o1[2], o2[1], loc[4];
+    append_tasks(j, t0, 1, o0);
+    append_tasks(p2, t2, 1, o2);
+    append_tasks(p1, t1, 2, o1);
+    loc[0] = o0[0];
+    CU_ASSERT_EQUAL(ns_journal_part_location(j, 1, 1, o1[0], &loc[1], &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_part_location(j, 1, 1, o1[1], &loc[3], &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_part_location(j, 1, 2, o2[0], &loc[2], &err), NS_OK);
+    CU_ASSERT_EQUAL(o0[0], o1[0]); /* the same byte of two files ... */
+    CU_ASSERT_NOT_EQUAL(loc[0], loc[1]); /* ... are two locations */
+    CU_ASSERT_STRING_EQUAL(ns_journal_file(j, loc[3]) + strlen(dir), "/journal.s1.r1.nsj");
+    CU_ASSERT_EQUAL(ns_journal_byte(loc[3]), o1[1]);
+    const uint32_t *ids = NULL;
+    CU_ASSERT_EQUAL_FATAL(ns_journal_parts(j, &ids), 2); /* the missing rank 3 was not kept */
+    CU_ASSERT(ids[0] == 1 && ids[1] == 2 && ids[2] == 1 && ids[3] == 1); /* order of first use */
+    CU_ASSERT_EQUAL(ns_journal_sync(p1, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_journal_sync(p2, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_attach(dir, len, ids, 2, &a, &err), NS_OK);
+    ns_results res;
+    CU_ASSERT_EQUAL_FATAL(ns_results_init(&res, 4, &err), NS_OK);
+    for (uint64_t t = 0; t < 4; t++) {
+        double v[2] = {0, 0};
+        uint64_t task = 99;
+        CU_ASSERT_EQUAL(ns_journal_read(j, loc[t], sizeof(double), sizeof(double), &v[0], &err),
+                        NS_OK);
+        CU_ASSERT_EQUAL(ns_journal_read(a, loc[t], sizeof(double), sizeof(double), &v[1], &err),
+                        NS_OK);
+        CU_ASSERT_EQUAL(v[0], (double)t + 0.25);
+        CU_ASSERT_EQUAL(v[1], (double)t + 0.25);
+        CU_ASSERT_EQUAL(ns_journal_task_at(a, loc[t], &task, &err), NS_OK);
+        CU_ASSERT_EQUAL(task, t);
+        CU_ASSERT_EQUAL(ns_results_set(&res, t, loc[t], &err), NS_OK);
+    }
+    CU_ASSERT_EQUAL(ns_results_check(&res, a, &err), NS_OK);
+    res.offset[1] = loc[3]; /* task 3's record, in the same part */
+    CU_ASSERT_EQUAL(ns_results_check(&res, a, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r1.nsj: the record at payload offset"));
+    ns_results_free(&res);
+    /* a location of a part the attached journal was not given */
+    double unread;
+    CU_ASSERT_EQUAL(ns_journal_read(a, loc[3] + (UINT64_C(4) << 40), 0, 8, &unread, &err),
+                    NS_ERR_INVALID);
+    ns_journal_close(a);
+    ns_journal_close(p1);
+    ns_journal_close(j);
+    /* a stopped writer's incomplete record at the end of rank 2's part */
+    int fd = open_part_fd(2);
+    CU_ASSERT_EQUAL(write(fd, "torn", 4), 4);
+    close(fd);
+    off_t torn_size = size_of("journal.s1.r2.nsj");
+    ns_journal_close(p2);
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, len, 0, collect, &s, &j, NULL, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "exists: pass --resume"));
+    char main_path[256];
+    snprintf(main_path, sizeof main_path, "%s/%s", dir, NS_JOURNAL_FILE);
+    rename(main_path, "/tmp/ns_journal_main.moved"); /* a part alone refuses a fresh start too */
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, len, 0, collect, &s, &j, NULL, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r1.nsj exists: pass --resume"));
+    CU_ASSERT_EQUAL(size_of(NS_JOURNAL_FILE), -1);
+    rename("/tmp/ns_journal_main.moved", main_path);
+    ns_journal_scan sc;
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 1, collect, &s, &j, &sc, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 4);
+    CU_ASSERT(s.task[0] == 0 && s.task[1] == 1 && s.task[2] == 3 && s.task[3] == 2);
+    CU_ASSERT_EQUAL(sc.n_records, 4);
+    CU_ASSERT_EQUAL(sc.n_parts, 2);
+    CU_ASSERT_EQUAL(sc.torn_parts, 1);
+    CU_ASSERT_EQUAL(sc.torn_bytes, 0);
+    CU_ASSERT_EQUAL(ns_journal_next_segment(j), 2);
+    CU_ASSERT_EQUAL(size_of("journal.s1.r2.nsj"), torn_size); /* left as it is */
+    for (size_t k = 0; k < 4; k++) { /* the scan's locations read the same records */
+        uint64_t task = 99;
+        CU_ASSERT_EQUAL(ns_journal_task_at(j, s.offset[k], &task, &err), NS_OK);
+        CU_ASSERT_EQUAL(task, s.task[k]);
+    }
+    ns_journal_close(j);
+    /* a part of another sweep is refused, naming it */
+    CU_ASSERT_EQUAL_FATAL(ns_journal_create_part(dir, HASH_B, len, 7, 1, &again, &err), NS_OK);
+    ns_journal_close(again);
+    CU_ASSERT_EQUAL(ns_journal_open(dir, HASH_A, len, 1, collect, &s, &j, NULL, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s7.r1.nsj belongs to a different sweep"));
     remove_dir();
 }
 
@@ -412,6 +549,8 @@ int main(void)
     CU_add_test(s, "append and resume round trip", test_roundtrip);
     CU_add_test(s, "task id at a payload offset, checked against the shards", test_task_at);
     CU_add_test(s, "torn tail cut, damaged middle record skipped", test_torn_tail);
+    CU_add_test(s, "parts: written by one rank, read by location, scanned, never cut",
+                test_parts);
     CU_add_test(s, "producer digests, damaged record, appends visible before sync",
                 test_digest_and_sync);
     CU_add_test(s, "format 1 journals refused", test_format1_refused);

@@ -680,15 +680,16 @@ static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
     for (size_t i = 0; i < st->cfg.shard_count; i++)
         if (!ns_results_has(&st->jr.res, i) && missing++ == 0)
             first_missing = i;
-    if (missing || scan.n_damaged || scan.torn_bytes || st->jr.n_foreign)
+    if (missing || scan.n_damaged || scan.torn_bytes || scan.torn_parts || st->jr.n_foreign)
         line(v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s%s", missing,
              st->cfg.shard_count, first_missing,
              scan.n_damaged ? "; damaged records were found" : "",
-             scan.torn_bytes ? "; an incomplete last record was found" : "",
+             scan.torn_bytes || scan.torn_parts ? "; an incomplete last record was found" : "",
              st->jr.n_foreign ? "; records of unknown tasks" : "");
     else
-        line(v, "PASS", "journal: all %zu tasks recorded (%zu values each)", st->cfg.shard_count,
-             st->plan.payload);
+        line(v, "PASS", "journal: all %zu tasks recorded (%zu values each; %s and %zu part "
+             "file%s)", st->cfg.shard_count, st->plan.payload, NS_JOURNAL_FILE, scan.n_parts,
+             scan.n_parts == 1 ? "" : "s");
     if (missing)
         line(v, "SKIP", "recomputation: the journal is incomplete");
     *ok = !missing;

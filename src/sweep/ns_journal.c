@@ -2,6 +2,7 @@
  * ns_journal.h). */
 #include "sweep/ns_journal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,13 +30,37 @@
 #define J_REC_MAGIC 0x3252534eu /* "NSR2" */
 #define J_REC_HEAD 80u          /* magic, pad, len, sha: the bytes before the task id */
 
+/* A location (ns_journal.h) packs a file number and a byte offset: file 0 is the journal's own
+ * file, file k >= 1 its k-th part. */
+#define J_OFFSET_BITS 40
+#define J_OFFSET_MASK ((UINT64_C(1) << J_OFFSET_BITS) - 1)
+#define J_MAX_FILES (UINT64_C(1) << (64 - J_OFFSET_BITS))
+/* Part files held open at once for reading; more are closed and reopened as needed. */
+#define J_MAX_OPEN 256
+
+typedef struct jpart {
+    char *path;
+    int fd; /* -1 while closed */
+} jpart;
+
+/* The parts: another rank's files, read only. Separately allocated, so that reads through a
+ * const journal may open and close them. */
+typedef struct jparts {
+    jpart *p;
+    uint32_t *ids; /* (segment, rank) per part, in part order */
+    size_t n, cap, nopen;
+} jparts;
+
 struct ns_journal {
     int fd;
-    char *path;
+    char *path, *dir;
+    char hash[65];      /* the sweep's, as every file's header records it */
     size_t payload_len;
     unsigned char *buf; /* one record: head + task + payload (for reading) */
     int dirty;          /* appended since the last sync */
     off_t prev_at, prev_len; /* the last record, its write-back started (prev_len 0: none) */
+    uint32_t next_segment;   /* 1 + the highest run segment of any part file found */
+    jparts *parts;
 };
 
 int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
@@ -115,24 +140,30 @@ static int read_full(int fd, void *data, size_t len, size_t *got)
     return 0;
 }
 
-/* Read the records of an open journal from start: fixed-size slots; a complete slot whose magic,
- * length or checksum is wrong is damaged and skipped (counted in scan); an incomplete last slot
- * is a torn tail. *good_end receives the end of the last complete slot. */
-static int scan_records(ns_journal *j, off_t start, ns_journal_record_fn fn, void *user,
-                        off_t *good_end, ns_journal_scan *scan, ns_err *err)
+/* Read the records of an open file (fd, path; file number `file` in locations) from start:
+ * fixed-size slots; a complete slot whose magic, length or checksum is wrong is damaged and
+ * skipped (counted in scan); an incomplete last slot is a torn tail (*torn its bytes). *good_end
+ * receives the end of the last complete slot. */
+static int scan_records(ns_journal *j, int fd, const char *path, uint64_t file, off_t start,
+                        ns_journal_record_fn fn, void *user, off_t *good_end, size_t *torn,
+                        ns_journal_scan *scan, ns_err *err)
 {
     size_t rec_size = J_REC_HEAD + 8 + j->payload_len;
     off_t pos = start;
-    if (lseek(j->fd, start, SEEK_SET) < 0)
-        return ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
+    *torn = 0;
+    if (lseek(fd, start, SEEK_SET) < 0)
+        return ns_fail(err, NS_ERR_IO, "seek %s: %s", path, strerror(errno));
     for (;;) {
         size_t got = 0;
-        if (read_full(j->fd, j->buf, rec_size, &got) != 0)
-            return ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
+        if (read_full(fd, j->buf, rec_size, &got) != 0)
+            return ns_fail(err, NS_ERR_IO, "read %s: %s", path, strerror(errno));
         if (got < rec_size) {
-            scan->torn_bytes = got; /* an append that never completed */
+            *torn = got; /* an append that never completed */
             break;
         }
+        if ((uint64_t)pos + rec_size > J_OFFSET_MASK)
+            return ns_fail(err, NS_ERR_INVALID, "%s: larger than a journal file may be (%llu "
+                           "bytes)", path, (unsigned long long)J_OFFSET_MASK);
         uint32_t magic;
         uint64_t len;
         memcpy(&magic, j->buf, 4);
@@ -144,15 +175,17 @@ static int scan_records(ns_journal *j, off_t start, ns_journal_record_fn fn, voi
             ok = memcmp(hex, j->buf + 16, 64) == 0;
         }
         if (!ok) {
-            if (scan->n_damaged++ == 0)
+            if (scan->n_damaged++ == 0) {
                 scan->first_damaged = (uint64_t)pos;
+                scan->first_damaged_file = path;
+            }
         } else {
             uint64_t task;
             memcpy(&task, j->buf + J_REC_HEAD, 8);
             scan->n_records++;
             if (fn)
                 NS_TRY(fn(user, task, j->buf + J_REC_HEAD + 8, j->payload_len,
-                          (uint64_t)pos + J_REC_HEAD + 8, err));
+                          file << J_OFFSET_BITS | ((uint64_t)pos + J_REC_HEAD + 8), err));
         }
         pos += (off_t)rec_size;
     }
@@ -161,24 +194,176 @@ static int scan_records(ns_journal *j, off_t start, ns_journal_record_fn fn, voi
 }
 
 /* The header of an existing journal against the one wanted; NS_OK or NS_ERR_INVALID saying why. */
-static int check_header(const ns_journal *j, const unsigned char *have, const unsigned char *want,
+static int check_header(const char *path, const unsigned char *have, const unsigned char *want,
                         const char *sweep_hash, ns_err *err)
 {
     if (memcmp(have, J_MAGIC_V1, 8) == 0)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s was written by normsweep 0.1 (journal format 1, METRICS version 1): "
                        "its values are not those of METRICS version 2 and cannot be resumed; "
-                       "remove it (or choose another --checkpoint-dir) to start afresh", j->path);
+                       "remove it (or choose another --checkpoint-dir) to start afresh", path);
     uint64_t have_check;
     memcpy(&have_check, have + 120, 8);
     if (memcmp(have, J_MAGIC, 8) != 0 || fnv1a(have, 120) != have_check)
         return ns_fail(err, NS_ERR_INVALID, "%s is not a normsweep journal (bad header); remove "
-                       "it to start afresh", j->path);
+                       "it to start afresh", path);
     if (memcmp(have + 8, want + 8, 24) != 0 || memcmp(have + 32, sweep_hash, 64) != 0)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s belongs to a different sweep (sweep text, model or record size "
-                       "changed); refusing to resume from it", j->path);
+                       "changed); refusing to resume from it", path);
     return NS_OK;
+}
+
+static int file_of(const ns_journal *j, uint64_t loc, int *fd, const char **path, ns_err *err);
+
+/* A new journal object for dir whose records hold payload_len bytes; path is set by the caller. */
+static ns_journal *journal_new(const char *dir, size_t payload_len, ns_err *err)
+{
+    ns_journal *j = calloc(1, sizeof *j);
+    if (j) {
+        j->fd = -1;
+        j->payload_len = payload_len;
+        j->next_segment = 1;
+        j->dir = strdup(dir);
+        j->buf = malloc(J_REC_HEAD + 8 + payload_len);
+        j->parts = calloc(1, sizeof *j->parts);
+    }
+    if (!j || !j->dir || !j->buf || !j->parts) {
+        ns_journal_close(j);
+        ns_fail(err, NS_ERR_NOMEM, "journal: out of memory (%zu-byte records)", payload_len);
+        return NULL;
+    }
+    return j;
+}
+
+static char *part_name(uint32_t segment, uint32_t rank)
+{
+    return ns_str_printf(NS_JOURNAL_PART_PREFIX "%u.r%u.nsj", segment, rank);
+}
+
+/* Add part (segment, rank) to j's parts, closed; *file receives its file number. */
+static int add_part(ns_journal *j, uint32_t segment, uint32_t rank, uint64_t *file, ns_err *err)
+{
+    jparts *ps = j->parts;
+    if (ps->n + 1 >= J_MAX_FILES)
+        return ns_fail(err, NS_ERR_INVALID, "journal %s: more than %llu files", j->dir,
+                       (unsigned long long)J_MAX_FILES - 1);
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        jpart *p = realloc(ps->p, cap * sizeof *p);
+        if (p)
+            ps->p = p;
+        uint32_t *ids = realloc(ps->ids, 2 * cap * sizeof *ids);
+        if (ids)
+            ps->ids = ids;
+        if (!p || !ids)
+            return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+        ps->cap = cap;
+    }
+    char *name = part_name(segment, rank);
+    char *path = name ? ns_path_join(j->dir, name) : NULL;
+    free(name);
+    if (!path)
+        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    ps->p[ps->n] = (jpart){path, -1};
+    ps->ids[2 * ps->n] = segment;
+    ps->ids[2 * ps->n + 1] = rank;
+    *file = ++ps->n;
+    if (segment >= j->next_segment)
+        j->next_segment = segment + 1;
+    return NS_OK;
+}
+
+static int cmp_ids(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The part files in dir: (segment, rank) pairs in that order, by name "journal.s<S>.r<R>.nsj"
+ * exactly as part_name writes it (*ids: caller frees). */
+static int list_parts(const char *dir, uint32_t **ids, size_t *n, ns_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return ns_fail(err, NS_ERR_IO, "read directory %s: %s", dir, strerror(errno));
+    size_t cap = 0;
+    int rc = NS_OK;
+    struct dirent *e;
+    while (rc == NS_OK && (e = readdir(d))) {
+        unsigned s, r;
+        if (strncmp(e->d_name, NS_JOURNAL_PART_PREFIX, strlen(NS_JOURNAL_PART_PREFIX)) != 0 ||
+            sscanf(e->d_name, NS_JOURNAL_PART_PREFIX "%u.r%u.nsj", &s, &r) != 2)
+            continue;
+        char *canon = part_name(s, r);
+        int same = canon && strcmp(canon, e->d_name) == 0;
+        free(canon);
+        if (!same)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            uint32_t *p = realloc(*ids, 2 * cap * sizeof *p);
+            if (!p) {
+                rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+                break;
+            }
+            *ids = p;
+        }
+        (*ids)[2 * *n] = s;
+        (*ids)[2 * *n + 1] = r;
+        (*n)++;
+    }
+    closedir(d);
+    if (rc == NS_OK && *n)
+        qsort(*ids, *n, 2 * sizeof **ids, cmp_ids);
+    return rc;
+}
+
+/* Scan part `file` of j read-only (another run segment's file: never truncated or written). A
+ * file shorter than a header (its creator was stopped while writing it) holds nothing. */
+static int scan_part(ns_journal *j, uint64_t file, const unsigned char *want,
+                     ns_journal_record_fn fn, void *user, ns_journal_scan *scan, ns_err *err)
+{
+    const char *path = j->parts->p[file - 1].path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ns_fail(err, NS_ERR_IO, "open %s: %s", path, strerror(errno));
+    unsigned char have[J_HEADER_SIZE];
+    size_t got = 0, torn = 0;
+    off_t end;
+    int rc = read_full(fd, have, sizeof have, &got) == 0
+                 ? NS_OK
+                 : ns_fail(err, NS_ERR_IO, "read %s: %s", path, strerror(errno));
+    if (rc == NS_OK && got < sizeof have)
+        torn = got ? got : 1;
+    else if (rc == NS_OK && (rc = check_header(path, have, want, j->hash, err)) == NS_OK)
+        rc = scan_records(j, fd, path, file, J_HEADER_SIZE, fn, user, &end, &torn, scan, err);
+    close(fd);
+    if (rc == NS_OK && torn)
+        scan->torn_parts++;
+    return rc;
+}
+
+/* The parts in j's directory into j (any of them is an error unless resuming, as an existing
+ * journal is). */
+static int find_parts(ns_journal *j, int resume, ns_err *err)
+{
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    NS_TRY(list_parts(j->dir, &ids, &n, err));
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < n; i++) {
+        uint64_t file;
+        if ((rc = add_part(j, ids[2 * i], ids[2 * i + 1], &file, err)) == NS_OK && !resume)
+            rc = ns_fail(err, NS_ERR_INVALID,
+                         "%s exists: pass --resume to continue that sweep, or remove it (or "
+                         "choose another --checkpoint-dir) to start afresh",
+                         j->parts->p[file - 1].path);
+    }
+    free(ids);
+    return rc;
 }
 
 int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len, int resume,
@@ -193,17 +378,14 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
     *out = NULL;
     if (strlen(sweep_hash) != 64)
         return ns_fail(err, NS_ERR_INVALID, "journal: sweep hash must be 64 hex characters");
-    ns_journal *j = calloc(1, sizeof *j);
+    NS_TRY(ns_file_mkdirs(dir, err));
+    ns_journal *j = journal_new(dir, payload_len, err);
     if (!j)
-        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
-    j->fd = -1;
-    j->payload_len = payload_len;
-    if ((rc = ns_file_mkdirs(dir, err)) != NS_OK)
-        goto fail;
+        return NS_ERR_NOMEM;
+    memcpy(j->hash, sweep_hash, 65);
     j->path = ns_path_join(dir, NS_JOURNAL_FILE);
-    j->buf = malloc(J_REC_HEAD + 8 + payload_len);
-    if (!j->path || !j->buf) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory (%zu-byte records)", payload_len);
+    if (!j->path) {
+        rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
         goto fail;
     }
     unsigned char want[J_HEADER_SIZE];
@@ -215,6 +397,8 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
                      "another --checkpoint-dir) to start afresh", j->path);
         goto fail;
     }
+    if ((rc = find_parts(j, resume, err)) != NS_OK)
+        goto fail;
     j->fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (j->fd < 0) {
         rc = ns_fail(err, NS_ERR_IO, "open %s: %s", j->path, strerror(errno));
@@ -247,9 +431,10 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
             rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path, strerror(errno));
             goto fail;
         }
-        if ((rc = check_header(j, have, want, sweep_hash, err)) != NS_OK)
+        if ((rc = check_header(j->path, have, want, sweep_hash, err)) != NS_OK)
             goto fail;
-        if ((rc = scan_records(j, J_HEADER_SIZE, fn, user, &end, scan, err)) != NS_OK)
+        if ((rc = scan_records(j, j->fd, j->path, 0, J_HEADER_SIZE, fn, user, &end,
+                               &scan->torn_bytes, scan, err)) != NS_OK)
             goto fail;
         if (scan->torn_bytes) {
             if (ftruncate(j->fd, end) != 0 || fsync(j->fd) != 0) {
@@ -262,11 +447,91 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
         rc = ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
         goto fail;
     }
+    /* then the parts, in (segment, rank) order: the first valid record of a task wins (all of a
+     * task's records are identical by construction) */
+    for (uint64_t file = 1; file <= j->parts->n; file++)
+        if ((rc = scan_part(j, file, want, fn, user, scan, err)) != NS_OK)
+            goto fail;
+    scan->n_parts = j->parts->n;
     *out = j;
     return NS_OK;
 fail:
     ns_journal_close(j);
     return rc;
+}
+
+int ns_journal_create_part(const char *dir, const char *sweep_hash, size_t payload_len,
+                           uint32_t segment, uint32_t rank, ns_journal **out, ns_err *err)
+{
+    *out = NULL;
+    if (strlen(sweep_hash) != 64)
+        return ns_fail(err, NS_ERR_INVALID, "journal: sweep hash must be 64 hex characters");
+    ns_journal *j = journal_new(dir, payload_len, err);
+    if (!j)
+        return NS_ERR_NOMEM;
+    memcpy(j->hash, sweep_hash, 65);
+    char *name = part_name(segment, rank);
+    j->path = name ? ns_path_join(dir, name) : NULL;
+    free(name);
+    int rc = NS_OK;
+    unsigned char want[J_HEADER_SIZE];
+    make_header(want, sweep_hash, payload_len);
+    if (!j->path)
+        rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    else if ((j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+        rc = ns_fail(err, NS_ERR_IO, "create %s: %s", j->path, strerror(errno));
+    else if ((rc = write_full(j->fd, want, sizeof want, j->path, err)) == NS_OK &&
+             fsync(j->fd) != 0)
+        rc = ns_fail(err, NS_ERR_IO, "fsync %s: %s", j->path, strerror(errno));
+    if (rc == NS_OK)
+        rc = ns_file_sync_parent_dir(j->path, err);
+    if (rc != NS_OK) {
+        ns_journal_close(j);
+        return rc;
+    }
+    *out = j;
+    return NS_OK;
+}
+
+uint32_t ns_journal_next_segment(const ns_journal *j)
+{
+    return j->next_segment;
+}
+
+int ns_journal_part_location(ns_journal *j, uint32_t segment, uint32_t rank,
+                             uint64_t part_location, uint64_t *location, ns_err *err)
+{
+    jparts *ps = j->parts;
+    uint64_t file = 0;
+    for (size_t i = ps->n; i-- > 0 && !file;)
+        if (ps->ids[2 * i] == segment && ps->ids[2 * i + 1] == rank)
+            file = i + 1;
+    if (!file)
+        NS_TRY(add_part(j, segment, rank, &file, err));
+    if (part_location >> J_OFFSET_BITS)
+        return ns_fail(err, NS_ERR_INVALID, "journal: location %llu is not one of a part's own",
+                       (unsigned long long)part_location);
+    *location = file << J_OFFSET_BITS | part_location;
+    return NS_OK;
+}
+
+int ns_journal_check_part(ns_journal *j, uint32_t segment, uint32_t rank, ns_err *err)
+{
+    uint64_t loc;
+    int fd;
+    const char *path;
+    size_t had = j->parts->n;
+    NS_TRY(ns_journal_part_location(j, segment, rank, 0, &loc, err));
+    int rc = file_of(j, loc, &fd, &path, err);
+    if (rc != NS_OK && j->parts->n > had) /* not a part of j after all */
+        free(j->parts->p[--j->parts->n].path);
+    return rc;
+}
+
+size_t ns_journal_parts(const ns_journal *j, const uint32_t **ids)
+{
+    *ids = j->parts->ids;
+    return j->parts->n;
 }
 
 /* Page-cache hygiene for a write-once log (Linux; elsewhere the kernel's defaults): each record's
@@ -314,6 +579,9 @@ int ns_journal_append(ns_journal *j, uint64_t task, const void *payload,
     off_t at = lseek(j->fd, 0, SEEK_CUR);
     if (at < 0)
         return ns_fail(err, NS_ERR_IO, "seek %s: %s", j->path, strerror(errno));
+    if ((uint64_t)at + J_REC_HEAD + 8 + j->payload_len > J_OFFSET_MASK)
+        return ns_fail(err, NS_ERR_IO, "write %s: a journal file may not grow beyond %llu bytes",
+                       j->path, (unsigned long long)J_OFFSET_MASK);
     unsigned char head[J_REC_HEAD + 8], md[NS_JOURNAL_DIGEST_LEN]; /* the payload follows head */
     uint32_t magic = J_REC_MAGIC, pad = 0;
     uint64_t len = j->payload_len;
@@ -348,17 +616,74 @@ int ns_journal_sync(ns_journal *j, ns_err *err)
     return NS_OK;
 }
 
+/* Check a header read from path: this format, record size and (hash non-empty) sweep. */
+static int check_read_header(const char *path, const unsigned char *have, size_t payload_len,
+                             const char *hash, ns_err *err)
+{
+    uint64_t len = 0;
+    memcpy(&len, have + 16, 8);
+    if (memcmp(have, J_MAGIC, 8) != 0 || len != payload_len ||
+        (hash[0] && memcmp(have + 32, hash, 64) != 0))
+        return ns_fail(err, NS_ERR_INVALID, "%s: not this sweep's journal", path);
+    return NS_OK;
+}
+
+/* The descriptor and path of the file that holds location loc (a part is opened, and its header
+ * checked, when first read; at most J_MAX_OPEN parts are open at once). */
+static int file_of(const ns_journal *j, uint64_t loc, int *fd, const char **path, ns_err *err)
+{
+    uint64_t file = loc >> J_OFFSET_BITS;
+    jparts *ps = j->parts;
+    if (file == 0) {
+        *fd = j->fd;
+        *path = j->path;
+        return NS_OK;
+    }
+    if (file > ps->n)
+        return ns_fail(err, NS_ERR_INVALID, "%s: no journal file %llu for location %llu", j->dir,
+                       (unsigned long long)file, (unsigned long long)loc);
+    jpart *p = &ps->p[file - 1];
+    *path = p->path;
+    if (p->fd < 0) {
+        if (ps->nopen >= J_MAX_OPEN) {
+            for (size_t i = 0; i < ps->n; i++)
+                if (ps->p[i].fd >= 0)
+                    close(ps->p[i].fd), ps->p[i].fd = -1;
+            ps->nopen = 0;
+        }
+        int f = open(p->path, O_RDONLY | O_CLOEXEC);
+        unsigned char have[J_HEADER_SIZE];
+        size_t got = 0;
+        if (f < 0 || read_full(f, have, sizeof have, &got) != 0 || got != sizeof have) {
+            int rc = ns_fail(err, NS_ERR_IO, "read %s: %s", p->path,
+                             f < 0 || got == 0 ? strerror(errno) : "truncated header");
+            if (f >= 0)
+                close(f);
+            return rc;
+        }
+        int rc = check_read_header(p->path, have, j->payload_len, j->hash, err);
+        if (rc != NS_OK) {
+            close(f);
+            return rc;
+        }
+        p->fd = f;
+        ps->nopen++;
+    }
+    *fd = p->fd;
+    return NS_OK;
+}
+
 /* len bytes at byte at of the file; NS_ERR_IO naming the file and the offset when they cannot be
  * read (end of file included). */
-static int pread_all(const ns_journal *j, off_t at, void *out, size_t len, ns_err *err)
+static int pread_all(int fd, const char *path, off_t at, void *out, size_t len, ns_err *err)
 {
     unsigned char *p = out;
     while (len > 0) {
-        ssize_t r = pread(j->fd, p, len, at);
+        ssize_t r = pread(fd, p, len, at);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
-            return ns_fail(err, NS_ERR_IO, "read %s at %lld: %s", j->path, (long long)at,
+            return ns_fail(err, NS_ERR_IO, "read %s at %lld: %s", path, (long long)at,
                            r == 0 ? "unexpected end of file" : strerror(errno));
         p += r;
         at += r;
@@ -370,55 +695,75 @@ static int pread_all(const ns_journal *j, off_t at, void *out, size_t len, ns_er
 int ns_journal_read(const ns_journal *j, uint64_t payload_offset, size_t byte_offset, size_t len,
                     void *out, ns_err *err)
 {
+    int fd;
+    const char *path;
+    NS_TRY(file_of(j, payload_offset, &fd, &path, err));
     if (byte_offset > j->payload_len || len > j->payload_len - byte_offset)
-        return ns_fail(err, NS_ERR_INVALID, "read %s: range outside a record", j->path);
-    return pread_all(j, (off_t)(payload_offset + byte_offset), out, len, err);
+        return ns_fail(err, NS_ERR_INVALID, "read %s: range outside a record", path);
+    return pread_all(fd, path, (off_t)((payload_offset & J_OFFSET_MASK) + byte_offset), out, len,
+                     err);
 }
 
 int ns_journal_task_at(const ns_journal *j, uint64_t payload_offset, uint64_t *task, ns_err *err)
 {
+    int fd;
+    const char *path;
+    NS_TRY(file_of(j, payload_offset, &fd, &path, err));
     unsigned char head[J_REC_HEAD + 8];
-    if (payload_offset < J_HEADER_SIZE + sizeof head)
-        return ns_fail(err, NS_ERR_INVALID, "%s: no record's payload at byte %llu", j->path,
-                       (unsigned long long)payload_offset);
-    off_t at = (off_t)(payload_offset - sizeof head);
-    NS_TRY(pread_all(j, at, head, sizeof head, err));
+    uint64_t off = payload_offset & J_OFFSET_MASK;
+    if (off < J_HEADER_SIZE + sizeof head)
+        return ns_fail(err, NS_ERR_INVALID, "%s: no record's payload at byte %llu", path,
+                       (unsigned long long)off);
+    off_t at = (off_t)(off - sizeof head);
+    NS_TRY(pread_all(fd, path, at, head, sizeof head, err));
     uint32_t magic;
     uint64_t len;
     memcpy(&magic, head, 4);
     memcpy(&len, head + 8, 8);
     if (magic != J_REC_MAGIC || len != j->payload_len)
-        return ns_fail(err, NS_ERR_INVALID, "%s: no record starts at byte %lld", j->path,
+        return ns_fail(err, NS_ERR_INVALID, "%s: no record starts at byte %lld", path,
                        (long long)at);
     memcpy(task, head + J_REC_HEAD, 8);
     return NS_OK;
 }
 
-int ns_journal_attach(const char *dir, size_t payload_len, ns_journal **out, ns_err *err)
+const char *ns_journal_file(const ns_journal *j, uint64_t location)
+{
+    uint64_t file = location >> J_OFFSET_BITS;
+    return file >= 1 && file <= j->parts->n ? j->parts->p[file - 1].path : j->path;
+}
+
+uint64_t ns_journal_byte(uint64_t location)
+{
+    return location & J_OFFSET_MASK;
+}
+
+int ns_journal_attach(const char *dir, size_t payload_len, const uint32_t *ids, size_t nparts,
+                      ns_journal **out, ns_err *err)
 {
     *out = NULL;
-    ns_journal *j = calloc(1, sizeof *j);
+    ns_journal *j = journal_new(dir, payload_len, err);
     if (!j)
-        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
-    j->payload_len = payload_len;
+        return NS_ERR_NOMEM;
+    int rc = NS_OK;
     j->path = ns_path_join(dir, NS_JOURNAL_FILE);
-    if (!j->path) {
-        ns_journal_close(j);
-        return ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    if (!j->path)
+        rc = ns_fail(err, NS_ERR_NOMEM, "journal: out of memory");
+    for (size_t i = 0; rc == NS_OK && i < nparts; i++) {
+        uint64_t file;
+        rc = add_part(j, ids[2 * i], ids[2 * i + 1], &file, err);
     }
-    j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
     unsigned char have[J_HEADER_SIZE];
     size_t got = 0;
-    uint64_t len = 0;
-    if (j->fd < 0 || read_full(j->fd, have, sizeof have, &got) != 0 || got != sizeof have) {
-        int rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path,
+    if (rc == NS_OK) {
+        j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+        if (j->fd < 0 || read_full(j->fd, have, sizeof have, &got) != 0 || got != sizeof have)
+            rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path,
                          j->fd < 0 || got == 0 ? strerror(errno) : "truncated header");
-        ns_journal_close(j);
-        return rc;
     }
-    memcpy(&len, have + 16, 8);
-    if (memcmp(have, J_MAGIC, 8) != 0 || len != payload_len) {
-        int rc = ns_fail(err, NS_ERR_INVALID, "%s: not this sweep's journal", j->path);
+    if (rc == NS_OK && (rc = check_read_header(j->path, have, payload_len, "", err)) == NS_OK)
+        memcpy(j->hash, have + 32, 64); /* every part must carry the same sweep */
+    if (rc != NS_OK) {
         ns_journal_close(j);
         return rc;
     }
@@ -440,7 +785,18 @@ void ns_journal_close(ns_journal *j)
             (void)fdatasync(j->fd);
         close(j->fd);
     }
+    if (j->parts) {
+        for (size_t i = 0; i < j->parts->n; i++) {
+            if (j->parts->p[i].fd >= 0)
+                close(j->parts->p[i].fd);
+            free(j->parts->p[i].path);
+        }
+        free(j->parts->p);
+        free(j->parts->ids);
+        free(j->parts);
+    }
     free(j->path);
+    free(j->dir);
     free(j->buf);
     free(j);
 }

@@ -55,8 +55,9 @@ int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *e
         NS_TRY(ns_journal_task_at(journal, res->offset[s], &task, err));
         if (task != s)
             return ns_fail(err, NS_ERR_INVALID, "%s: the record at payload offset %llu holds "
-                           "task %llu, not shard %zu's", ns_journal_path(journal),
-                           (unsigned long long)res->offset[s], (unsigned long long)task, s);
+                           "task %llu, not shard %zu's", ns_journal_file(journal, res->offset[s]),
+                           (unsigned long long)ns_journal_byte(res->offset[s]),
+                           (unsigned long long)task, s);
     }
     return NS_OK;
 }

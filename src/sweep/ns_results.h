@@ -1,4 +1,5 @@
-/* ns_results: where every task's payload lies in the journal (the master's store: its memory does
+/* ns_results: where every task's payload lies in the journal (its location, ns_journal.h: the
+ * file and the byte; the master's store: its memory does
  * not grow with the grid), and the reduction of a range of slices from those payloads -- the
  * unit of work the sweep's ranks share at the end of a run and `verify` repeats. Values are
  * gathered by shard index, then row, never by arrival order, so the result does not depend on
@@ -17,7 +18,7 @@
 
 typedef struct ns_results {
     size_t n_shards;
-    uint64_t *offset;          /* (n_shards) payload offsets in the journal, NS_RESULTS_MISSING */
+    uint64_t *offset;          /* (n_shards) payload locations in the journal, NS_RESULTS_MISSING */
     int32_t *forward_count;    /* (n_shards) forward passes run per shard */
     size_t n_done;
 } ns_results;
@@ -25,16 +26,16 @@ typedef struct ns_results {
 int ns_results_init(ns_results *res, size_t n_shards, ns_err *err);
 void ns_results_free(ns_results *res);
 
-/* Record that shard's payload is stored at payload_offset of the journal. A second result for
+/* Record that shard's payload is stored at location payload_offset of the journal. A second result for
  * the same shard is ignored (the first one wins; both are identical by construction) but still
  * counted as a forward pass. */
 int ns_results_set(ns_results *res, uint64_t shard, uint64_t payload_offset, ns_err *err);
 /* 1 if shard's result is recorded. */
 int ns_results_has(const ns_results *res, uint64_t shard);
 
-/* Check that journal holds, at every recorded offset, a record of that shard's task (one read of
- * a record head per shard): NS_ERR_INVALID naming the first shard whose offset holds another
- * task or no record -- the offsets came from another file than this one. */
+/* Check that journal holds, at every recorded location, a record of that shard's task (one read
+ * of a record head per shard): NS_ERR_INVALID naming the first shard whose location holds another
+ * task or no record -- the locations came from other files than these. */
 int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err);
 
 /* Reduce slices [first, first + count) of the plan (ns_plan_slice) from every shard's payload

@@ -188,6 +188,7 @@ static void ctx_free(sweep_ctx *c)
     if (c->have_res)
         ns_results_free(&c->res);
     ns_sweep_close_outputs(c);
+    ns_journal_close(c->part);
     free(c->tokens);
     free(c->buf);
     free(c->rbuf);
@@ -241,9 +242,12 @@ int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hook
         rc = broadcast_setup(c, &ident, err);
     if (rc == NS_OK)
         rc = load_everywhere(c, &ident, err);
-    /* 4. Rank 0 creates the outputs and opens the journal (loading its results). */
+    /* 4. Rank 0 creates the outputs and opens the journal (loading its results); a worker that
+     * sees the checkpoint directory creates its own part of the journal. */
     if (rc == NS_OK)
         rc = share_verdict(c, c->rank == 0 ? ns_sweep_open_outputs(c, err) : NS_OK, err);
+    if (rc == NS_OK)
+        rc = ns_sweep_open_part(c, err);
     /* 5. The task loop. */
     if (rc == NS_OK) {
         rc = c->rank == 0 ? ns_sweep_master(c, err) : ns_sweep_worker(c, err);

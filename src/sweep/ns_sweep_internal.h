@@ -1,6 +1,7 @@
 /* ns_sweep_internal: the state the parts of the MPI sweep share (ns_sweep.c: setup and
- * broadcast; ns_sweep_prepare.c: rank 0's checks and outputs; ns_sweep_master.c,
- * ns_sweep_worker.c: the task loop; ns_sweep_reduce.c: the end-of-run reduction). Not for use
+ * broadcast; ns_sweep_prepare.c: rank 0's checks and outputs; ns_sweep_share.c: which ranks see
+ * rank 0's checkpoint directory; ns_sweep_master.c, ns_sweep_worker.c: the task loop;
+ * ns_sweep_reduce.c: the end-of-run reduction). Not for use
  * outside src/sweep. */
 #ifndef NS_SWEEP_INTERNAL_H
 #define NS_SWEEP_INTERNAL_H
@@ -24,6 +25,8 @@ enum {
     TAG_ABANDON = 3,   /* worker -> master: doubles [task, 0]: stopped before finishing */
     TAG_FAIL = 4,      /* worker -> master: chars: an error message */
     TAG_HEARTBEAT = 5, /* worker -> master: no data; "still working" */
+    TAG_STORED = 6,    /* worker -> master: uint64 [task, location in its part, seconds' bits]:
+                          the result is in the worker's own part of the journal, synced */
     TAG_TASK = 10,     /* master -> worker: int64 task */
     TAG_STOP = 11,     /* master -> worker: no more tasks, leave the loop */
     TAG_ABORT = 12     /* master -> worker: abandon the current task (interrupt or failure) */
@@ -70,6 +73,10 @@ typedef struct sweep_ctx {
     int have_res;
     size_t from_journal;      /* tasks found in the journal at the start */
     char *history;            /* the checkpoint directory's history, this segment included */
+    char journal_hash[65];    /* the sweep's identity in the journal's headers */
+    /* every rank */
+    uint32_t segment;         /* this run segment's number among the journal's parts */
+    ns_journal *part;         /* a worker that sees the checkpoint directory: its own part */
 } sweep_ctx;
 
 /* A message line for the user (rank 0), printf-style. */
@@ -100,6 +107,15 @@ void ns_sweep_close_outputs(sweep_ctx *c);
 /* The task loops; both return the loop's status (NS_ERR_INTERRUPTED when stopped). */
 int ns_sweep_master(sweep_ctx *c, ns_err *err);
 int ns_sweep_worker(sweep_ctx *c, ns_err *err);
+
+/* Every rank, after ns_sweep_open_outputs: the run segment; a worker that sees rank 0's
+ * checkpoint directory creates its part of the journal in c->part (none: it sends payloads). */
+int ns_sweep_open_part(sweep_ctx *c, ns_err *err);
+/* Every rank, for the reduction: on rank 0, checks that the journal holds every shard's record
+ * where c->res says (*j: c->journal; an error otherwise: the journal changed under the run);
+ * elsewhere *j is rank 0's journal (its parts included) attached read-only when this rank sees
+ * the checkpoint directory and finds every shard's record where c->res says, else NULL. */
+int ns_sweep_attach_journal(sweep_ctx *c, ns_journal **j, ns_err *err);
 
 /* Every rank: reduce a share of the slices; rank 0 writes the NetCDF and the summary. */
 int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err);

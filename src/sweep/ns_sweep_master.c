@@ -28,26 +28,33 @@ typedef struct master {
     double last_sync;       /* when the journal was last synced */
     double master_seconds, service_seconds, worker_seconds;
     size_t master_tasks, worker_tasks;
+    size_t in_parts;        /* results recorded where a worker's own part holds them */
 } master;
 
-/* Journal a task's result (digest: from the rank that computed it, NULL: computed here). */
+/* Record a task's result: its payload journalled here (digest: from the rank that computed it,
+ * NULL: computed here), or (payload NULL) at part_location of worker w's part. A task already
+ * recorded only counts as a forward pass. */
 static int record_result(master *m, uint64_t task, const double *payload,
-                         const unsigned char *digest, ns_err *err)
+                         const unsigned char *digest, int w, uint64_t part_location, ns_err *err)
 {
     sweep_ctx *c = m->c;
     if (task >= c->res.n_shards)
         return ns_fail(err, NS_ERR_INVALID, "result for unknown task %llu",
                        (unsigned long long)task);
-    uint64_t offset = NS_RESULTS_MISSING;
-    if (!ns_results_has(&c->res, task)) {
-        NS_TRY(ns_journal_append(c->journal, task, payload, digest, &offset, err));
+    uint64_t location = NS_RESULTS_MISSING;
+    if (!ns_results_has(&c->res, task) && !payload) {
+        NS_TRY(ns_journal_part_location(c->journal, c->segment, (uint32_t)w, part_location,
+                                        &location, err));
+        m->in_parts++;
+    } else if (!ns_results_has(&c->res, task)) {
+        NS_TRY(ns_journal_append(c->journal, task, payload, digest, &location, err));
         double now = ns_progress_now();
         if (now - m->last_sync >= NS_SWEEP_SYNC_SECONDS) { /* one sync for many records */
             NS_TRY(ns_journal_sync(c->journal, err));
             m->last_sync = now;
         }
     }
-    NS_TRY(ns_results_set(&c->res, task, offset, err));
+    NS_TRY(ns_results_set(&c->res, task, location, err));
     ns_progress_update(&m->prog, c->res.n_done);
     return NS_OK;
 }
@@ -99,10 +106,24 @@ static int receive(master *m, const MPI_Status *st, int *wants_reply, ns_err *er
         ns_err_clear(&e);
         unsigned char digest[NS_JOURNAL_DIGEST_LEN];
         memcpy(digest, c->rbuf + 2, sizeof digest);
-        if (record_result(m, (uint64_t)c->rbuf[0], c->rbuf + NS_SWEEP_RESULT_HEAD, digest, &e) !=
-            NS_OK)
+        if (record_result(m, (uint64_t)c->rbuf[0], c->rbuf + NS_SWEEP_RESULT_HEAD, digest, w, 0,
+                          &e) != NS_OK)
             set_failed(m, &e);
         m->worker_seconds += c->rbuf[1];
+        m->worker_tasks++;
+        break;
+    }
+    case TAG_STORED: {
+        uint64_t msg[3];
+        double seconds;
+        MPI_TRY(MPI_Recv(msg, 3, MPI_UINT64_T, w, TAG_STORED, c->comm, MPI_STATUS_IGNORE),
+                "receive result");
+        memcpy(&seconds, &msg[2], sizeof seconds);
+        ns_err e;
+        ns_err_clear(&e);
+        if (record_result(m, msg[0], NULL, NULL, w, msg[1], &e) != NS_OK)
+            set_failed(m, &e);
+        m->worker_seconds += seconds;
         m->worker_tasks++;
         break;
     }
@@ -218,7 +239,7 @@ static void own_task(master *m)
     }
     m->master_seconds += (ns_progress_now() - t0) - (m->service_seconds - s0);
     m->master_tasks++;
-    if (record_result(m, t, out, NULL, &e) != NS_OK)
+    if (record_result(m, t, out, NULL, 0, 0, &e) != NS_OK)
         set_failed(m, &e);
 }
 
@@ -270,9 +291,11 @@ static void report_timing(master *m, double wall)
     sweep_ctx *c = m->c;
     double own = m->master_tasks ? m->master_seconds / (double)m->master_tasks : 0.0;
     ns_sweep_say(c, "normsweep: master computed %zu task(s), %.3f s per task (own compute; %.3f s "
-                 "spent servicing workers); workers computed %zu task(s), %.3f s per task; wall "
-                 "%.2f s", m->master_tasks, own, m->service_seconds, m->worker_tasks,
-                 m->worker_tasks ? m->worker_seconds / (double)m->worker_tasks : 0.0, wall);
+                 "spent servicing workers); workers computed %zu task(s), %.3f s per task (%zu "
+                 "journalled in their own files); wall %.2f s", m->master_tasks, own,
+                 m->service_seconds, m->worker_tasks,
+                 m->worker_tasks ? m->worker_seconds / (double)m->worker_tasks : 0.0, m->in_parts,
+                 wall);
     ns_sweep_say(c, "master_seconds_per_task: %.6f", own);
     ns_sweep_say(c, "sweep_wall_seconds: %.6f", wall);
 }

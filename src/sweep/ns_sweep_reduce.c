@@ -2,7 +2,7 @@
  * slices (reading its shards' payloads from the journal), the results are gathered on rank 0 in
  * slice order -- so the file does not depend on how many ranks shared the work -- and rank 0
  * writes the NetCDF file and the run summary. When a rank cannot read the journal (a checkpoint
- * directory not shared between nodes), rank 0 reduces every slice itself. */
+ * directory not shared between nodes: ns_sweep_share.c), rank 0 reduces every slice itself. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,34 +67,6 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
     return rc == MPI_SUCCESS ? NS_OK : ns_sweep_mpi_fail(err, rc, "gather the reduction");
 }
 
-/* Whether this rank may read the journal at rank 0's offsets: on rank 0, when every offset holds
- * its shard's record (*j = its own; else an error: the journal changed under the run); elsewhere
- * *j is the journal attached read-only when the directory is rank 0's -- the lock file holds the
- * record this run's rank 0 wrote (host, pid, start) -- and every offset holds its shard's record,
- * else NULL. Checking the journal's header alone would not do: a node-local directory of the same
- * path may hold an older journal of the same sweep, whose records lie at other offsets. */
-static int sees_checkpoint_dir(sweep_ctx *c, ns_journal **j, ns_err *err)
-{
-    char mine[1024] = "", rank0[1024] = "";
-    if (c->rank == 0)
-        (void)ns_lock_peek(c->cfg.checkpoint_dir, rank0, sizeof rank0);
-    MPI_TRY(MPI_Bcast(rank0, (int)sizeof rank0, MPI_CHAR, 0, c->comm), "broadcast the lock record");
-    if (c->rank == 0)
-        return ns_results_check(&c->res, *j, err);
-    *j = NULL;
-    if (!rank0[0] || ns_lock_peek(c->cfg.checkpoint_dir, mine, sizeof mine) != 0 ||
-        strcmp(mine, rank0) != 0)
-        return NS_OK;
-    ns_err e;
-    if (ns_journal_attach(c->cfg.checkpoint_dir, c->plan.payload * sizeof(double), j, &e) != NS_OK)
-        *j = NULL;
-    else if (ns_results_check(&c->res, *j, &e) != NS_OK) {
-        ns_journal_close(*j);
-        *j = NULL;
-    }
-    return NS_OK;
-}
-
 /* Reduce this rank's share; *P receives how many ranks share the work. Rank 0 reduces its share
  * (the first slices) straight into *res and *smp sized for every slice -- the buffers the gather
  * fills and the writer reads -- so its share is neither held twice nor copied (1.5 GB at GPT-2 XL's
@@ -105,7 +77,7 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
     ns_journal *j = c->journal;
-    int rc = sees_checkpoint_dir(c, &j, err); /* fails only on rank 0 (or in MPI) */
+    int rc = ns_sweep_attach_journal(c, &j, err); /* fails only on rank 0 (or in MPI) */
     int not_ok = j ? c->size : c->rank, first_not_ok = c->size; /* the first rank that cannot */
     MPI_TRY(MPI_Allreduce(&not_ok, &first_not_ok, 1, MPI_INT, MPI_MIN, c->comm),
             "agree on the journal");

@@ -1,7 +1,9 @@
 /* ns_sweep_worker: a worker rank's task loop: ask the master for a task, run it through the rows
- * stage, send the result with its journal checksum (so that rank 0 only writes it); between
- * heads it sends a heartbeat now and then (so the master can tell a slow task from a stopped
- * rank) and looks for an abort or a stop request. */
+ * stage, and either append the result to its own part of the journal (synced) and send the
+ * master where it lies, or -- without a part, or when appending to it fails -- send the result
+ * with its journal checksum (so that rank 0 only writes it); between heads it sends a heartbeat
+ * now and then (so the master can tell a slow task from a stopped rank) and looks for an abort
+ * or a stop request. */
 #include <string.h>
 
 #include "sweep/ns_progress.h"
@@ -47,6 +49,21 @@ static int run_task(worker *w, long long t, ns_err *err)
     unsigned char digest[NS_JOURNAL_DIGEST_LEN]; /* the journal's checksum, computed here */
     if (rc == NS_OK)
         rc = ns_journal_digest((uint64_t)t, out, c->plan.payload * sizeof *out, digest, &e);
+    if (rc == NS_OK && c->part) {
+        /* durable before the master counts it: a part is read by other processes, maybe on
+         * other nodes, and never synced by anyone else */
+        uint64_t msg[3] = {(uint64_t)t, 0, 0};
+        double seconds = ns_progress_now() - t0;
+        memcpy(&msg[2], &seconds, sizeof seconds);
+        if (ns_journal_append(c->part, (uint64_t)t, out, digest, &msg[1], &e) == NS_OK &&
+            ns_journal_sync(c->part, &e) == NS_OK) {
+            MPI_TRY(MPI_Send(msg, 3, MPI_UINT64_T, 0, TAG_STORED, c->comm), "send result");
+            return NS_OK;
+        }
+        ns_journal_close(c->part); /* say, its disk is full: the master journals the rest */
+        c->part = NULL;
+        ns_err_clear(&e);
+    }
     if (rc == NS_OK) {
         c->buf[0] = (double)t;
         c->buf[1] = ns_progress_now() - t0;
