@@ -80,6 +80,8 @@ for k in '"format": "normsweep-archive-2"' "\"sha256\": \"$model_sha\"" '"git_co
 done
 "$PY" -c "import json,sys; json.load(open(sys.argv[1]))" x/arc/provenance.json ||
   fail "provenance.json is not valid JSON"
+"$PY" -c "import json,sys; f = json.load(open(sys.argv[1]))['files']; sys.exit(not (f['journal'] == 'checkpoint/journal.nsj' and f['journal_parts'] == ['checkpoint/journal.s1.r1.nsj']))" \
+  x/arc/provenance.json || fail "provenance.json does not name the journal and its part"
 "$PY" -c "import json,sys; json.load(open(sys.argv[1]))" x/arc/assets-manifest.json ||
   fail "assets-manifest.json is not valid JSON"
 # README.txt explains the run: its inputs with their sha256, the versions, how to verify and the

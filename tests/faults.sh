@@ -113,6 +113,19 @@ else
   n=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' log_resume)
   [ "${n:-0}" -gt 0 ] || fail "journal on a full disk: nothing was kept in the journal"
   step "disk full (journal): exit 1, resumed from $n tasks"
+  # the same at -np 2: the worker's own part fills up too (a worker whose append fails sends that
+  # result and the rest to rank 0, whose journal.nsj is on the same full disk): exit 1, and a resume
+  # at -np 2 completes
+  tmpfs j2 1m || fail "mount j2"
+  run_np 2 f.yaml --output d1b.nc --checkpoint-dir j2/ck 2> log1b; rc=$?
+  expect_rc 1 log1b "journal and part on a full disk"
+  grep -q "normsweep run: write j2/ck/journal.nsj: No space left on device" log1b ||
+    { cat log1b >&2; fail "journal and part on a full disk: no message naming journal.nsj"; }
+  [ -s j2/ck/journal.s1.r1.nsj ] || fail "journal and part on a full disk: the worker kept no part"
+  [ -e d1b.nc ] && fail "journal and part on a full disk: output written"
+  mount -o remount,size=16m j2 || fail "remount j2"
+  resume_ok d1b.nc j2/ck "journal and part on a full disk" 2
+  step "disk full (journal and a worker's part, -np 2): exit 1, resumed"
 
   # ---- (2) disk full while writing the NetCDF output ---------------------------------------
   tmpfs o 256k || fail "mount o"   # the output is about 1.7 MB

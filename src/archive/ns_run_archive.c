@@ -342,6 +342,12 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     json_object_set_new(files, "netcdf", json_string(nc_member));
     json_object_set_new(files, "sweep", json_string(NS_ARCHIVE_SWEEP));
     json_object_set_new(files, "journal", json_string(NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE));
+    json_t *parts = json_array(); /* the journal's parts: what workers journalled themselves */
+    const char *part_prefix = NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_PART_PREFIX;
+    for (size_t i = 0; i < src->n; i++)
+        if (strncmp(src->items[i].name, part_prefix, strlen(part_prefix)) == 0)
+            json_array_append_new(parts, json_string(src->items[i].name));
+    json_object_set_new(files, "journal_parts", parts);
     json_object_set_new(files, "run_dir", json_string(o->run_dir));
     for (size_t i = 0; i < src->n; i++) {
         json_t *e = json_object();

@@ -523,8 +523,17 @@ int ns_journal_check_part(ns_journal *j, uint32_t segment, uint32_t rank, ns_err
     size_t had = j->parts->n;
     NS_TRY(ns_journal_part_location(j, segment, rank, 0, &loc, err));
     int rc = file_of(j, loc, &fd, &path, err);
-    if (rc != NS_OK && j->parts->n > had) /* not a part of j after all */
-        free(j->parts->p[--j->parts->n].path);
+    jparts *ps = j->parts;
+    if (rc != NS_OK && ps->n > had) { /* not a part of j after all */
+        free(ps->p[--ps->n].path);
+    } else if (rc == NS_OK) {
+        /* closed again: the part's writer has only begun, and a file opened now might show a
+         * network file system's cached view of it later; reads open it afresh */
+        jpart *p = &ps->p[(loc >> J_OFFSET_BITS) - 1];
+        close(p->fd);
+        p->fd = -1;
+        ps->nopen--;
+    }
     return rc;
 }
 

@@ -80,8 +80,8 @@ int ns_journal_create_part(const char *dir, const char *sweep_hash, size_t paylo
 int ns_journal_part_location(ns_journal *j, uint32_t segment, uint32_t rank,
                              uint64_t part_location, uint64_t *location, ns_err *err);
 
-/* Whether the part (segment, rank) is in j's directory, of this sweep (its header read): NS_OK
- * (the part is then one of j's), else an error saying why. */
+/* Whether the part (segment, rank) is in j's directory, of this sweep (its header read, the file
+ * closed again): NS_OK (the part is then one of j's), else an error saying why. */
 int ns_journal_check_part(ns_journal *j, uint32_t segment, uint32_t rank, ns_err *err);
 
 /* j's parts as (segment, rank) pairs in j's order (*ids owned by j; valid until j changes). */
