@@ -42,11 +42,12 @@ static int record_result(master *m, uint64_t task, const double *payload,
         return ns_fail(err, NS_ERR_INVALID, "result for unknown task %llu",
                        (unsigned long long)task);
     uint64_t location = NS_RESULTS_MISSING;
-    if (!ns_results_has(&c->res, task) && !payload) {
+    int first = !ns_results_has(&c->res, task);
+    if (first && !payload) {
         NS_TRY(ns_journal_part_location(c->journal, c->segment, (uint32_t)w, part_location,
                                         &location, err));
         m->in_parts++;
-    } else if (!ns_results_has(&c->res, task)) {
+    } else if (first) {
         NS_TRY(ns_journal_append(c->journal, task, payload, digest, &location, err));
         double now = ns_progress_now();
         if (now - m->last_sync >= NS_SWEEP_SYNC_SECONDS) { /* one sync for many records */
