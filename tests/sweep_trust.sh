@@ -82,6 +82,7 @@ grep -q "2 damaged records skipped (the first at byte $((128 + n0 / 2 * rec)))" 
   { cat logd >&2; fail "the damaged records were not named at byte $((128 + n0 / 2 * rec))"; }
 grep -q "; 14 already in the journal" logd || { cat logd >&2; fail "valid records after the damage were lost"; }
 same_data ref.nc d.nc "damaged records recomputed"
+grep -q "\[resumed\]; journal segment 2$" ckd/history || fail "the resumed segment's history line: $(cat ckd/history)"
 # an earlier segment's part is never written again, not even to cut its damage
 cmp -s "$part" damaged.part || fail "the resumed run changed the first segment's part"
 # a late write of the first segment's worker (a node cut off, its pages flushed after the resume)

@@ -288,16 +288,23 @@ static void test_parts(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r1.nsj exists: pass --resume"));
     CU_ASSERT_EQUAL(size_of(NS_JOURNAL_FILE), -1);
     rename("/tmp/ns_journal_main.moved", main_path);
+    /* a part its worker created but never wrote a header to: nothing, not an incomplete record,
+     * but its segment counts */
+    char empty[256];
+    snprintf(empty, sizeof empty, "%s/journal.s3.r5.nsj", dir);
+    fd = open(empty, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    CU_ASSERT(fd >= 0);
+    close(fd);
     ns_journal_scan sc;
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 1, collect, &s, &j, &sc, &err), NS_OK);
     CU_ASSERT_EQUAL(s.n, 4);
     CU_ASSERT(s.task[0] == 0 && s.task[1] == 1 && s.task[2] == 3 && s.task[3] == 2);
     CU_ASSERT_EQUAL(sc.n_records, 4);
-    CU_ASSERT_EQUAL(sc.n_parts, 2);
+    CU_ASSERT_EQUAL(sc.n_parts, 3);
     CU_ASSERT_EQUAL(sc.torn_parts, 1);
     CU_ASSERT_EQUAL(sc.torn_bytes, 0);
-    CU_ASSERT_EQUAL(ns_journal_next_segment(j), 2);
+    CU_ASSERT_EQUAL(ns_journal_next_segment(j), 4);
     CU_ASSERT_EQUAL(size_of("journal.s1.r2.nsj"), torn_size); /* left as it is */
     for (size_t k = 0; k < 4; k++) { /* the scan's locations read the same records */
         uint64_t task = 99;

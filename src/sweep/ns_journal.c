@@ -322,7 +322,8 @@ static int list_parts(const char *dir, uint32_t **ids, size_t *n, ns_err *err)
 }
 
 /* Scan part `file` of j read-only (another run segment's file: never truncated or written). A
- * file shorter than a header (its creator was stopped while writing it) holds nothing. */
+ * file shorter than a header (its creator was stopped while writing it) holds nothing: an empty
+ * one is fine, a part of a header counts as an incomplete record. */
 static int scan_part(ns_journal *j, uint64_t file, const unsigned char *want,
                      ns_journal_record_fn fn, void *user, ns_journal_scan *scan, ns_err *err)
 {
@@ -337,7 +338,7 @@ static int scan_part(ns_journal *j, uint64_t file, const unsigned char *want,
                  ? NS_OK
                  : ns_fail(err, NS_ERR_IO, "read %s: %s", path, strerror(errno));
     if (rc == NS_OK && got < sizeof have)
-        torn = got ? got : 1;
+        torn = got;
     else if (rc == NS_OK && (rc = check_header(path, have, want, j->hash, err)) == NS_OK)
         rc = scan_records(j, fd, path, file, J_HEADER_SIZE, fn, user, &end, &torn, scan, err);
     close(fd);

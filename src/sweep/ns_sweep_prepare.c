@@ -240,20 +240,24 @@ static void remove_stale_temporaries(const sweep_ctx *c)
     free(copy2);
 }
 
-/* Append this segment's line to CHECKPOINT_DIR/history and keep the whole history. */
+/* Append this segment's line to CHECKPOINT_DIR/history and keep the whole history. The line
+ * ends with the segment number S the workers' journal parts of this segment carry
+ * (journal.s<S>.r<R>.nsj). */
 static int record_history(sweep_ctx *c, ns_err *err)
 {
     char *path = ns_path_join(c->cfg.checkpoint_dir, HISTORY_FILE), host[256] = "unknown";
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     gethostname(host, sizeof host - 1);
-    char *line = ns_str_printf("%s normsweep %s (git %s): %s on %d rank%s (host %s%s%s)%s\n",
+    char *line = ns_str_printf("%s normsweep %s (git %s): %s on %d rank%s (host %s%s%s)%s; "
+                               "journal segment %u\n",
                                c->start_time, PACKAGE_VERSION, ns_build_git_short(),
                                c->opt->command_line ? c->opt->command_line : "run",
                                c->size, c->size == 1 ? "" : "s", host,
                                c->opt->segment_info ? ", " : "",
                                c->opt->segment_info ? c->opt->segment_info : "",
-                               c->opt->resume ? " [resumed]" : "");
+                               c->opt->resume ? " [resumed]" : "",
+                               ns_journal_next_segment(c->journal));
     FILE *f = line ? fopen(path, "a") : NULL;
     int rc = NS_OK;
     if (!f || fputs(line, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
