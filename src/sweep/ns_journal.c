@@ -494,6 +494,11 @@ int ns_journal_create_part(const char *dir, const char *sweep_hash, size_t paylo
     return NS_OK;
 }
 
+const char *ns_journal_hash(const ns_journal *j)
+{
+    return j->hash;
+}
+
 uint32_t ns_journal_next_segment(const ns_journal *j)
 {
     return j->next_segment;
@@ -638,6 +643,26 @@ static int check_read_header(const char *path, const unsigned char *have, size_t
     return NS_OK;
 }
 
+/* Open path read-only into *fd with its header in have (J_HEADER_SIZE bytes), checked by
+ * check_read_header; on failure *fd is -1 and nothing stays open. */
+static int open_checked(const char *path, size_t payload_len, const char *hash, int *fd,
+                        unsigned char *have, ns_err *err)
+{
+    size_t got = 0;
+    int f = open(path, O_RDONLY | O_CLOEXEC), rc = NS_OK;
+    if (f < 0 || read_full(f, have, J_HEADER_SIZE, &got) != 0 || got != J_HEADER_SIZE)
+        rc = ns_fail(err, NS_ERR_IO, "read %s: %s", path,
+                     f < 0 || got == 0 ? strerror(errno) : "truncated header");
+    else
+        rc = check_read_header(path, have, payload_len, hash, err);
+    if (rc != NS_OK && f >= 0) {
+        close(f);
+        f = -1;
+    }
+    *fd = f;
+    return rc;
+}
+
 /* The descriptor and path of the file that holds location loc (a part is opened, and its header
  * checked, when first read; at most J_MAX_OPEN parts are open at once). */
 static int file_of(const ns_journal *j, uint64_t loc, int *fd, const char **path, ns_err *err)
@@ -661,22 +686,8 @@ static int file_of(const ns_journal *j, uint64_t loc, int *fd, const char **path
                     close(ps->p[i].fd), ps->p[i].fd = -1;
             ps->nopen = 0;
         }
-        int f = open(p->path, O_RDONLY | O_CLOEXEC);
         unsigned char have[J_HEADER_SIZE];
-        size_t got = 0;
-        if (f < 0 || read_full(f, have, sizeof have, &got) != 0 || got != sizeof have) {
-            int rc = ns_fail(err, NS_ERR_IO, "read %s: %s", p->path,
-                             f < 0 || got == 0 ? strerror(errno) : "truncated header");
-            if (f >= 0)
-                close(f);
-            return rc;
-        }
-        int rc = check_read_header(p->path, have, j->payload_len, j->hash, err);
-        if (rc != NS_OK) {
-            close(f);
-            return rc;
-        }
-        p->fd = f;
+        NS_TRY(open_checked(p->path, j->payload_len, j->hash, &p->fd, have, err));
         ps->nopen++;
     }
     *fd = p->fd;
@@ -764,14 +775,7 @@ int ns_journal_attach(const char *dir, size_t payload_len, const uint32_t *ids, 
         rc = add_part(j, ids[2 * i], ids[2 * i + 1], &file, err);
     }
     unsigned char have[J_HEADER_SIZE];
-    size_t got = 0;
-    if (rc == NS_OK) {
-        j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
-        if (j->fd < 0 || read_full(j->fd, have, sizeof have, &got) != 0 || got != sizeof have)
-            rc = ns_fail(err, NS_ERR_IO, "read %s: %s", j->path,
-                         j->fd < 0 || got == 0 ? strerror(errno) : "truncated header");
-    }
-    if (rc == NS_OK && (rc = check_read_header(j->path, have, payload_len, "", err)) == NS_OK)
+    if (rc == NS_OK && (rc = open_checked(j->path, payload_len, "", &j->fd, have, err)) == NS_OK)
         memcpy(j->hash, have + 32, 64); /* every part must carry the same sweep */
     if (rc != NS_OK) {
         ns_journal_close(j);

@@ -65,6 +65,10 @@ int ns_journal_open(const char *dir, const char *sweep_hash, size_t payload_len,
                     ns_journal_record_fn fn, void *user, ns_journal **out, ns_journal_scan *scan,
                     ns_err *err);
 
+/* The sweep hash every file of j carries (64 hex characters; empty until an attached journal's
+ * header is read). */
+const char *ns_journal_hash(const ns_journal *j);
+
 /* The run segment number for new parts: 1 + the highest of any part file found by
  * ns_journal_open (1 when none). */
 uint32_t ns_journal_next_segment(const ns_journal *j);

@@ -73,7 +73,6 @@ typedef struct sweep_ctx {
     int have_res;
     size_t from_journal;      /* tasks found in the journal at the start */
     char *history;            /* the checkpoint directory's history, this segment included */
-    char journal_hash[65];    /* the sweep's identity in the journal's headers */
     /* every rank */
     uint32_t segment;         /* this run segment's number among the journal's parts */
     ns_journal *part;         /* a worker that sees the checkpoint directory: its own part */

@@ -280,18 +280,17 @@ static int open_journal(sweep_ctx *c, ns_err *err)
     const ns_sweep_inputs *in = &c->in;
     NS_TRY(ns_journal_sweep_hash(c->cfg.yaml_text, in->model_ref.sha256, in->tokenizer_ref.sha256,
                                  in->corpus_ref.sha256, c->plan.payload, hex, err));
-    memcpy(c->journal_hash, hex, sizeof c->journal_hash);
     ns_journal_scan scan;
     NS_TRY(ns_journal_open(c->cfg.checkpoint_dir, hex, c->plan.payload * sizeof(double),
                            c->opt->resume, journal_record, c, &c->journal, &scan, err));
-    if (scan.n_damaged)
+    if (scan.n_damaged) {
+        int in_part = strcmp(scan.first_damaged_file, ns_journal_path(c->journal)) != 0;
         ns_sweep_say(c, "normsweep: %s: %zu damaged record%s skipped (the first at byte %llu%s%s); "
                      "their tasks are computed again", ns_journal_path(c->journal),
                      scan.n_damaged, scan.n_damaged == 1 ? "" : "s",
-                     (unsigned long long)scan.first_damaged,
-                     strcmp(scan.first_damaged_file, ns_journal_path(c->journal)) ? " of " : "",
-                     strcmp(scan.first_damaged_file, ns_journal_path(c->journal))
-                         ? scan.first_damaged_file : "");
+                     (unsigned long long)scan.first_damaged, in_part ? " of " : "",
+                     in_part ? scan.first_damaged_file : "");
+    }
     if (scan.torn_bytes)
         ns_sweep_say(c, "normsweep: %s: cut off an incomplete last record (%zu bytes)",
                      ns_journal_path(c->journal), scan.torn_bytes);

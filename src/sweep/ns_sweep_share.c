@@ -30,7 +30,7 @@ int ns_sweep_open_part(sweep_ctx *c, ns_err *err)
     } s = {0, ""};
     if (c->rank == 0) {
         s.segment = ns_journal_next_segment(c->journal);
-        memcpy(s.hash, c->journal_hash, sizeof s.hash);
+        memcpy(s.hash, ns_journal_hash(c->journal), sizeof s.hash);
     }
     int sees = 0;
     NS_TRY(same_directory(c, &sees, err));
