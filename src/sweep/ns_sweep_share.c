@@ -26,34 +26,43 @@ int ns_sweep_open_part(sweep_ctx *c, ns_err *err)
 {
     struct {
         uint32_t segment;
+        int parts; /* 0: rank 0 cannot check parts (out of memory): no worker keeps one */
         char hash[65];
-    } s = {0, ""};
+    } s = {0, 0, ""};
+    int sees = 0;
+    NS_TRY(same_directory(c, &sees, err));
+    int *all = NULL; /* rank 0: per rank, whether it has a part rank 0 sees */
     if (c->rank == 0) {
         s.segment = ns_journal_next_segment(c->journal);
         memcpy(s.hash, ns_journal_hash(c->journal), sizeof s.hash);
+        s.parts = (all = malloc((size_t)c->size * sizeof *all)) != NULL;
+        if (!s.parts)
+            ns_sweep_say(c, "normsweep: out of memory: every worker journals its results through "
+                         "rank 0");
     }
-    int sees = 0;
-    NS_TRY(same_directory(c, &sees, err));
-    MPI_TRY(MPI_Bcast(&s, (int)sizeof s, MPI_BYTE, 0, c->comm), "broadcast the run segment");
+    int rc = MPI_Bcast(&s, (int)sizeof s, MPI_BYTE, 0, c->comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return ns_sweep_mpi_fail(err, rc, "broadcast the run segment");
+    }
     c->segment = s.segment;
     ns_err e; /* no part (say, the file exists: a stopped run's late start): send payloads */
-    if (c->rank != 0 && sees &&
+    if (c->rank != 0 && sees && s.parts &&
         ns_journal_create_part(c->cfg.checkpoint_dir, s.hash, c->plan.payload * sizeof(double),
                                s.segment, (uint32_t)c->rank, &c->part, &e) != NS_OK)
         c->part = NULL;
     /* rank 0 must see each part where it looks for it: else (a directory that holds a copy of
      * the lock record), the worker removes its part and sends payloads */
-    int have = c->part != NULL, *all = NULL, keep = have;
-    if (c->rank == 0 && !(all = malloc((size_t)c->size * sizeof *all)))
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    int rc = MPI_Gather(&have, 1, MPI_INT, all, 1, MPI_INT, 0, c->comm);
-    for (int w = 1; rc == MPI_SUCCESS && c->rank == 0 && w < c->size; w++)
+    int have = c->part != NULL, keep = 0;
+    if (s.parts) /* collective on every rank alike: s.parts came from rank 0 */
+        rc = MPI_Gather(&have, 1, MPI_INT, all, 1, MPI_INT, 0, c->comm);
+    for (int w = 1; s.parts && rc == MPI_SUCCESS && c->rank == 0 && w < c->size; w++)
         if (all[w] && ns_journal_check_part(c->journal, c->segment, (uint32_t)w, &e) != NS_OK) {
             ns_sweep_say(c, "normsweep: rank %d journals its results through rank 0 (%s)", w,
                          e.msg);
             all[w] = 0;
         }
-    if (rc == MPI_SUCCESS)
+    if (s.parts && rc == MPI_SUCCESS)
         rc = MPI_Scatter(all, 1, MPI_INT, &keep, 1, MPI_INT, 0, c->comm);
     free(all);
     if (rc != MPI_SUCCESS)
