@@ -246,6 +246,21 @@ PYEOF
 remanifest t7 && repack t7 t7.tar.gz
 expect 4 "FAIL journal: 1 of 4 tasks missing" "$NORMSWEEP" verify t7.tar.gz
 
+# an incomplete record at the end of a worker's part (the worker killed while writing it, before
+# it told rank 0; a resume never cuts a part) is not read and not a failure: the run it belongs
+# to is whole. At the end of journal.nsj (which a resume would have cut) it fails.
+rm -rf torn && cp -r runs/tiny torn
+head -c 50 /dev/urandom >> torn/checkpoint/journal.s1.r1.nsj
+expect 0 "wrote torn.tar.gz" "$NORMSWEEP" archive torn --out torn.tar.gz
+expect 0 "PASS journal: all 4 tasks recorded (" "$NORMSWEEP" verify torn.tar.gz --sample 0
+grep -q "^PASS journal: .* and 1 part file; 1 of them ends in an incomplete record of a stopped worker, not read)$" out.txt ||
+  { sed 's/^/  | /' out.txt; fail "torn part: verify does not say that the part ends in an incomplete record"; }
+rm -rf torn && cp -r runs/tiny torn
+head -c 50 /dev/urandom >> torn/checkpoint/journal.nsj
+expect 0 "wrote torn.tar.gz" "$NORMSWEEP" archive torn --out torn.tar.gz
+expect 4 "FAIL journal: every one of the 4 tasks recorded; journal.nsj ends in an incomplete record" \
+  "$NORMSWEEP" verify torn.tar.gz --sample 0
+
 # ---- sizes: verify refuses, before extracting anything, a member larger than provenance.json
 # records (here a log replaced by 3 GiB of zeros: a 3 MB archive) or an unrecorded member above
 # 1 MiB; nothing is written to TMPDIR (the check reads headers only)

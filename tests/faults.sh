@@ -2,7 +2,8 @@
 # faults: fault injection on tiny sweeps, each ending with `--resume` giving the data of an
 # uninterrupted run: (1) disk full while writing the journal and (2) the NetCDF output (small
 # tmpfs mounts), (3) an unwritable (read-only) output or checkpoint directory, at the start and
-# mid-run, (4) model.safetensors replaced by another model mid-run, (5) SIGTERM at five seeded
+# mid-run, (1b) a worker's part over a file size limit (its results go through rank 0 from then
+# on), (4) model.safetensors replaced by another model mid-run, (5) SIGTERM at five seeded
 # random moments of one sweep and once during MPI_Init. Needs root for the tmpfs mounts (parts 1-3
 # are skipped otherwise) and gdb for the model replaced during start-up (skipped without it). See
 # docs/RELIABILITY-CATALOGUE.md.
@@ -62,6 +63,16 @@ resume_ok() {
   expect_rc 0 "$work/log_resume" "$3: --resume"
   same_data "$ref" "$1" "$3: resume vs uninterrupted"
 }
+# whole_records FILE: FILE (a journal file) is its 128-byte header and whole records of 88 bytes
+# plus the payload length its header records (src/sweep/ns_journal.c), else fail; prints how many
+whole_records() {
+  plen=$(od -An -tu8 -j16 -N8 "$1" | tr -d ' ')
+  size=$(stat -c %s "$1")
+  k=$(( (size - 128) / (88 + plen) ))
+  [ "$size" -eq $(( 128 + k * (88 + plen) )) ] ||
+    fail "$1: $size bytes are not a header and whole records of $((88 + plen)) bytes"
+  echo "$k"
+}
 # wait_file PATH: until PATH exists (at most 30 s)
 wait_file() {
   i=0
@@ -107,11 +118,16 @@ else
   [ -e d1.nc ] && fail "journal on a full disk: output written"
   ls | grep -q '^d1\.nc' && fail "journal on a full disk: a temporary output file was left: $(ls)"
   mount -o remount,size=16m j || fail "remount j"   # space freed
+  cp j/ck/journal.nsj j1.before
+  whole_records j1.before > /dev/null
   resume_ok d1.nc j/ck "journal on a full disk"
-  grep -q "j/ck/journal.nsj: cut off an incomplete last record" log_resume ||
-    fail "the torn last record was not reported"
+  # the failed append cut journal.nsj back to its last whole record: the resume cut nothing
+  grep -q "cut off an incomplete last record" log_resume &&
+    fail "journal on a full disk: the failed append left an incomplete record"
   n=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' log_resume)
   [ "${n:-0}" -gt 0 ] || fail "journal on a full disk: nothing was kept in the journal"
+  [ "$n" -eq "$(whole_records j1.before)" ] ||
+    fail "journal on a full disk: $n tasks kept, but journal.nsj held $(whole_records j1.before) whole records"
   step "disk full (journal): exit 1, resumed from $n tasks"
   # the same at -np 2: the worker's own part fills up too (a worker whose append fails sends that
   # result and the rest to rank 0, whose journal.nsj is on the same full disk): exit 1, and a resume
@@ -163,6 +179,35 @@ else
   resume_ok rw/d3.nc ck3m "output directory made read-only mid-run"
   step "read-only directories: exit 2 at the start, 1 mid-run, resumed"
 fi
+
+# ---- (1b) a worker's part over a file size limit (any user) ----------------------------------
+# Rank 1 runs under `ulimit -f 200` (102,400 bytes; SIGXFSZ ignored, so a write past it fails
+# with EFBIG): its part takes a few records, then an append fails part-way. The worker cuts the
+# part back to its last whole record, tells rank 0 why and sends this result and the rest to
+# rank 0. The run completes with the reference data, and its archive verifies.
+cat > rank1_fsize.sh <<'EOF'
+#!/bin/sh
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 1 ]; then trap '' XFSZ; ulimit -f 200; fi
+exec "$@"
+EOF
+chmod +x rank1_fsize.sh
+mkdir run6
+mpi_launch -np 2 ./rank1_fsize.sh "$NORMSWEEP" f.yaml --output run6/d6.nc \
+  --checkpoint-dir run6/checkpoint 2> run6/run.log; rc=$?
+expect_rc 0 run6/run.log "a worker's part over a file size limit"
+grep -qx "normsweep: rank 1: write run6/checkpoint/journal.s1.r1.nsj: File too large: its results go through rank 0 from now on" run6/run.log ||
+  { cat run6/run.log >&2; fail "part over a file size limit: rank 0 did not say why rank 1's part stopped"; }
+same_data "$ref" run6/d6.nc "part over a file size limit"
+k=$(whole_records run6/checkpoint/journal.s1.r1.nsj)
+[ "$k" -ge 1 ] || fail "part over a file size limit: no record in the part"
+w=$(sed -n 's/.*workers computed \([0-9]*\) task(s).*/\1/p' run6/run.log)
+grep -q "workers computed $w task(s), .* s per task ($k journalled in their own files)" run6/run.log &&
+  [ "$w" -gt "$k" ] || { cat run6/run.log >&2; fail "part over a file size limit: expected $k of more than $k worker results in the part"; }
+"$NORMSWEEP" archive run6 --out a6.tar.gz > /dev/null 2>&1 || fail "archive of run6"
+"$NORMSWEEP" verify a6.tar.gz > v6.txt 2>&1 || { cat v6.txt >&2; fail "part over a file size limit: the archive does not verify"; }
+grep -q "^PASS journal: all 100 tasks recorded (1840 values each; journal.nsj and 1 part file)$" v6.txt ||
+  { cat v6.txt >&2; fail "part over a file size limit: verify's journal line"; }
+step "a worker's part over a file size limit: $k of its $w results in the part, the rest through rank 0; same data, archive verifies"
 
 # ---- (4) model.safetensors replaced during a run -----------------------------------------
 # Decided behaviour: the model is memory-mapped once; a rename over model.safetensors leaves the

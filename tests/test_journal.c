@@ -3,12 +3,15 @@
  * damaged), appends are visible before a sync, a journal of another sweep (or record size) is
  * refused, the task id at a payload offset is read back and checked against the shards; parts
  * (a worker's own file) are read where their locations say, by the writer and by an attached
- * journal, scanned on resume after journal.nsj and never cut. */
+ * journal, scanned on resume after journal.nsj and never cut; an append that fails part-way
+ * leaves no incomplete record. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -400,6 +403,52 @@ static void test_torn_tail(void)
  * itself; a record stored with a wrong one is damaged on --resume (skipped, its task recomputed)
  * while its neighbours stay. Appends are visible to another open before any sync, and records
  * whose pages left the page cache (each append drops the one before) read back the same. */
+/* An append that fails part-way (a file size limit here; a full disk alike) leaves no incomplete
+ * record: the file is cut back to where the record began, a later append goes where it would
+ * have, and the next scan finds every record and nothing torn -- in a worker's part, which no
+ * resume would cut. */
+static void test_failed_append(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL, *p = NULL;
+    ns_err err;
+    ns_journal_scan sc;
+    seen s = {0};
+    size_t len = NPAY * sizeof(double);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 0, NULL, NULL, &j, NULL, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_create_part(dir, HASH_A, len, 1, 1, &p, &err), NS_OK);
+    uint64_t t0[] = {0}, t1[] = {1};
+    append_tasks(p, t0, 1, NULL);
+    off_t good = size_of("journal.s1.r1.nsj");
+    /* room for the record's 88-byte head and 12 of its 40 payload bytes: the payload's write
+     * stops at the limit, then fails (EFBIG; SIGXFSZ ignored) */
+    struct rlimit old_lim, lim;
+    CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    lim = old_lim;
+    lim.rlim_cur = (rlim_t)good + 100;
+    CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    double d[NPAY] = {1.0, 1.25, 1.5, 1.75, 2.0};
+    int rc = ns_journal_append(p, 1, d, NULL, NULL, &err);
+    setrlimit(RLIMIT_FSIZE, &old_lim);
+    signal(SIGXFSZ, old_handler);
+    CU_ASSERT_EQUAL(rc, NS_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "journal.s1.r1.nsj: File too large"));
+    CU_ASSERT_EQUAL(size_of("journal.s1.r1.nsj"), good); /* cut back: no incomplete record */
+    append_tasks(p, t1, 1, NULL); /* the limit lifted: the same append succeeds, in place */
+    CU_ASSERT_EQUAL(size_of("journal.s1.r1.nsj"), good + (off_t)(88 + len));
+    ns_journal_close(p);
+    ns_journal_close(j);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 1, collect, &s, &j, &sc, &err), NS_OK);
+    CU_ASSERT_EQUAL(s.n, 2);
+    CU_ASSERT_EQUAL(s.task[0], 0);
+    CU_ASSERT_EQUAL(s.task[1], 1);
+    CU_ASSERT_EQUAL(sc.torn_parts, 0);
+    CU_ASSERT_EQUAL(sc.n_damaged, 0);
+    ns_journal_close(j);
+    remove_dir();
+}
+
 static void test_digest_and_sync(void)
 {
     fresh_dir();
@@ -558,6 +607,7 @@ int main(void)
     CU_add_test(s, "torn tail cut, damaged middle record skipped", test_torn_tail);
     CU_add_test(s, "parts: written by one rank, read by location, scanned, never cut",
                 test_parts);
+    CU_add_test(s, "a failed append leaves no incomplete record", test_failed_append);
     CU_add_test(s, "producer digests, damaged record, appends visible before sync",
                 test_digest_and_sync);
     CU_add_test(s, "format 1 journals refused", test_format1_refused);

@@ -680,16 +680,31 @@ static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
     for (size_t i = 0; i < st->cfg.shard_count; i++)
         if (!ns_results_has(&st->jr.res, i) && missing++ == 0)
             first_missing = i;
-    if (missing || scan.n_damaged || scan.torn_bytes || scan.torn_parts || st->jr.n_foreign)
-        line(v, "FAIL", "journal: %zu of %zu tasks missing (first: %zu)%s%s%s", missing,
-             st->cfg.shard_count, first_missing,
+    /* A part that ends in an incomplete record is not a failure: its worker stopped (was
+     * killed) while writing it, before it told rank 0, so rank 0 never took that record and the
+     * task was journalled again (a task without a valid record counts as missing). journal.nsj
+     * never keeps one: a resume cuts it off. */
+    char torn_note[96] = "";
+    if (scan.torn_parts)
+        snprintf(torn_note, sizeof torn_note, "; %zu of them end%s in an incomplete record of a "
+                 "stopped worker, not read", scan.torn_parts, scan.torn_parts == 1 ? "s" : "");
+    if (missing || scan.n_damaged || scan.torn_bytes || st->jr.n_foreign) {
+        char what[160] = "";
+        if (missing)
+            snprintf(what, sizeof what, "%zu of %zu tasks missing (first: %zu)", missing,
+                     st->cfg.shard_count, first_missing);
+        else
+            snprintf(what, sizeof what, "every one of the %zu tasks recorded",
+                     st->cfg.shard_count);
+        line(v, "FAIL", "journal: %s%s%s%s", what,
              scan.n_damaged ? "; damaged records were found" : "",
-             scan.torn_bytes || scan.torn_parts ? "; an incomplete last record was found" : "",
+             scan.torn_bytes ? "; " NS_JOURNAL_FILE " ends in an incomplete record" : "",
              st->jr.n_foreign ? "; records of unknown tasks" : "");
-    else
+    } else {
         line(v, "PASS", "journal: all %zu tasks recorded (%zu values each; %s and %zu part "
-             "file%s)", st->cfg.shard_count, st->plan.payload, NS_JOURNAL_FILE, scan.n_parts,
-             scan.n_parts == 1 ? "" : "s");
+             "file%s%s)", st->cfg.shard_count, st->plan.payload, NS_JOURNAL_FILE, scan.n_parts,
+             scan.n_parts == 1 ? "" : "s", torn_note);
+    }
     if (missing)
         line(v, "SKIP", "recomputation: the journal is incomplete");
     *ok = !missing;

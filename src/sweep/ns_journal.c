@@ -613,8 +613,16 @@ int ns_journal_append(ns_journal *j, uint64_t task, const void *payload,
     memcpy(head + 16, hex, 64);
     writeback_previous(j);
     j->dirty = 1;
-    NS_TRY(write_full(j->fd, head, sizeof head, j->path, err));
-    NS_TRY(write_full(j->fd, payload, j->payload_len, j->path, err));
+    int rc = write_full(j->fd, head, sizeof head, j->path, err);
+    if (rc == NS_OK)
+        rc = write_full(j->fd, payload, j->payload_len, j->path, err);
+    if (rc != NS_OK) {
+        /* leave no incomplete record behind (a full disk, a file size limit): cut the file back
+         * to where this record began; if even that fails, a later scan reports it as torn */
+        if (ftruncate(j->fd, at) == 0)
+            (void)lseek(j->fd, at, SEEK_SET);
+        return rc;
+    }
     writeback_start(j, at, (off_t)(sizeof head + j->payload_len));
     if (payload_offset)
         *payload_offset = (uint64_t)at + J_REC_HEAD + 8;

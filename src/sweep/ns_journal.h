@@ -110,7 +110,9 @@ int ns_journal_digest(uint64_t task, const void *payload, size_t payload_len,
  * nothing, and readers on this host see it -- but durable against a crash of the machine only
  * after ns_journal_sync. A wrong digest makes the record damaged (skipped, its task recomputed,
  * on --resume; reported by verify). *payload_offset (may be NULL) receives the payload's
- * location. A file may not grow beyond 2^40 bytes (NS_ERR_IO). */
+ * location. A file may not grow beyond 2^40 bytes (NS_ERR_IO). When a write fails (NS_ERR_IO: a
+ * full disk, a file size limit), the file is cut back to where the record began, so that it does
+ * not end in an incomplete record. */
 int ns_journal_append(ns_journal *j, uint64_t task, const void *payload,
                       const unsigned char *digest, uint64_t *payload_offset, ns_err *err);
 

@@ -27,6 +27,8 @@ enum {
     TAG_HEARTBEAT = 5, /* worker -> master: no data; "still working" */
     TAG_STORED = 6,    /* worker -> master: uint64 [task, location in its part, seconds' bits]:
                           the result is in the worker's own part of the journal, synced */
+    TAG_PART_LOST = 7, /* worker -> master: chars: why its part can no longer be appended to (its
+                          results go through rank 0 from then on); no reply */
     TAG_TASK = 10,     /* master -> worker: int64 task */
     TAG_STOP = 11,     /* master -> worker: no more tasks, leave the loop */
     TAG_ABORT = 12     /* master -> worker: abandon the current task (interrupt or failure) */

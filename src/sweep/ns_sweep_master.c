@@ -85,6 +85,19 @@ static int reply(master *m, int w, ns_err *err)
     return NS_OK;
 }
 
+/* Receive the text message probed in st into msg (NS_ERR_MSG_MAX bytes; cut to fit). */
+static int receive_text(sweep_ctx *c, const MPI_Status *st, char *msg, ns_err *err)
+{
+    int count = 0;
+    MPI_Get_count(st, MPI_CHAR, &count);
+    if (count < 0 || count >= NS_ERR_MSG_MAX)
+        count = NS_ERR_MSG_MAX - 1;
+    MPI_TRY(MPI_Recv(msg, NS_ERR_MSG_MAX, MPI_CHAR, st->MPI_SOURCE, st->MPI_TAG, c->comm,
+                     MPI_STATUS_IGNORE), "receive");
+    msg[count] = 0;
+    return NS_OK;
+}
+
 /* Receive one worker message of tag `tag` (probed in st); 1 when the worker wants a reply. */
 static int receive(master *m, const MPI_Status *st, int *wants_reply, ns_err *err)
 {
@@ -134,14 +147,17 @@ static int receive(master *m, const MPI_Status *st, int *wants_reply, ns_err *er
         m->interrupted = 1; /* a worker was told to stop (signal): the whole sweep stops */
         break;
     }
+    case TAG_PART_LOST: {
+        char msg[NS_ERR_MSG_MAX];
+        NS_TRY(receive_text(c, st, msg, err));
+        ns_sweep_say(c, "normsweep: rank %d: %s: its results go through rank 0 from now on", w,
+                     msg);
+        *wants_reply = 0;
+        break;
+    }
     case TAG_FAIL: {
         char msg[NS_ERR_MSG_MAX];
-        MPI_Get_count(st, MPI_CHAR, &count);
-        if (count < 0 || count >= (int)sizeof msg)
-            count = (int)sizeof msg - 1;
-        MPI_TRY(MPI_Recv(msg, (int)sizeof msg, MPI_CHAR, w, TAG_FAIL, c->comm, MPI_STATUS_IGNORE),
-                "receive");
-        msg[count] = 0;
+        NS_TRY(receive_text(c, st, msg, err));
         ns_err e;
         ns_fail(&e, NS_ERR_IO, "rank %d: %s", w, msg);
         set_failed(m, &e);

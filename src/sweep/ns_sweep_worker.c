@@ -60,8 +60,12 @@ static int run_task(worker *w, long long t, ns_err *err)
             MPI_TRY(MPI_Send(msg, 3, MPI_UINT64_T, 0, TAG_STORED, c->comm), "send result");
             return NS_OK;
         }
-        ns_journal_close(c->part); /* say, its disk is full: the master journals the rest */
+        /* say, its disk is full (the append left no incomplete record): the master is told
+         * why and journals this result and the rest */
+        ns_journal_close(c->part);
         c->part = NULL;
+        MPI_TRY(MPI_Send(e.msg, (int)strlen(e.msg), MPI_CHAR, 0, TAG_PART_LOST, c->comm),
+                "send");
         ns_err_clear(&e);
     }
     if (rc == NS_OK) {
