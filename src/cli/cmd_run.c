@@ -40,7 +40,7 @@ static void run_usage(FILE *out)
             "                         for S seconds (default 600)\n"
             "  --uncompressed         write the NetCDF file without shuffle and deflate: the same\n"
             "                         values, about twice the bytes, and no serial compression\n"
-            "                         on rank 0 at the end (17 s of GPT-2 XL's 21 s write);\n"
+            "                         on rank 0 at the end (most of a large grid's write time);\n"
             "                         `nccopy -d 1 -s` compresses it later\n"
             "  -h, --help             show this help\n"
             "\n"
