@@ -4,7 +4,7 @@
  * refused, the task id at a payload offset is read back and checked against the shards; parts
  * (a worker's own file) are read where their locations say, by the writer and by an attached
  * journal, scanned on resume after journal.nsj and never cut; an append that fails part-way
- * leaves no incomplete record. */
+ * leaves no incomplete record; more parts than are held open at once are all read right. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -324,6 +324,75 @@ static void test_parts(void)
     remove_dir();
 }
 
+/* More parts than the journal holds open at once (256, J_MAX_OPEN): 600 parts of one record each
+ * (task = rank), found by a resume in (segment, rank) order, read back through the scanning journal
+ * and through an attached one in an order that alternates between the first and the last parts,
+ * so that files are closed and reopened all along. */
+#define MANY_PARTS 600
+typedef struct many {
+    size_t n;
+    uint64_t task[MANY_PARTS + 1], loc[MANY_PARTS + 1];
+} many;
+
+static int collect_many(void *user, uint64_t task, const void *payload, size_t len,
+                        uint64_t offset, ns_err *err)
+{
+    (void)payload, (void)len, (void)err;
+    many *m = user;
+    if (m->n <= MANY_PARTS)
+        m->task[m->n] = task, m->loc[m->n] = offset;
+    m->n++;
+    return NS_OK;
+}
+
+static void test_many_parts(void)
+{
+    fresh_dir();
+    ns_journal *j = NULL, *a = NULL;
+    ns_err err;
+    ns_journal_scan sc;
+    size_t len = NPAY * sizeof(double);
+    static many m;
+    memset(&m, 0, sizeof m);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 0, NULL, NULL, &j, NULL, &err), NS_OK);
+    ns_journal_close(j);
+    for (uint32_t r = 1; r <= MANY_PARTS; r++) {
+        ns_journal *p = NULL;
+        uint64_t t[] = {r};
+        CU_ASSERT_EQUAL_FATAL(ns_journal_create_part(dir, HASH_A, len, 1, r, &p, &err), NS_OK);
+        append_tasks(p, t, 1, NULL);
+        ns_journal_close(p);
+    }
+    CU_ASSERT_EQUAL_FATAL(ns_journal_open(dir, HASH_A, len, 1, collect_many, &m, &j, &sc, &err),
+                          NS_OK);
+    CU_ASSERT_EQUAL_FATAL(m.n, MANY_PARTS);
+    CU_ASSERT_EQUAL(sc.n_parts, MANY_PARTS);
+    int in_order = 1;
+    for (size_t k = 0; k < MANY_PARTS; k++)
+        in_order &= m.task[k] == k + 1; /* rank order, not name order (r10 after r1) */
+    CU_ASSERT(in_order);
+    const uint32_t *ids = NULL;
+    CU_ASSERT_EQUAL_FATAL(ns_journal_parts(j, &ids), MANY_PARTS);
+    CU_ASSERT_EQUAL_FATAL(ns_journal_attach(dir, len, ids, MANY_PARTS, &a, &err), NS_OK);
+    size_t right = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t q = 0; q < MANY_PARTS; q++) {
+            size_t k = q % 2 ? MANY_PARTS - 1 - q / 2 : q / 2; /* 0, 599, 1, 598, ... */
+            double v[2] = {-1, -1};
+            uint64_t task = 0;
+            int ok = ns_journal_read(j, m.loc[k], 2 * sizeof(double), sizeof(double), &v[0],
+                                     &err) == NS_OK &&
+                     ns_journal_read(a, m.loc[k], 2 * sizeof(double), sizeof(double), &v[1],
+                                     &err) == NS_OK &&
+                     ns_journal_task_at(a, m.loc[k], &task, &err) == NS_OK;
+            right += ok && v[0] == (double)m.task[k] + 0.5 && v[1] == v[0] && task == m.task[k];
+        }
+    CU_ASSERT_EQUAL(right, 2 * MANY_PARTS);
+    ns_journal_close(a);
+    ns_journal_close(j);
+    remove_dir();
+}
+
 static void test_torn_tail(void)
 {
     fresh_dir();
@@ -608,6 +677,7 @@ int main(void)
     CU_add_test(s, "parts: written by one rank, read by location, scanned, never cut",
                 test_parts);
     CU_add_test(s, "a failed append leaves no incomplete record", test_failed_append);
+    CU_add_test(s, "more parts than are held open at once", test_many_parts);
     CU_add_test(s, "producer digests, damaged record, appends visible before sync",
                 test_digest_and_sync);
     CU_add_test(s, "format 1 journals refused", test_format1_refused);
