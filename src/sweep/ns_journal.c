@@ -214,7 +214,8 @@ static int check_header(const char *path, const unsigned char *have, const unsig
     return NS_OK;
 }
 
-static int file_of(const ns_journal *j, uint64_t loc, int *fd, const char **path, ns_err *err);
+static int open_checked(const char *path, size_t payload_len, const char *hash, int *fd,
+                        unsigned char *have, ns_err *err);
 
 /* A new journal object for dir whose records hold payload_len bytes; path is set by the caller. */
 static ns_journal *journal_new(const char *dir, size_t payload_len, ns_err *err)
@@ -524,22 +525,20 @@ int ns_journal_part_location(ns_journal *j, uint32_t segment, uint32_t rank,
 int ns_journal_check_part(ns_journal *j, uint32_t segment, uint32_t rank, ns_err *err)
 {
     uint64_t loc;
-    int fd;
-    const char *path;
     size_t had = j->parts->n;
     NS_TRY(ns_journal_part_location(j, segment, rank, 0, &loc, err));
-    int rc = file_of(j, loc, &fd, &path, err);
     jparts *ps = j->parts;
-    if (rc != NS_OK && ps->n > had) { /* not a part of j after all */
+    /* opened only to check its header, and closed again: the part's writer has only begun, and a
+     * file kept open now might show a network file system's cached view of it later; reads open
+     * it afresh (file_of) */
+    int fd = -1;
+    unsigned char have[J_HEADER_SIZE];
+    int rc = open_checked(ps->p[(loc >> J_OFFSET_BITS) - 1].path, j->payload_len, j->hash, &fd,
+                          have, err);
+    if (rc == NS_OK)
+        close(fd);
+    else if (ps->n > had) /* not a part of j after all */
         free(ps->p[--ps->n].path);
-    } else if (rc == NS_OK) {
-        /* closed again: the part's writer has only begun, and a file opened now might show a
-         * network file system's cached view of it later; reads open it afresh */
-        jpart *p = &ps->p[(loc >> J_OFFSET_BITS) - 1];
-        close(p->fd);
-        p->fd = -1;
-        ps->nopen--;
-    }
     return rc;
 }
 
