@@ -2,8 +2,12 @@
 # archive_verify: `normsweep archive` of a tiny finished sweep, then `normsweep verify` of the
 # archive as made (byte-identical pass) and of tampered copies: a changed NetCDF byte, a missing
 # and an unlisted member, a changed model, and altered journal values (exit 4, naming what differs).
+# archive refuses another sweep's journal or part (verify of such an archive says so plainly); a
+# run that recovered from a damaged journal record verifies, naming the record's byte offset, an
+# unrecovered one fails naming it; archive refuses links among the run's files and two files that
+# would be one member, keeps permissions, archives logs/ subdirectories and says what it left out.
 set -u
-: "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_MODEL_DIR:?}" \
+: "${NORMSWEEP:?run through make check}" "${top_srcdir:?}" "${MPIEXEC:?}" "${NS_TEST_MODEL_DIR:?}" \
   "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}"
 PY=${PYTHON_DEBIAN:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ns_archive_test.XXXXXX") || exit 1
@@ -174,7 +178,7 @@ new_sha=$(sha256sum other-model/model.safetensors | cut -d' ' -f1)
 rm model && ln -s "$work/other-model" model
 expect 4 "model $work/model: SHA-256 differs: recorded $model_sha, now $new_sha" \
   "$NORMSWEEP" verify arc.tar.gz
-grep -q "^SKIP journal and recomputation" out.txt || fail "changed model: recomputation not skipped"
+grep -q "^SKIP attributes, journal and recomputation" out.txt || fail "changed model: recomputation not skipped"
 # a missing model
 rm model
 expect 4 "model $work/model: cannot be resolved" "$NORMSWEEP" verify arc.tar.gz
@@ -219,6 +223,9 @@ remanifest() {
   (cd "$1/arc" && find . -type f ! -name MANIFEST.sha256 | sed 's|^\./||' | LC_ALL=C sort |
      xargs sha256sum > MANIFEST.sha256) || fail "remanifest $1"
 }
+# resize DIR: the member sizes DIR/arc/provenance.json and README.txt record (and the manifest),
+# redone
+resize() { "$PY" "$top_srcdir/tests/archive_reseal.py" "$1/arc" || fail "resize $1"; }
 rm -rf t5 && mkdir t5 && tar xzf arc.tar.gz -C t5
 alter_journal t5/arc/checkpoint 2 1.0 0.5 || fail "could not alter the journal"
 remanifest t5 && repack t5 t5.tar.gz
@@ -315,6 +322,97 @@ for var in distance_mean n_crit_expected thm1_checked; do
   grep -q "^PASS manifest" out.txt || fail "edited $var: the re-made manifest should pass"
 done
 expect 0 "PASS numbers: every variable of tiny.nc is byte-identical" "$NORMSWEEP" verify arc.tar.gz
+
+# ---- archive refuses a NetCDF packed with another sweep's journal (nothing written); verify of
+# such an archive (made by hand) says so plainly: no temporary path, nothing about resuming
+sed -e 's/^seed: 3/seed: 4/' -e 's|runs/tiny|runs/other|g' tiny.yaml > other.yaml
+"$NORMSWEEP" other.yaml 2> other.log || { cat other.log; fail "the other sweep did not run"; }
+expect 2 "the journal runs/other/checkpoint/journal.nsj belongs to another sweep than runs/tiny/tiny.nc: " \
+  "$NORMSWEEP" archive runs/tiny --checkpoint-dir runs/other/checkpoint --out mix.tar.gz
+grep -qF "; history: runs/other/checkpoint/history ran 'normsweep run other.yaml' (" out.txt ||
+  { fail "another sweep's journal: the message does not say which run it is"; sed 's/^/  | /' out.txt; }
+[ "$(wc -l < out.txt)" = 1 ] || fail "another sweep's journal: not one line"
+ls | grep -q '^mix.tar.gz' && fail "archive of another sweep's journal left mix.tar.gz or a temporary"
+# one of the parts from another sweep: refused too, naming the part
+rm -rf mixp && cp -r runs/tiny mixp && cp runs/other/checkpoint/journal.nsj mixp/checkpoint/journal.s1.r1.nsj
+expect 2 "the journal part mixp/checkpoint/journal.s1.r1.nsj belongs to another sweep than mixp/tiny.nc" \
+  "$NORMSWEEP" archive mixp --out mixp.tar.gz
+[ -e mixp.tar.gz ] && fail "archive of another sweep's part wrote mixp.tar.gz"
+rm -rf t11 && mkdir t11 && tar xzf arc.tar.gz -C t11
+cp runs/other/checkpoint/journal.nsj t11/arc/checkpoint/journal.nsj
+resize t11 && remanifest t11 && repack t11 t11.tar.gz
+expect 4 "FAIL journal: checkpoint/journal.nsj belongs to another sweep than tiny.nc (" \
+  "$NORMSWEEP" verify t11.tar.gz
+grep "^FAIL\|^SKIP" out.txt | grep -qi "resum" &&
+  { fail "verify of another sweep's journal speaks of resuming"; sed 's/^/  | /' out.txt; }
+grep -q "normsweep-verify\." out.txt &&
+  { fail "verify of another sweep's journal names a temporary path"; sed 's/^/  | /' out.txt; }
+
+# ---- a run that recovered from a damaged journal record verifies; its archive names the damage --
+# One byte flipped in the middle of the first record of journal.nsj, then --resume: the run skips
+# the damaged record and computes its task again (a later whole record of that task), with data
+# identical to the undamaged run's.
+rm -rf rec && cp -r runs/tiny rec && rm -f rec/tiny.nc
+plen=$("$PY" -c "import struct,sys; print(struct.unpack_from('=Q', open(sys.argv[1],'rb').read(), 16)[0])" rec/checkpoint/journal.nsj)
+off=$((128 + (88 + plen) / 2))
+byte=$(od -An -tu1 -j "$off" -N1 rec/checkpoint/journal.nsj | tr -d ' ')
+printf "$(printf '\\%03o' $(( (byte + 1) % 256 )))" |
+  dd of=rec/checkpoint/journal.nsj bs=1 seek="$off" conv=notrunc status=none
+"$NORMSWEEP" run tiny.yaml --output rec/tiny.nc --checkpoint-dir rec/checkpoint --resume 2> rec.log ||
+  { cat rec.log; fail "resume of the damaged journal"; }
+grep -q "1 damaged record skipped (the first at byte 128)" rec.log || { cat rec.log; fail "the run did not skip the damaged record"; }
+"$PY" - runs/tiny/tiny.nc rec/tiny.nc <<'PYEOF' || fail "the recovered run's data differ from the clean run's"
+import sys, numpy as np, netCDF4
+a, b = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
+for n, v in a.variables.items():
+    if n == 'shard_forward_count':
+        continue
+    x, y = v[:], b.variables[n][:]
+    assert np.array_equal(np.ma.filled(x, 0), np.ma.filled(y, 0)), n
+PYEOF
+expect 0 "wrote rec.tar.gz" "$NORMSWEEP" archive rec --out rec.tar.gz -q
+expect 0 "PASS journal: all 4 tasks recorded (" "$NORMSWEEP" verify rec.tar.gz --sample 0
+grep -qF "; 1 damaged record skipped, at byte 128 of checkpoint/journal.nsj, as the run skips it: every task has a whole record)" out.txt ||
+  { fail "recovered run: verify does not name the damaged record's byte offset"; sed 's/^/  | /' out.txt; }
+# the same damage unrecovered (the archived journal's record damaged): a failure naming the offset
+rm -rf t12 && mkdir t12 && tar xzf arc.tar.gz -C t12
+byte=$(od -An -tu1 -j "$off" -N1 t12/arc/checkpoint/journal.nsj | tr -d ' ')
+printf "$(printf '\\%03o' $(( (byte + 1) % 256 )))" |
+  dd of=t12/arc/checkpoint/journal.nsj bs=1 seek="$off" conv=notrunc status=none
+remanifest t12 && repack t12 t12.tar.gz
+expect 4 "FAIL journal: 1 of 4 tasks missing (first: " "$NORMSWEEP" verify t12.tar.gz
+grep -qF "; 1 damaged record, at byte 128 of checkpoint/journal.nsj" out.txt ||
+  { fail "unrecovered damage: no byte offset"; sed 's/^/  | /' out.txt; }
+
+# ---- archive and the run directory's files: links refused, modes kept, no name lost ---------
+echo "private" > secret.txt && chmod 600 secret.txt
+rm -rf lk && cp -r runs/tiny lk && ln -s "$work/secret.txt" lk/other.log
+expect 2 "lk/other.log is a symbolic link (to $work/secret.txt): an archive holds regular files only" \
+  "$NORMSWEEP" archive lk --out lk.tar.gz
+rm lk/other.log && mkdir -p lk/logs && ln -s ../../secret.txt lk/logs/x.log
+expect 2 "lk/logs/x.log is a symbolic link (to ../../secret.txt)" "$NORMSWEEP" archive lk --out lk.tar.gz
+ls | grep -q '^lk.tar.gz' && fail "a refused archive left lk.tar.gz or a temporary"
+# permissions are kept: a 0600 log stays 0600, and the archive is no more readable than it
+rm -rf md && cp -r runs/tiny md && chmod 600 md/run.log && chmod 640 md/tiny.nc
+expect 0 "wrote md.tar.gz" "$NORMSWEEP" archive md --out md.tar.gz -q
+tar tvzf md.tar.gz | grep -q '^-rw------- .* md/logs/run.log$' || { tar tvzf md.tar.gz; fail "the 0600 log lost its mode"; }
+tar tvzf md.tar.gz | grep -q '^-rw-r----- .* md/md.nc$\|^-rw-r----- .* md/tiny.nc$' || { tar tvzf md.tar.gz; fail "the 0640 NetCDF lost its mode"; }
+[ "$(stat -c %a md.tar.gz)" = 600 ] || fail "the archive of a 0600 log is $(stat -c %a md.tar.gz), want 600"
+expect 0 "verify: PASS" "$NORMSWEEP" verify md.tar.gz --sample 0
+# two logs that would be one member: refused, naming both
+rm -rf col && cp -r runs/tiny col && mkdir -p col/logs && echo "another log" > col/logs/run.log
+expect 2 "col/run.log and col/logs/run.log would both be archived as logs/run.log" \
+  "$NORMSWEEP" archive col --out col.tar.gz
+# files in subdirectories of logs/ are archived with their path; a name no member may have refused
+rm -rf sub && cp -r runs/tiny sub && mkdir -p sub/logs/slurm && echo "job 1" > sub/logs/slurm/slurm-1.out
+echo "notes" > sub/notes.txt
+expect 0 "wrote sub.tar.gz" "$NORMSWEEP" archive sub --out sub.tar.gz
+tar tzf sub.tar.gz | grep -qx "sub/logs/slurm/slurm-1.out" || fail "logs/slurm/slurm-1.out was not archived"
+grep -qF "left out of the archive (not the NetCDF, its checkpoint, a log or the report): sub/notes.txt" out.txt ||
+  { fail "archive does not say what it left out"; sed 's/^/  | /' out.txt; }
+expect 0 "verify: PASS" "$NORMSWEEP" verify sub.tar.gz --sample 0
+printf 'x' > 'sub/logs/bad\name.log'
+expect 2 "sub/logs/bad\\name.log: a name no archive member may have" "$NORMSWEEP" archive sub --out sub2.tar.gz
 
 if [ "$fails" -ne 0 ]; then
   echo "archive_verify: $fails failure(s)"

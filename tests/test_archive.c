@@ -1,8 +1,10 @@
-/* test_archive: ns_archive (tar.gz write/extract, MANIFEST.sha256 check, tamper detection),
- * ns_nc_read (global attributes and dimensions) and ns_verify_compare. */
+/* test_archive: ns_archive (tar.gz write/extract, MANIFEST.sha256 check, tamper detection,
+ * permissions, links), ns_nc_read (global attributes and dimensions), ns_nc_check (a file against
+ * its description), the run history's lines and ns_verify_compare. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <math.h>
+#include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,8 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_provenance.h"
+#include "io/ns_nc_check.h"
 #include "io/ns_nc_read.h"
 #include "io/ns_nc_write.h"
 #include "ns_test.h"
@@ -143,9 +147,9 @@ static void test_round_trip(void)
     fclose(f);
     const char *yaml = "model: gpt2\n";
     ns_archive_source src[] = {
-        {"data/src1.bin", f1, NULL, 0},
-        {"sweep.yaml", NULL, yaml, strlen(yaml)},
-        {"empty", NULL, "", 0},
+        {"data/src1.bin", f1, NULL, 0, 0},
+        {"sweep.yaml", NULL, yaml, strlen(yaml), 0},
+        {"empty", NULL, "", 0, 0},
     };
     ns_archive_list written;
     CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "rt", src, 3, &written, &err), NS_OK);
@@ -202,20 +206,20 @@ static void test_write_errors(void)
     ns_err err;
     char *out = in_tmp("bad.tar.gz");
     unlink(out);
-    ns_archive_source missing[] = {{"x", "/nonexistent/file", NULL, 0}};
+    ns_archive_source missing[] = {{"x", "/nonexistent/file", NULL, 0, 0}};
     CU_ASSERT_EQUAL(ns_archive_write(out, "t", missing, 1, NULL, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/file"));
     CU_ASSERT_FALSE(ns_file_exists(out));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q 'bad.tar.gz.tmp'", tmp);
     CU_ASSERT_NOT_EQUAL(system(cmd), 0); /* the temporary was removed */
-    ns_archive_source dup[] = {{"a", NULL, "1", 1}, {"a", NULL, "2", 1}};
+    ns_archive_source dup[] = {{"a", NULL, "1", 1, 0}, {"a", NULL, "2", 1, 0}};
     CU_ASSERT_EQUAL(ns_archive_write(out, "t", dup, 2, NULL, &err), NS_ERR_INVALID);
-    ns_archive_source unsafe[] = {{"../a", NULL, "1", 1}};
+    ns_archive_source unsafe[] = {{"../a", NULL, "1", 1, 0}};
     CU_ASSERT_EQUAL(ns_archive_write(out, "t", unsafe, 1, NULL, &err), NS_ERR_INVALID);
-    ns_archive_source man[] = {{NS_ARCHIVE_MANIFEST, NULL, "1", 1}};
+    ns_archive_source man[] = {{NS_ARCHIVE_MANIFEST, NULL, "1", 1, 0}};
     CU_ASSERT_EQUAL(ns_archive_write(out, "t", man, 1, NULL, &err), NS_ERR_INVALID);
-    ns_archive_source ok[] = {{"a", NULL, "1", 1}};
+    ns_archive_source ok[] = {{"a", NULL, "1", 1, 0}};
     CU_ASSERT_EQUAL(ns_archive_write("/nonexistent/dir/x.tar.gz", "t", ok, 1, NULL, &err),
                     NS_ERR_IO);
     CU_ASSERT_FALSE(ns_file_exists(out));
@@ -363,7 +367,7 @@ static void test_nc_read(void)
                           {.name = "model_sha256", .text = "abc"},
                           {.name = "shard_count", .ival = 3},
                           {.name = "ks_alpha", .is_double = 1, .dval = 0.01}};
-    ns_nc_desc desc = {dims, 2, vars, 1, attrs, 4};
+    ns_nc_desc desc = {dims, 2, vars, 1, attrs, 4, 0};
     CU_ASSERT_EQUAL_FATAL(ns_nc_write(nc, &desc, &err), NS_OK);
     ns_nc_info info;
     CU_ASSERT_EQUAL_FATAL(ns_nc_info_read(nc, &info, &err), NS_OK);
@@ -423,6 +427,181 @@ static void test_compare(void)
     CU_ASSERT_EQUAL(first, 3);
 }
 
+/* ---- ns_nc_check: a file against its description ---------------------------------------------- */
+
+#define MAX_ITEMS 32
+typedef struct seen_items {
+    size_t n;
+    char text[MAX_ITEMS][400];
+} seen_items;
+
+/* Each difference as "KIND VAR:ATTR WHAT have|want" (the fields that are set). */
+static void collect(void *user, const ns_nc_check_item *it)
+{
+    seen_items *s = user;
+    static const char *const kinds[] = {"?", "DIFFERS", "MISSING", "EXTRA", "SHAPE"};
+    if (s->n < MAX_ITEMS)
+        snprintf(s->text[s->n++], sizeof s->text[0], "%s %s:%s %s %s|%s", kinds[it->kind],
+                 it->var ? it->var : "", it->attr ? it->attr : "", it->what ? it->what : "",
+                 it->have ? it->have : "", it->want ? it->want : "");
+}
+
+static int saw(const seen_items *s, const char *text)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->text[i], text) == 0)
+            return 1;
+    return 0;
+}
+
+static size_t check_file(const char *path, const ns_nc_desc *d, seen_items *s, ns_nc_check_counts *c)
+{
+    int ncid;
+    ns_err err;
+    memset(s, 0, sizeof *s);
+    CU_ASSERT_EQUAL_FATAL(nc_open(path, NC_NOWRITE, &ncid), NC_NOERR);
+    CU_ASSERT_EQUAL(ns_nc_check_layout(ncid, d, collect, s, c, &err), NS_OK);
+    nc_close(ncid);
+    return c->n_diff;
+}
+
+/* A written file matches its description exactly; every kind of edit made to it afterwards with
+ * the NetCDF library (what a forger would do) is reported by name, with both values. */
+static void test_nc_check(void)
+{
+    ns_err err;
+    char *nc = in_tmp("layout.nc");
+    ns_nc_dim dims[] = {{"L", 2}, {"T", 3}};
+    int32_t L[2] = {8, 32}, cnt[2] = {4, 5};
+    double x[6] = {1, 2, 3, 4, 5, 6};
+    ns_nc_var vars[] = {
+        {.name = "L", .type = NS_NC_INT, .ndims = 1, .dims = {"L"}, .data = L},
+        {.name = "x", .type = NS_NC_DOUBLE, .ndims = 2, .dims = {"L", "T"}, .data = x},
+        {.name = "count", .type = NS_NC_INT, .ndims = 1, .dims = {"L"}, .data = cnt,
+         .fill = NS_FILL_NONE},
+    };
+    ns_nc_var_text(&vars[0], "long_name", "context length");
+    ns_nc_var_text(&vars[1], "long_name", "a metric");
+    ns_nc_var_text(&vars[1], "units", "1");
+    ns_nc_var_text(&vars[2], "long_name", "rows");
+    ns_nc_attr attrs[] = {{.name = "title", .text = "original"},
+                          {.name = "metrics_version", .ival = 2, .is_int32 = 1},
+                          {.name = "rows", .ival = 2},
+                          {.name = "ks_alpha", .is_double = 1, .dval = 0.01}};
+    ns_nc_desc desc = {dims, 2, vars, 3, attrs, 4, 0};
+    CU_ASSERT_EQUAL_FATAL(ns_nc_write(nc, &desc, &err), NS_OK);
+    seen_items s;
+    ns_nc_check_counts c;
+    CU_ASSERT_EQUAL(check_file(nc, &desc, &s, &c), 0);
+    CU_ASSERT_EQUAL(c.global_attrs, 4);
+    CU_ASSERT_EQUAL(c.vars, 3);
+    CU_ASSERT_EQUAL(c.var_attrs, 5); /* L: long_name; x: long_name, units, _FillValue; count */
+    /* the description says the data are uncompressed: x is stored compressed */
+    desc.uncompressed = 1;
+    CU_ASSERT_EQUAL(check_file(nc, &desc, &s, &c), 2);
+    CU_ASSERT_TRUE(saw(&s, "SHAPE x: variable filters shuffle, deflate level 1|no filter"));
+    CU_ASSERT_TRUE(saw(&s, "SHAPE count: variable filters shuffle, deflate level 1|no filter"));
+    desc.uncompressed = 0;
+
+    int ncid, id, grp;
+    CU_ASSERT_EQUAL_FATAL(nc_open(nc, NC_WRITE, &ncid), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_redef(ncid), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_put_att_text(ncid, NC_GLOBAL, "title", 6, "forged"), NC_NOERR);
+    int two = 2;
+    CU_ASSERT_EQUAL(nc_put_att_int(ncid, NC_GLOBAL, "rows", NC_INT, 1, &two), NC_NOERR);
+    double alpha = 0.05;
+    CU_ASSERT_EQUAL(nc_put_att_double(ncid, NC_GLOBAL, "metrics_version", NC_DOUBLE, 1, &alpha),
+                    NC_NOERR);
+    CU_ASSERT_EQUAL(nc_del_att(ncid, NC_GLOBAL, "ks_alpha"), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_put_att_text(ncid, NC_GLOBAL, "extra", 3, "yes"), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_inq_varid(ncid, "x", &id), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_put_att_text(ncid, id, "units", 1, "m"), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_put_att_text(ncid, id, "note", 4, "gpt2"), NC_NOERR);
+    int dimid;
+    CU_ASSERT_EQUAL(nc_inq_dimid(ncid, "L", &dimid), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_def_var(ncid, "y", NC_FLOAT, 1, &dimid, &id), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_def_grp(ncid, "hidden", &grp), NC_NOERR);
+    CU_ASSERT_EQUAL(nc_close(ncid), NC_NOERR);
+    CU_ASSERT_EQUAL(check_file(nc, &desc, &s, &c), 9);
+    CU_ASSERT_TRUE(saw(&s, "DIFFERS :title attribute \"forged\"|\"original\""));
+    CU_ASSERT_TRUE(saw(&s, "DIFFERS :rows attribute a 32-bit integer 2|a 64-bit integer 2"));
+    CU_ASSERT_TRUE(saw(&s, "DIFFERS :metrics_version attribute a double 0.05|a 32-bit integer 2"));
+    CU_ASSERT_TRUE(saw(&s, "MISSING :ks_alpha attribute |0.01"));
+    CU_ASSERT_TRUE(saw(&s, "EXTRA :extra attribute \"yes\"|"));
+    CU_ASSERT_TRUE(saw(&s, "DIFFERS x:units attribute \"m\"|\"1\""));
+    CU_ASSERT_TRUE(saw(&s, "EXTRA x:note attribute \"gpt2\"|"));
+    CU_ASSERT_TRUE(saw(&s, "EXTRA : variable y|"));
+    CU_ASSERT_TRUE(saw(&s, "EXTRA : group hidden|"));
+    free(nc);
+}
+
+/* The history line a run segment writes, parsed from the right: a command holding " on " keeps
+ * it. */
+static void test_history_line(void)
+{
+    ns_history_line h;
+    const char *hist = "2026-01-01T00:00:00Z normsweep 0.1.0 (git 0123456789ab): normsweep run "
+                       "a.yaml on 4 ranks (host n1)\n2026-01-02T00:00:00Z normsweep 0.1.1 (git "
+                       "ba9876543210-dirty): mpirun -np 2 normsweep run on 3 ranks.yaml on 2 ranks "
+                       "(host n2, job 5) [resumed]; journal segment 2\n";
+    CU_ASSERT_TRUE(ns_archive_history_last(hist, &h));
+    CU_ASSERT_STRING_EQUAL(h.time, "2026-01-02T00:00:00Z");
+    CU_ASSERT_STRING_EQUAL(h.version, "0.1.1");
+    CU_ASSERT_STRING_EQUAL(h.git, "ba9876543210-dirty");
+    CU_ASSERT_STRING_EQUAL(h.command, "mpirun -np 2 normsweep run on 3 ranks.yaml");
+    CU_ASSERT_EQUAL(h.ranks, 2);
+    CU_ASSERT_FALSE(ns_archive_history_last("not a history line\n", &h));
+    CU_ASSERT_FALSE(ns_archive_history_last("", &h));
+    CU_ASSERT_FALSE(ns_archive_history_last(NULL, &h));
+}
+
+/* Members keep their permissions; the archive is no more readable than its most private member;
+ * a source that is a symbolic link is refused and nothing is written. */
+static void test_modes_and_links(void)
+{
+    ns_err err;
+    char *priv = in_tmp("private.log"), *pub = in_tmp("public.log"), *out = in_tmp("m.tar.gz");
+    write_text(priv, "secret\n");
+    write_text(pub, "open\n");
+    CU_ASSERT_EQUAL(chmod(priv, 0600), 0);
+    CU_ASSERT_EQUAL(chmod(pub, 0644), 0);
+    ns_archive_source src[] = {{"logs/private.log", priv, NULL, 0, 0},
+                               {"logs/public.log", pub, NULL, 0, 0},
+                               {"sweep.yaml", NULL, "x: 1\n", 5, 0640}};
+    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "m", src, 3, NULL, &err), NS_OK);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(out, &st), 0);
+    CU_ASSERT_EQUAL(st.st_mode & 0077, 0); /* 0600 at most: one member is private */
+    struct archive *a = archive_read_new();
+    archive_read_support_filter_gzip(a);
+    archive_read_support_format_tar(a);
+    CU_ASSERT_EQUAL_FATAL(archive_read_open_filename(a, out, 65536), ARCHIVE_OK);
+    struct archive_entry *e;
+    int found = 0;
+    while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+        const char *n = archive_entry_pathname(e);
+        unsigned perm = (unsigned)archive_entry_perm(e);
+        if (strcmp(n, "m/logs/private.log") == 0)
+            found += perm == 0600;
+        else if (strcmp(n, "m/logs/public.log") == 0)
+            found += perm == 0644;
+        else if (strcmp(n, "m/sweep.yaml") == 0)
+            found += perm == 0640;
+        else if (strcmp(n, "m/MANIFEST.sha256") == 0)
+            found += (perm & 0077) == 0;
+    }
+    archive_read_free(a);
+    CU_ASSERT_EQUAL(found, 4);
+    char *link = in_tmp("link.log"), *out2 = in_tmp("l.tar.gz");
+    unlink(link);
+    CU_ASSERT_EQUAL(symlink(priv, link), 0);
+    ns_archive_source lsrc[] = {{"logs/link.log", link, NULL, 0, 0}};
+    CU_ASSERT_EQUAL(ns_archive_write(out2, "l", lsrc, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
+    CU_ASSERT_FALSE(ns_file_exists(out2));
+    free(priv), free(pub), free(out), free(link), free(out2);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -441,6 +620,9 @@ int main(void)
     CU_add_test(s, "manifest lines", test_manifest_lines);
     CU_add_test(s, "NetCDF attributes", test_nc_read);
     CU_add_test(s, "payload comparison", test_compare);
+    CU_add_test(s, "a NetCDF file against its description", test_nc_check);
+    CU_add_test(s, "run history lines", test_history_line);
+    CU_add_test(s, "member permissions and links", test_modes_and_links);
     int rc = ns_test_run_all();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/ns_file.h"
-#include "common/ns_sys.h"
 
 #define BLOCK (1u << 20)
 
@@ -156,7 +154,7 @@ static int ar_fail(ns_err *err, struct archive *a, const char *what, const char 
 
 /* Write one entry header for top/name of size bytes. */
 static int put_header(struct archive *a, const char *top, const char *name, uint64_t size,
-                      time_t mtime, const char *out, ns_err *err)
+                      time_t mtime, unsigned perm, const char *out, ns_err *err)
 {
     size_t n = strlen(top) + strlen(name) + 2;
     char *full = malloc(n);
@@ -169,7 +167,7 @@ static int put_header(struct archive *a, const char *top, const char *name, uint
     snprintf(full, n, "%s/%s", top, name);
     archive_entry_set_pathname(e, full);
     archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
+    archive_entry_set_perm(e, perm & 0777);
     archive_entry_set_size(e, (la_int64_t)size);
     archive_entry_set_mtime(e, mtime, 0);
     if (archive_write_header(a, e) != ARCHIVE_OK)
@@ -200,16 +198,19 @@ static int put_file(struct archive *a, const char *top, const ns_archive_source 
 {
     int rc = NS_OK;
     EVP_MD_CTX *ctx = NULL;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return ns_fail(err, NS_ERR_IO, "open %s: %s", s->path, strerror(errno));
+        return errno == ELOOP ? ns_fail(err, NS_ERR_INVALID, "%s is a symbolic link: an archive "
+                                        "holds regular files only", s->path)
+                              : ns_fail(err, NS_ERR_IO, "open %s: %s", s->path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = ns_fail(err, NS_ERR_IO, "%s: not a regular file", s->path);
         goto done;
     }
     *size = (uint64_t)st.st_size;
-    if ((rc = put_header(a, top, s->name, *size, st.st_mtime, out, err)) != NS_OK)
+    if ((rc = put_header(a, top, s->name, *size, st.st_mtime, (unsigned)st.st_mode, out, err)) !=
+        NS_OK)
         goto done;
     if ((rc = hash_begin(&ctx, err)) != NS_OK)
         goto done;
@@ -270,7 +271,15 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* no more readable than the most private member: its group and others bits */
+    unsigned perm = 0644;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        unsigned m = src[i].path ? (stat(src[i].path, &st) == 0 ? (unsigned)st.st_mode : 0600)
+                                 : (src[i].mode ? src[i].mode : 0644);
+        perm &= (m & 0777) | 0600;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, perm);
     if (fd < 0) {
         rc = ns_fail(err, NS_ERR_IO, "create %s: %s", tmp, strerror(errno));
         goto done;
@@ -295,7 +304,8 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
         } else {
             size = src[i].len;
             if ((rc = ns_sha256_buffer(src[i].data, src[i].len, hex, err)) == NS_OK &&
-                (rc = put_header(a, top, src[i].name, size, now, out, err)) == NS_OK)
+                (rc = put_header(a, top, src[i].name, size, now,
+                                 src[i].mode ? src[i].mode : 0644, out, err)) == NS_OK)
                 rc = put_data(a, src[i].data, src[i].len, out, err);
         }
         if (rc == NS_OK)
@@ -304,7 +314,7 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
             goto done;
     }
     if ((rc = ns_archive_manifest_text(&list, &mtext, &mlen, err)) != NS_OK ||
-        (rc = put_header(a, top, NS_ARCHIVE_MANIFEST, mlen, now, out, err)) != NS_OK ||
+        (rc = put_header(a, top, NS_ARCHIVE_MANIFEST, mlen, now, perm, out, err)) != NS_OK ||
         (rc = put_data(a, mtext, mlen, out, err)) != NS_OK)
         goto done;
     opened = 0;
@@ -764,48 +774,4 @@ void ns_archive_issue_describe(const ns_archive_issue *is, char *buf, size_t siz
         snprintf(buf, size, "member %s: unknown problem", is->name);
     }
     ns_text_one_line(buf); /* names come from the manifest's text (a CRLF line ends in '\r') */
-}
-
-/* ---- machine description -------------------------------------------------------------------- */
-
-void ns_machine_describe(ns_machine_info *m)
-{
-    memset(m, 0, sizeof *m);
-    struct utsname u;
-    if (uname(&u) == 0) {
-        snprintf(m->sysname, sizeof m->sysname, "%s", u.sysname);
-        snprintf(m->nodename, sizeof m->nodename, "%s", u.nodename);
-        snprintf(m->release, sizeof m->release, "%s", u.release);
-        snprintf(m->version, sizeof m->version, "%s", u.version);
-        snprintf(m->machine, sizeof m->machine, "%s", u.machine);
-    } else {
-        strcpy(m->sysname, "unknown");
-        strcpy(m->nodename, "unknown");
-        strcpy(m->release, "unknown");
-        strcpy(m->version, "unknown");
-        strcpy(m->machine, "unknown");
-    }
-    strcpy(m->cpu_model, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f)) {
-            if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Model", 5) != 0)
-                continue;
-            char *colon = strchr(line, ':');
-            if (!colon)
-                continue;
-            colon++;
-            while (*colon == ' ' || *colon == '\t')
-                colon++;
-            colon[strcspn(colon, "\n")] = 0;
-            if (*colon) {
-                snprintf(m->cpu_model, sizeof m->cpu_model, "%s", colon);
-                break;
-            }
-        }
-        fclose(f);
-    }
-    m->cores = ns_sys_cores();
-    m->memory_bytes = ns_sys_memory_bytes();
 }

@@ -13,13 +13,16 @@
 
 #define NS_ARCHIVE_MANIFEST "MANIFEST.sha256"
 
-/* One member to write: the bytes of the file at `path`, or data[0..len) when path is NULL.
- * name is the member's path below the archive's top directory ("run.nc", "checkpoint/x"). */
+/* One member to write: the bytes of the file at `path` (a regular file, not a link: its
+ * permission bits are the member's), or data[0..len) when path is NULL, with permissions mode
+ * (0: 0644). name is the member's path below the archive's top directory ("run.nc",
+ * "checkpoint/x"). */
 typedef struct ns_archive_source {
     const char *name;
     const char *path;
     const void *data;
     size_t len;
+    unsigned mode;
 } ns_archive_source;
 
 /* One member as found (or written): name below the top directory, SHA-256 of its bytes, size. */
@@ -47,8 +50,11 @@ int ns_archive_name_ok(const char *name);
  * streamed, so the manifest describes exactly the bytes written), then top/MANIFEST.sha256
  * listing "<sha256>  <NAME>" for every source, sorted by name. The archive is written to a
  * temporary name beside out, fsync'ed and renamed; on failure out is untouched. A source file
- * that changes size while it is read is an error. written (may be NULL) receives the members
- * (without the manifest). Names must be distinct and ns_archive_name_ok, else NS_ERR_INVALID. */
+ * that changes size while it is read is an error, as is one that is a symbolic link. Each member
+ * keeps its permission bits; the archive file (and its manifest) is no more readable by group or
+ * others than every member is (0644 at most, less by the umask). written (may be NULL) receives
+ * the members (without the manifest). Names must be distinct and ns_archive_name_ok, else
+ * NS_ERR_INVALID. */
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
                      ns_archive_list *written, ns_err *err);
 
@@ -106,17 +112,5 @@ int ns_archive_check_manifest(const ns_archive_list *members, const char *manife
 
 /* One line describing an issue ("member run.nc: SHA-256 differs (manifest ..., archive ...)"). */
 void ns_archive_issue_describe(const ns_archive_issue *issue, char *buf, size_t size);
-
-/* ---- machine description (recorded in provenance) ---- */
-
-typedef struct ns_machine_info {
-    char sysname[65], nodename[65], release[65], version[128], machine[65];
-    char cpu_model[256];    /* /proc/cpuinfo "model name" (or "unknown") */
-    long cores;             /* online processors */
-    unsigned long long memory_bytes; /* physical memory */
-} ns_machine_info;
-
-/* Describe this machine (never fails: unknown fields are "unknown" / 0). */
-void ns_machine_describe(ns_machine_info *m);
 
 #endif

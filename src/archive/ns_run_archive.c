@@ -4,7 +4,6 @@
 
 #include "archive/ns_run_archive.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -20,7 +19,9 @@
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_provenance.h"
 #include "archive/ns_archive_readme.h"
+#include "archive/ns_run_files.h"
 #include "assets/ns_assets.h"
 #include "io/ns_nc_read.h"
 #include "sweep/ns_journal.h"
@@ -30,238 +31,6 @@
 static const char *or_unknown(const char *s)
 {
     return s ? s : "unknown";
-}
-
-typedef struct src_list {
-    ns_archive_source *items;
-    char **owned;          /* strings to free (names and paths) */
-    size_t n, cap, nowned, capowned;
-} src_list;
-
-static int own(src_list *l, char *s, ns_err *err)
-{
-    if (!s)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (l->nowned == l->capowned) {
-        size_t cap = l->capowned ? 2 * l->capowned : 32;
-        char **p = realloc(l->owned, cap * sizeof *p);
-        if (!p) {
-            free(s);
-            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        }
-        l->owned = p;
-        l->capowned = cap;
-    }
-    l->owned[l->nowned++] = s;
-    return NS_OK;
-}
-
-static int src_add(src_list *l, const char *name, const char *path, const void *data, size_t len,
-                   ns_err *err)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        ns_archive_source *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        l->items = p;
-        l->cap = cap;
-    }
-    char *n = strdup(name), *pp = path ? strdup(path) : NULL;
-    NS_TRY(own(l, n, err));
-    if (path)
-        NS_TRY(own(l, pp, err));
-    l->items[l->n++] = (ns_archive_source){n, pp, data, len};
-    return NS_OK;
-}
-
-static void src_free(src_list *l)
-{
-    for (size_t i = 0; i < l->nowned; i++)
-        free(l->owned[i]);
-    free(l->owned);
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Regular files directly in dir whose names pass keep(), sorted (caller frees the list). */
-static int list_files(const char *dir, int (*keep)(const char *), char ***out, size_t *n,
-                      ns_err *err)
-{
-    *out = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return ns_fail(err, NS_ERR_IO, "%s: %s", dir, strerror(errno));
-    size_t cap = 0;
-    int rc = NS_OK;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || (keep && !keep(e->d_name)))
-            continue;
-        char *p = ns_path_join(dir, e->d_name);
-        if (!p) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            break;
-        }
-        if (!ns_file_is_regular(p)) {
-            free(p);
-            continue;
-        }
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **q = realloc(*out, cap * sizeof *q);
-            if (!q) {
-                free(p);
-                rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-                break;
-            }
-            *out = q;
-        }
-        (*out)[(*n)++] = p;
-    }
-    closedir(d);
-    if (rc == NS_OK && *n)
-        qsort(*out, *n, sizeof **out, cmp_str);
-    return rc;
-}
-
-static void free_strs(char **s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(s[i]);
-    free(s);
-}
-
-static int keep_nc(const char *name)
-{
-    return ns_str_ends_with(name, ".nc");
-}
-
-/* The checkpoint's files, but not the run's lock (runtime state) nor a stop request. */
-static int keep_ckpt(const char *name)
-{
-    return strcmp(name, NS_LOCK_FILE) != 0 && strcmp(name, "STOP") != 0;
-}
-
-static int keep_log(const char *name)
-{
-    return ns_str_ends_with(name, ".log") || ns_str_ends_with(name, ".out") || ns_str_ends_with(name, ".err");
-}
-
-static int keep_tmp_nc(const char *name)
-{
-    return strstr(name, ".nc.tmp") != NULL;
-}
-
-/* Find the run's NetCDF file (o->nc or the one *.nc of the run directory). */
-static int find_nc(const ns_run_archive_options *o, char **nc, ns_err *err)
-{
-    *nc = NULL;
-    if (o->nc) {
-        if (!ns_file_is_regular(o->nc))
-            return ns_fail(err, NS_ERR_INVALID, "--nc %s: no such file", o->nc);
-        *nc = strdup(o->nc);
-        return *nc ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    }
-    char **files = NULL;
-    size_t n = 0;
-    NS_TRY(list_files(o->run_dir, keep_nc, &files, &n, err));
-    int rc = NS_OK;
-    if (n == 1) {
-        *nc = files[0];
-        files[0] = NULL;
-    } else if (n > 1) {
-        rc = ns_fail(err, NS_ERR_INVALID, "run directory %s holds %zu NetCDF files (%s, %s%s): "
-                     "choose one with --nc", o->run_dir, n, files[0], files[1],
-                     n > 2 ? ", ..." : "");
-    } else {
-        char **tmp = NULL;
-        size_t ntmp = 0;
-        char *journal = ns_path_join(o->run_dir, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE);
-        int has_ckpt = journal && ns_file_is_regular(journal);
-        if (list_files(o->run_dir, keep_tmp_nc, &tmp, &ntmp, err) == NS_OK && ntmp)
-            has_ckpt = 1;
-        DIR *d = opendir(o->run_dir);
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (ns_str_ends_with(e->d_name, ".ckpt"))
-                has_ckpt = 1;
-        if (d)
-            closedir(d);
-        free_strs(tmp, ntmp);
-        free(journal);
-        rc = has_ckpt ? ns_fail(err, NS_ERR_INVALID,
-                                "incomplete run: %s has a checkpoint but no NetCDF output: the "
-                                "sweep did not finish (continue it with `normsweep run --resume`)",
-                                o->run_dir)
-                      : ns_fail(err, NS_ERR_INVALID, "no NetCDF file (*.nc) in run directory %s "
-                                "(name it with --nc)", o->run_dir);
-    }
-    free_strs(files, n);
-    return rc;
-}
-
-static int find_ckpt(const ns_run_archive_options *o, const char *nc, char **dir, ns_err *err)
-{
-    *dir = NULL;
-    char *cand[2] = {NULL, NULL};
-    size_t nc_ = 0;
-    if (o->checkpoint_dir) {
-        cand[nc_++] = strdup(o->checkpoint_dir);
-    } else {
-        cand[nc_++] = ns_path_join(o->run_dir, NS_ARCHIVE_CKPT_DIR);
-        cand[nc_++] = ns_str_printf("%s.ckpt", nc);
-    }
-    int rc = NS_OK;
-    for (size_t i = 0; i < nc_; i++)
-        if (!cand[i])
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; rc == NS_OK && i < nc_ && !*dir; i++) {
-        char *j = ns_path_join(cand[i], NS_JOURNAL_FILE);
-        if (!j) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            break;
-        }
-        if (ns_file_is_dir(cand[i]) && ns_file_is_regular(j)) {
-            *dir = cand[i];
-            cand[i] = NULL;
-        }
-        free(j);
-    }
-    if (rc == NS_OK && !*dir) {
-        if (o->checkpoint_dir)
-            rc = ns_fail(err, NS_ERR_INVALID, "--checkpoint-dir %s: no %s in it", o->checkpoint_dir,
-                         NS_JOURNAL_FILE);
-        else
-            rc = ns_fail(err, NS_ERR_INVALID, "no journal: neither %s nor %s holds %s (name the "
-                         "checkpoint directory with --checkpoint-dir)", cand[0], cand[1],
-                         NS_JOURNAL_FILE);
-    }
-    for (size_t i = 0; i < nc_; i++)
-        free(cand[i]);
-    return rc;
-}
-
-static json_t *asset_json(const ns_nc_info *info, const char *kind)
-{
-    char k1[64], k2[64], k3[64];
-    snprintf(k1, sizeof k1, "%s_used", kind);
-    snprintf(k2, sizeof k2, "%s_sha256", kind);
-    snprintf(k3, sizeof k3, "%s_path", kind);
-    json_t *o = json_object();
-    if (strcmp(kind, "model") == 0)
-        json_object_set_new(o, "requested", json_string(or_unknown(ns_nc_info_text(info, "model_requested"))));
-    json_object_set_new(o, "used", json_string(or_unknown(ns_nc_info_text(info, k1))));
-    if (ns_nc_info_text(info, k3))
-        json_object_set_new(o, "path", json_string(ns_nc_info_text(info, k3)));
-    json_object_set_new(o, "sha256", json_string(or_unknown(ns_nc_info_text(info, k2))));
-    return o;
 }
 
 /* The size of a member: its data's, or its file's now. */
@@ -274,18 +43,15 @@ static uint64_t source_bytes(const ns_archive_source *m)
 }
 
 /* provenance.json: the run's build and inputs (from the NetCDF), this build, this machine, and
- * where every member came from. Caller frees *text. */
+ * where every member came from (ns_archive_provenance: the fields verify checks). Caller frees
+ * *text. */
 static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *info,
-                           const char *nc_member, const src_list *src, char **text, ns_err *err)
+                           const char *nc_member, const ns_run_files *src, char **text,
+                           ns_err *err)
 {
-    static const char *const run_keys[] = {
-        "normsweep_version", "git_commit", "executable_sha256", "compiler", "cflags", "blas",
-        "mpi_library", "netcdf_version", "hdf5_version", "os", "mpi_size", "start_time",
-        "end_time", "command_line", "history", "sweep_file", "shard_count", "corpus_tokens",
-        "corpus_gutenberg_stripped"};
-    json_t *root = json_object(), *run = json_object(), *inputs = json_object(),
-           *arch = json_object(), *mach = json_object(), *files = json_object(),
-           *members = json_array();
+    json_t *root = json_object(), *run = ns_archive_prov_run(info),
+           *inputs = ns_archive_prov_inputs(info), *arch = json_object(), *mach = json_object(),
+           *files = json_object(), *members = json_array();
     if (!root || !run || !inputs || !arch || !mach || !files || !members) {
         json_decref(root), json_decref(run), json_decref(inputs), json_decref(arch);
         json_decref(mach), json_decref(files), json_decref(members);
@@ -298,23 +64,7 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     json_object_set_new(root, "format", json_string(NS_ARCHIVE_FORMAT));
     json_object_set_new(root, "created", json_string(now));
-
-    for (size_t i = 0; i < sizeof run_keys / sizeof run_keys[0]; i++) {
-        long long v;
-        double d;
-        const char *s = ns_nc_info_text(info, run_keys[i]);
-        if (s)
-            json_object_set_new(run, run_keys[i], json_string(s));
-        else if (ns_nc_info_int(info, run_keys[i], &v))
-            json_object_set_new(run, run_keys[i], json_integer(v));
-        else if (ns_nc_info_double(info, run_keys[i], &d))
-            json_object_set_new(run, run_keys[i], json_real(d));
-    }
     json_object_set_new(root, "run", run);
-
-    json_object_set_new(inputs, "model", asset_json(info, "model"));
-    json_object_set_new(inputs, "tokenizer", asset_json(info, "tokenizer"));
-    json_object_set_new(inputs, "corpus", asset_json(info, "corpus"));
     json_object_set_new(root, "inputs", inputs);
 
     json_object_set_new(arch, "normsweep_version", json_string(PACKAGE_VERSION));
@@ -373,60 +123,39 @@ static const char *base_of(const char *p)
     return s ? s + 1 : p;
 }
 
-static int keep_report(const char *name)
+/* The checkpoint's files, but not the run's lock (runtime state) nor a stop request. */
+static int keep_ckpt(const char *name)
 {
-    return name[0] != '.';
+    return strcmp(name, NS_LOCK_FILE) != 0 && strcmp(name, "STOP") != 0;
 }
 
-/* Every kept file directly in dir as member prefix/NAME (skipping names already present or not
- * safe in an archive). */
-static int add_dir(src_list *src, const char *dir, int (*keep)(const char *), const char *prefix,
-                   ns_err *err)
-{
-    char **files = NULL;
-    size_t n = 0;
-    int rc = list_files(dir, keep, &files, &n, err);
-    for (size_t i = 0; rc == NS_OK && i < n; i++) {
-        char *name = ns_str_printf("%s/%s", prefix, base_of(files[i]));
-        if (!name) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            break;
-        }
-        int dup = 0;
-        for (size_t j = 0; j < src->n; j++)
-            dup |= strcmp(src->items[j].name, name) == 0;
-        if (!dup && ns_archive_name_ok(name))
-            rc = src_add(src, name, files[i], NULL, 0, err);
-        free(name);
-    }
-    free_strs(files, n);
-    return rc;
-}
-
-/* run_dir/sub's files as sub/NAME, when that directory exists. */
-static int add_subdir(src_list *src, const char *run_dir, const char *sub,
-                      int (*keep)(const char *), ns_err *err)
+/* run_dir/sub's files as sub/NAME, when that directory exists (a link to one is followed: the
+ * run directory's owner put it there). */
+static int add_subdir(ns_run_files *src, const char *run_dir, const char *sub, ns_err *err)
 {
     char *dir = ns_path_join(run_dir, sub);
     if (!dir)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    int rc = ns_file_is_dir(dir) ? add_dir(src, dir, keep, sub, err) : NS_OK;
+    int rc = ns_file_is_dir(dir) ? ns_run_files_add_tree(src, dir, sub, NULL, 1, err) : NS_OK;
     free(dir);
     return rc;
 }
 
 /* The asset manifest this build resolves inputs with (where each file comes from, its SHA-256). */
-static int add_assets_manifest(src_list *src, ns_err *err)
+static int add_assets_manifest(ns_run_files *src, ns_err *err)
 {
     char path[4096];
     ns_err e;
     if (ns_manifest_locate(path, sizeof path, &e) != NS_OK)
         return NS_OK; /* none known: the README says how to get one */
-    return src_add(src, NS_ARCHIVE_ASSETS, path, NULL, 0, err);
+    char *real = realpath(path, NULL); /* an installed manifest may be a link */
+    int rc = ns_run_files_add(src, NS_ARCHIVE_ASSETS, real ? real : path, NULL, 0, 0, err);
+    free(real);
+    return rc;
 }
 
 /* README.txt: every member so far with its size (docs/ARCHIVE.md). */
-static int make_readme(const src_list *src, const ns_nc_info *info, const char *archive_name,
+static int make_readme(const ns_run_files *src, const ns_nc_info *info, const char *archive_name,
                        const char *top, const char *nc_member, char **text, ns_err *err)
 {
     ns_readme_member *m = malloc((src->n ? src->n : 1) * sizeof *m);
@@ -439,13 +168,164 @@ static int make_readme(const src_list *src, const ns_nc_info *info, const char *
     return rc;
 }
 
+/* ", history: CKPT/history ran '...', NC '...'" when the checkpoint's history and the NetCDF's
+ * differ, into buf ("" otherwise). */
+static void history_note(const char *ckpt, const char *nc, const ns_nc_info *info, char *buf,
+                         size_t size)
+{
+    char *path = ns_path_join(ckpt, "history"), *text = NULL;
+    size_t len = 0;
+    ns_err e;
+    ns_history_line a, b;
+    buf[0] = 0;
+    if (path && ns_file_read_all(path, 0, &text, &len, &e) == NS_OK &&
+        ns_archive_history_last(text, &a) && ns_archive_history_last(ns_nc_info_text(info, "history"), &b) &&
+        strcmp(text, ns_nc_info_text(info, "history")) != 0)
+        snprintf(buf, size, "; history: %s ran '%s' (%s), %s '%s' (%s)", path, a.command, a.time,
+                 base_of(nc), b.command, b.time);
+    free(text);
+    free(path);
+}
+
+/* The checkpoint directory belongs to the NetCDF's run: journal.nsj and every part carry the
+ * sweep identity the NetCDF's sweep text and input checksums give (the journal's own rule), and
+ * its history is the one the NetCDF recorded. Refused before anything is written, naming both. */
+static int check_ckpt(const char *ckpt, const char *nc, const ns_nc_info *info,
+                      const ns_run_files *src, ns_err *err)
+{
+    const char *yaml = ns_nc_info_text(info, "sweep_yaml");
+    const char *shas[3] = {ns_nc_info_text(info, "model_sha256"),
+                           ns_nc_info_text(info, "tokenizer_sha256"),
+                           ns_nc_info_text(info, "corpus_sha256")};
+    char note[8400];
+    history_note(ckpt, nc, info, note, sizeof note);
+    const char *prefix = NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_PART_PREFIX;
+    for (size_t i = 0; i < src->n; i++) {
+        const ns_archive_source *m = &src->items[i];
+        int main_file = strcmp(m->name, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE) == 0;
+        if (!m->path || (!main_file && strncmp(m->name, prefix, strlen(prefix)) != 0))
+            continue;
+        struct stat st;
+        if (!main_file && stat(m->path, &st) == 0 && st.st_size < 128)
+            continue; /* a part whose writer stopped before its header: it holds nothing */
+        char have[65], want[65];
+        size_t plen = 0;
+        NS_TRY(ns_journal_identity(m->path, have, &plen, err));
+        NS_TRY(ns_journal_sweep_hash(yaml, or_unknown(shas[0]), or_unknown(shas[1]),
+                                     or_unknown(shas[2]), plen / sizeof(double), want, err));
+        if (strcmp(have, want) != 0)
+            return ns_fail(err, NS_ERR_INVALID, "the journal%s %s belongs to another sweep than "
+                           "%s: the sweep identity in its header is not the one %s's sweep text "
+                           "and model, tokenizer and corpus SHA-256 give%s; nothing written",
+                           main_file ? "" : " part", m->path, nc, base_of(nc), note);
+    }
+    if (note[0])
+        return ns_fail(err, NS_ERR_INVALID, "the checkpoint directory %s has another history than "
+                       "%s%s: archive the NetCDF that run wrote (the later runs' output), or name "
+                       "its own checkpoint directory with --checkpoint-dir; nothing written", ckpt,
+                       nc, note);
+    return NS_OK;
+}
+
+/* report/report.json, when the run has one, describes the NetCDF's model (postprocess/report
+ * writes the model's requested, used and SHA-256 into it): another run's report is refused. */
+static int check_report(const char *run_dir, const char *nc, const ns_nc_info *info, ns_err *err)
+{
+    char *path = ns_path_join(run_dir, NS_ARCHIVE_REPORT_DIR "/report.json");
+    if (!path)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    json_t *root = ns_file_is_regular(path) ? json_load_file(path, 0, NULL) : NULL;
+    json_t *model = json_object_get(root, "model");
+    static const char *const keys[][2] = {{"requested", "model_requested"},
+                                          {"used", "model_used"},
+                                          {"sha256", "model_sha256"}};
+    int rc = NS_OK;
+    for (size_t i = 0; model && rc == NS_OK && i < 3; i++) {
+        const char *r = json_string_value(json_object_get(model, keys[i][0]));
+        const char *n = or_unknown(ns_nc_info_text(info, keys[i][1]));
+        if (!r || strcmp(r, n) != 0)
+            rc = ns_fail(err, NS_ERR_INVALID, "%s is the report of another run than %s: its model "
+                         "%s is '%s', %s's %s '%s'; make the report again (postprocess/report "
+                         "%s --out %s/%s); nothing written", path, nc, keys[i][0],
+                         r ? r : "(none)", base_of(nc), keys[i][1], n, nc, run_dir,
+                         NS_ARCHIVE_REPORT_DIR);
+    }
+    json_decref(root);
+    free(path);
+    return rc;
+}
+
+/* The asset manifest archived (src's member) lists, for each input the NetCDF records by a set's
+ * name, the SHA-256 the run recorded: a manifest that says otherwise (another normsweep's, whose
+ * sets changed) would make the archive contradict itself, and is refused. */
+static int check_assets(const ns_run_files *src, const char *nc, const ns_nc_info *info,
+                        ns_err *err)
+{
+    const char *path = NULL;
+    for (size_t i = 0; i < src->n; i++)
+        if (strcmp(src->items[i].name, NS_ARCHIVE_ASSETS) == 0)
+            path = src->items[i].path;
+    ns_manifest m;
+    ns_err e;
+    if (!path || ns_manifest_load(path, &m, &e) != NS_OK)
+        return NS_OK; /* none, or not one this build reads: verify says so */
+    static const char *const kinds[] = {"model", "tokenizer", "corpus"};
+    int rc = NS_OK;
+    for (size_t k = 0; k < 3 && rc == NS_OK; k++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "%s_used", kinds[k]);
+        snprintf(b, sizeof b, "%s_sha256", kinds[k]);
+        const char *used = ns_nc_info_text(info, a), *sha = ns_nc_info_text(info, b);
+        const ns_asset_set *set = used ? ns_manifest_find(&m, used) : NULL;
+        for (size_t i = 0; set && i < set->n_files; i++)
+            if (strcmp(set->files[i].name, set->main_file) == 0 && set->files[i].sha256[0] &&
+                (!sha || strcmp(set->files[i].sha256, sha) != 0))
+                rc = ns_fail(err, NS_ERR_INVALID, "the asset manifest %s lists %s for %s %s, but "
+                             "%s records that the run used %s with %s: archive with the manifest "
+                             "the run used (NORMSWEEP_MANIFEST=FILE); nothing written", path,
+                             set->files[i].sha256, kinds[k], used, nc, used, or_unknown(sha));
+    }
+    ns_manifest_free(&m);
+    return rc;
+}
+
+/* The run's NetCDF, read: a sweep output (NS_ERR_INVALID otherwise). */
+static int read_nc(const ns_run_archive_options *o, char **nc, char **member, ns_nc_info *info,
+                   ns_err *err)
+{
+    NS_TRY(ns_run_files_find_nc(o->run_dir, o->nc, nc, member, err));
+    int rc = ns_nc_info_read(*nc, info, err);
+    if (rc == NS_ERR_IO || rc == NS_ERR_FORMAT)
+        rc = err->code = NS_ERR_INVALID;
+    if (rc == NS_OK && (!ns_nc_info_text(info, "sweep_yaml") ||
+                        !ns_nc_info_text(info, "model_sha256")))
+        rc = ns_fail(err, NS_ERR_INVALID, "%s is not a normsweep sweep output (no sweep_yaml / "
+                     "model_sha256 attribute)", *nc);
+    return rc;
+}
+
+/* Every member but README.txt and provenance.json: the NetCDF, the sweep text, the checkpoint
+ * files, the logs, the report and the asset manifest. sweep.yaml has the NetCDF's permissions. */
+static int add_members(const ns_run_archive_options *o, const char *nc, const char *nc_member,
+                       const char *ckpt, const char *yaml, unsigned mode, ns_run_files *src,
+                       ns_err *err)
+{
+    NS_TRY(ns_run_files_add(src, nc_member, nc, NULL, 0, 0, err));
+    NS_TRY(ns_run_files_add(src, NS_ARCHIVE_SWEEP, NULL, yaml, strlen(yaml), mode, err));
+    NS_TRY(ns_run_files_add_tree(src, ckpt, NS_ARCHIVE_CKPT_DIR, keep_ckpt, 1, err));
+    NS_TRY(ns_run_files_add_tree(src, o->run_dir, NS_ARCHIVE_LOG_DIR, ns_run_files_is_log, 0, err));
+    NS_TRY(add_subdir(src, o->run_dir, NS_ARCHIVE_LOG_DIR, err));
+    NS_TRY(add_subdir(src, o->run_dir, NS_ARCHIVE_REPORT_DIR, err));
+    return add_assets_manifest(src, err);
+}
+
 int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
 {
     int rc = NS_OK;
-    char *nc = NULL, *ckpt = NULL, *prov = NULL, *top = NULL, *readme = NULL;
+    char *nc = NULL, *nc_member = NULL, *ckpt = NULL, *prov = NULL, *top = NULL, *readme = NULL;
     ns_nc_info info;
     memset(&info, 0, sizeof info);
-    src_list src;
+    ns_run_files src;
     memset(&src, 0, sizeof src);
 
     if (!ns_file_is_dir(o->run_dir))
@@ -454,20 +334,8 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
     if (!ns_str_ends_with(o->out, ".tar.gz") && !ns_str_ends_with(o->out, ".tgz"))
         return ns_fail(err, NS_ERR_INVALID, "--out %s: the archive name must end in .tar.gz",
                        o->out);
-    if ((rc = find_nc(o, &nc, err)) != NS_OK)
-        goto done;
-    if ((rc = ns_nc_info_read(nc, &info, err)) != NS_OK) {
-        if (rc == NS_ERR_IO || rc == NS_ERR_FORMAT)
-            rc = err->code = NS_ERR_INVALID;
-        goto done;
-    }
-    const char *yaml = ns_nc_info_text(&info, "sweep_yaml");
-    if (!yaml || !ns_nc_info_text(&info, "model_sha256")) {
-        rc = ns_fail(err, NS_ERR_INVALID, "%s is not a normsweep sweep output (no sweep_yaml / "
-                     "model_sha256 attribute)", nc);
-        goto done;
-    }
-    if ((rc = find_ckpt(o, nc, &ckpt, err)) != NS_OK)
+    if ((rc = read_nc(o, &nc, &nc_member, &info, err)) != NS_OK ||
+        (rc = ns_run_files_find_ckpt(o->run_dir, o->checkpoint_dir, nc, &ckpt, err)) != NS_OK)
         goto done;
     char holder[512];
     if (ns_lock_held_elsewhere(ckpt, holder, sizeof holder)) {
@@ -475,20 +343,16 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
                      "that run has ended", ckpt, holder);
         goto done;
     }
-
-    /* Members: the NetCDF, the sweep text, the checkpoint files, the logs, the report, the asset
-     * manifest, provenance.json and README.txt. */
-    const char *nc_member = base_of(nc);
-    if ((rc = src_add(&src, nc_member, nc, NULL, 0, err)) != NS_OK ||
-        (rc = src_add(&src, NS_ARCHIVE_SWEEP, NULL, yaml, strlen(yaml), err)) != NS_OK ||
-        (rc = add_dir(&src, ckpt, keep_ckpt, NS_ARCHIVE_CKPT_DIR, err)) != NS_OK ||
-        (rc = add_dir(&src, o->run_dir, keep_log, NS_ARCHIVE_LOG_DIR, err)) != NS_OK ||
-        (rc = add_subdir(&src, o->run_dir, NS_ARCHIVE_LOG_DIR, NULL, err)) != NS_OK ||
-        (rc = add_subdir(&src, o->run_dir, NS_ARCHIVE_REPORT_DIR, keep_report, err)) != NS_OK ||
-        (rc = add_assets_manifest(&src, err)) != NS_OK)
-        goto done;
-    if ((rc = provenance_json(o, &info, nc_member, &src, &prov, err)) != NS_OK ||
-        (rc = src_add(&src, NS_ARCHIVE_PROVENANCE, NULL, prov, strlen(prov), err)) != NS_OK)
+    struct stat st;
+    unsigned mode = stat(nc, &st) == 0 ? (unsigned)st.st_mode & 0777 : 0644;
+    const char *yaml = ns_nc_info_text(&info, "sweep_yaml");
+    if ((rc = add_members(o, nc, nc_member, ckpt, yaml, mode, &src, err)) != NS_OK ||
+        (rc = check_ckpt(ckpt, nc, &info, &src, err)) != NS_OK ||
+        (rc = check_report(o->run_dir, nc, &info, err)) != NS_OK ||
+        (rc = check_assets(&src, nc, &info, err)) != NS_OK ||
+        (rc = provenance_json(o, &info, nc_member, &src, &prov, err)) != NS_OK ||
+        (rc = ns_run_files_add(&src, NS_ARCHIVE_PROVENANCE, NULL, prov, strlen(prov), mode,
+                               err)) != NS_OK)
         goto done;
 
     /* Top directory: the archive's name without .tar.gz. */
@@ -503,24 +367,34 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         goto done;
     }
     if ((rc = make_readme(&src, &info, base_of(o->out), top, nc_member, &readme, err)) != NS_OK ||
-        (rc = src_add(&src, NS_ARCHIVE_README, NULL, readme, strlen(readme), err)) != NS_OK)
+        (rc = ns_run_files_add(&src, NS_ARCHIVE_README, NULL, readme, strlen(readme), mode,
+                               err)) != NS_OK)
         goto done;
-    if (o->log)
+    if (o->log) {
         for (size_t i = 0; i < src.n; i++) {
             char line[2 * NS_ASSET_LINE];
             snprintf(line, sizeof line, "adding %s/%s%s%s", top, src.items[i].name,
                      src.items[i].path ? " <- " : "", src.items[i].path ? src.items[i].path : "");
             o->log(o->log_user, line);
         }
+        char left[NS_ASSET_LINE];
+        ns_run_files_left_out(o->run_dir, nc, ckpt, left, sizeof left);
+        if (left[0]) {
+            char line[NS_ASSET_LINE + 128];
+            snprintf(line, sizeof line, "left out of the archive (not the NetCDF, its checkpoint, "
+                     "a log or the report): %s", left);
+            o->log(o->log_user, line);
+        }
+    }
     rc = ns_archive_write(o->out, top, src.items, src.n, NULL, err);
 done:
     free(nc);
+    free(nc_member);
     free(ckpt);
     free(prov);
     free(top);
     free(readme);
     ns_nc_info_free(&info);
-    src_free(&src);
+    ns_run_files_free(&src);
     return rc;
 }
-

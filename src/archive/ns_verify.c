@@ -23,6 +23,10 @@
 #include "common/ns_build.h"
 #include "archive/ns_archive.h"
 #include "archive/ns_archive_layout.h"
+#include "archive/ns_verify_attrs.h"
+#include "archive/ns_verify_inputs.h"
+#include "archive/ns_verify_members.h"
+#include "archive/ns_verify_report.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "corpus/ns_corpus.h"
@@ -68,29 +72,6 @@ size_t ns_verify_compare(const double *a, const double *b, size_t n, int exact, 
     return bad;
 }
 
-typedef struct vctx {
-    const ns_verify_options *o;
-    ns_verify_summary *s;
-} vctx;
-
-static void line(vctx *v, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void line(vctx *v, const char *tag, const char *fmt, ...)
-{
-    char text[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    if (v->o->report)
-        v->o->report(v->o->report_user, tag, text);
-    if (strcmp(tag, "PASS") == 0)
-        v->s->passed++;
-    else if (strcmp(tag, "FAIL") == 0)
-        v->s->failed++;
-    else if (strcmp(tag, "SKIP") == 0)
-        v->s->skipped++;
-}
-
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -99,7 +80,7 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 }
 
 /* The manifest check: 1 when the archive is intact. */
-static int check_manifest(vctx *v, const char *dir, const ns_archive_list *members, ns_err *err,
+static int check_manifest(ns_vreport *v, const char *dir, const ns_archive_list *members, ns_err *err,
                           int *rc)
 {
     char *mtext = NULL;
@@ -125,11 +106,11 @@ static int check_manifest(vctx *v, const char *dir, const ns_archive_list *membe
     for (size_t i = 0; i < chk.n; i++) {
         char buf[512];
         ns_archive_issue_describe(&chk.items[i], buf, sizeof buf);
-        line(v, "FAIL", "manifest: %s", buf);
+        ns_vreport_line(v, "FAIL", "manifest: %s", buf);
     }
     int ok = chk.n == 0;
     if (ok)
-        line(v, "PASS", "manifest: %zu members listed, all present with matching SHA-256, none "
+        ns_vreport_line(v, "PASS", "manifest: %zu members listed, all present with matching SHA-256, none "
              "unlisted", chk.n_listed);
     ns_archive_check_free(&chk);
     return ok;
@@ -162,7 +143,7 @@ static long long recorded_bytes(json_t *root, const char *name)
  * unrecorded member holds at most UNRECORDED_MAX), and their total must fit the free space of
  * dir. A format-1 archive (no sizes recorded) gets the free-space check only. 1 when it may be
  * extracted; FAIL lines name each refused member. */
-static int check_sizes(vctx *v, const char *dir, ns_err *err, int *rc)
+static int check_sizes(ns_vreport *v, const char *dir, ns_err *err, int *rc)
 {
     ns_archive_list hdr;
     char *prov = NULL;
@@ -184,11 +165,11 @@ static int check_sizes(vctx *v, const char *dir, ns_err *err, int *rc)
             continue;
         long long want = recorded_bytes(root, m->name);
         if (want >= 0 && m->size > (uint64_t)want) {
-            line(v, "FAIL", "sizes: member %s holds %llu bytes, more than the %lld that "
+            ns_vreport_line(v, "FAIL", "sizes: member %s holds %llu bytes, more than the %lld that "
                  "provenance.json records; not extracted", m->name, (unsigned long long)m->size, want);
             ok = 0;
         } else if (want < 0 && m->size > UNRECORDED_MAX) {
-            line(v, "FAIL", "sizes: member %s holds %llu bytes and is not recorded in "
+            ns_vreport_line(v, "FAIL", "sizes: member %s holds %llu bytes and is not recorded in "
                  "provenance.json (at most %u allowed); not extracted", m->name,
                  (unsigned long long)m->size, UNRECORDED_MAX);
             ok = 0;
@@ -198,45 +179,19 @@ static int check_sizes(vctx *v, const char *dir, ns_err *err, int *rc)
     if (ok && statvfs(dir, &fs) == 0) {
         uint64_t avail = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
         if (total + FREE_SLACK > avail) {
-            line(v, "FAIL", "sizes: the archive's members need %llu bytes, %s has %llu free; "
+            ns_vreport_line(v, "FAIL", "sizes: the archive's members need %llu bytes, %s has %llu free; "
                  "not extracted (TMPDIR chooses another place)", (unsigned long long)total,
                  dir, (unsigned long long)avail);
             ok = 0;
         }
     }
     if (ok)
-        line(v, "PASS", "sizes: %zu members, %llu bytes%s", hdr.n, (unsigned long long)total,
+        ns_vreport_line(v, "PASS", "sizes: %zu members, %llu bytes%s", hdr.n, (unsigned long long)total,
              sized ? ", none above what provenance.json records" : " (no sizes recorded: format 1)");
     json_decref(root);
     free(prov);
     ns_archive_list_free(&hdr);
     return ok;
-}
-
-/* The NetCDF member's name: provenance.json's files.netcdf, else the one *.nc member. */
-static int nc_member(const char *dir, const ns_archive_list *members, char **name, ns_err *err)
-{
-    *name = NULL;
-    char *p = ns_path_join(dir, NS_ARCHIVE_PROVENANCE);
-    if (!p)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (ns_file_is_regular(p)) {
-        json_error_t je;
-        json_t *root = json_load_file(p, 0, &je);
-        const char *s = root ? json_string_value(json_object_get(json_object_get(root, "files"),
-                                                                 "netcdf"))
-                             : NULL;
-        if (s && ns_archive_list_find(members, s))
-            *name = strdup(s);
-        json_decref(root);
-    }
-    free(p);
-    for (size_t i = 0; !*name && i < members->n; i++)
-        if (ns_str_ends_with(members->items[i].name, ".nc") && !strchr(members->items[i].name, '/'))
-            *name = strdup(members->items[i].name);
-    if (!*name)
-        return ns_fail(err, NS_ERR_INVALID, "the archive holds no NetCDF file");
-    return NS_OK;
 }
 
 /* Compare this build with the one recorded; fills why with the differences. 1 = same: the
@@ -327,30 +282,6 @@ static int on_record(void *user, uint64_t task, const void *payload, size_t len,
     return NS_OK;
 }
 
-/* Check one input: resolved (ref filled) and its SHA-256 as recorded. 1 = pass. */
-static int check_input(vctx *v, const char *kind, const char *asked, const ns_asset_ref *ref,
-                       int resolved, const char *recorded, const ns_sweep_diags *diags)
-{
-    if (!resolved) {
-        const char *why = "not found";
-        for (size_t i = 0; i < diags->n; i++)
-            if (!diags->items[i].is_warning && strstr(diags->items[i].text, kind)) {
-                why = diags->items[i].text;
-                break;
-            }
-        line(v, "FAIL", "%s %s: cannot be resolved (%s); recorded SHA-256 %s", kind, asked, why,
-             or_unknown(recorded));
-        return 0;
-    }
-    if (!recorded || strcmp(recorded, ref->sha256) != 0) {
-        line(v, "FAIL", "%s %s: SHA-256 differs: recorded %s, now %s (%s)", kind, asked,
-             or_unknown(recorded), ref->sha256, ref->main_file);
-        return 0;
-    }
-    line(v, "PASS", "%s %s: SHA-256 matches the recorded %s", kind, asked, recorded);
-    return 1;
-}
-
 typedef struct vstate {
     char *dir;
     char *ncname;      /* the NetCDF member */
@@ -361,6 +292,7 @@ typedef struct vstate {
     int have_cfg;
     ns_sweep_inputs in;
     ns_sweep_diags diags;
+    ns_verify_model claim; /* the model the run asked for, and whether it fell back */
     ns_plan plan;
     int have_plan;
     ns_journal *journal;
@@ -386,6 +318,7 @@ static void vstate_free(vstate *st)
     ns_archive_list_free(&st->members);
     ns_results_free(&st->jr.res);
     free(st->ncname);
+    free(st->claim.requested);
     free(st->mine);
     free(st->theirs);
     free(st->chosen);
@@ -396,13 +329,13 @@ static void vstate_free(vstate *st)
 }
 
 /* Recompute the sampled tasks and compare them with the journal. */
-static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
+static int recompute(ns_vreport *v, vstate *st, int exact, ns_err *err)
 {
     const ns_verify_options *o = v->o;
     const ns_sweep_config *cfg = &st->cfg;
     size_t M = cfg->shard_count, K = o->sample < M ? o->sample : M;
     if (K == 0) {
-        line(v, "SKIP", "recompute: --sample 0");
+        ns_vreport_line(v, "SKIP", "recompute: --sample 0");
         return NS_OK;
     }
     st->chosen = malloc(M * sizeof *st->chosen);
@@ -422,7 +355,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
     size_t at = 0;
     for (size_t i = 0; i < K && at < sizeof list - 24; i++)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%zu", i ? ", " : "", st->chosen[i]);
-    line(v, "INFO", "sample: %zu of %zu tasks, seed %llu: shards %s", K, M,
+    ns_vreport_line(v, "INFO", "sample: %zu of %zu tasks, seed %llu: shards %s", K, M,
          (unsigned long long)o->seed, list);
 
     ns_blas_single_thread(); /* as the sweep runs it */
@@ -444,12 +377,12 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
         size_t first;
         size_t bad = ns_verify_compare(st->theirs, st->mine, P, exact, o->tolerance, &first);
         if (bad == 0) {
-            line(v, "PASS", "task %zu (shard %zu): %zu values %s", k, k, P,
+            ns_vreport_line(v, "PASS", "task %zu (shard %zu): %zu values %s", k, k, P,
                  exact ? "byte-identical" : "within the tolerance");
         } else {
             char where[256];
             describe_index(&st->plan, first, where, sizeof where);
-            line(v, "FAIL", "task %zu (shard %zu): %zu of %zu values differ; first at %s: "
+            ns_vreport_line(v, "FAIL", "task %zu (shard %zu): %zu of %zu values differ; first at %s: "
                  "archived %.17g, recomputed %.17g", k, k, bad, P, where, st->theirs[first],
                  st->mine[first]);
         }
@@ -459,7 +392,7 @@ static int recompute(vctx *v, vstate *st, int exact, ns_err *err)
 
 /* A variable of the file that differs from the reduction of the journal. */
 typedef struct diff_ctx {
-    vctx *v;
+    ns_vreport *v;
     int exact;
 } diff_ctx;
 
@@ -468,49 +401,100 @@ static void on_diff(void *user, const char *var, size_t n_diff, const char *wher
 {
     diff_ctx *d = user;
     if (isnan(file_value) && isnan(expected) && !strchr(where, '='))
-        line(d->v, "FAIL", "numbers: %s: %s", var, where); /* missing, unreadable, text */
+        ns_vreport_line(d->v, "FAIL", "numbers: %s: %s", var, where); /* missing, unreadable, text */
     else
-        line(d->v, "FAIL", "numbers: %s: %zu value%s differ%s from the reduction of the journal; "
+        ns_vreport_line(d->v, "FAIL", "numbers: %s: %zu value%s differ%s from the reduction of the journal; "
              "first at %s: file %.17g, journal %.17g", var, n_diff, n_diff == 1 ? "" : "s",
              n_diff == 1 ? "s" : "", where, file_value, expected);
 }
 
-/* Recompute the whole reduction from the archived journal and compare it with every data
- * variable of the archived NetCDF file. */
-static int check_reduction(vctx *v, vstate *st, const char *ncname, int exact, ns_err *err)
+static void on_layout(void *user, const ns_nc_check_item *item)
+{
+    diff_ctx *d = user;
+    ns_verify_attrs_diff(d->v, item);
+}
+
+/* checkpoint/history's text (NULL when the archive has none; caller frees). */
+static char *history_member(const vstate *st)
+{
+    char *p = ns_path_join(st->dir, NS_ARCHIVE_CKPT_DIR "/history"), *text = NULL;
+    size_t len = 0;
+    ns_err e;
+    if (p && ns_file_is_regular(p) && ns_file_read_all(p, 0, &text, &len, &e) != NS_OK)
+        text = NULL;
+    free(p);
+    return text;
+}
+
+/* The file's layout and every attribute against what the run writes for this sweep, its inputs
+ * and journal (d), and, when with_data, every data variable against the reduction of the journal
+ * in d. */
+static int compare_file(ns_vreport *v, vstate *st, const char *path, ns_results_data *d,
+                        int with_data, ns_err *err)
+{
+    int32_t *fc = NULL;
+    ns_err ce;
+    ns_err_clear(&ce);
+    int rc = ns_nc_results_recorded(path, d->n_shards, &fc, &d->uncompressed, &ce);
+    d->forward_count = fc;
+    ns_verify_expect e;
+    ns_verify_expect_init(&e, &st->info, &st->cfg, st->claim.requested, &st->in,
+                          st->claim.fallback, &st->plan);
+    diff_ctx dc = {v, st->exact};
+    ns_nc_compare c = {.exact = st->exact, .tol = v->o->tolerance,
+                       .diff = with_data ? on_diff : NULL, .prov = &e.prov, .layout = on_layout,
+                       .user = &dc};
+    if (rc == NS_OK)
+        rc = ns_nc_results_compare(path, d, &c, &ce);
+    free(fc);
+    if (rc == NS_ERR_NOMEM)
+        return ns_fail(err, rc, "%s", ce.msg);
+    if (rc != NS_OK) {
+        ns_vreport_line(v, "FAIL", "numbers and attributes: %s cannot be compared: %s",
+                        st->ncname, ce.msg);
+        return NS_OK;
+    }
+    char *hist = history_member(st);
+    size_t bad = ns_verify_attrs_history(v, &st->info, hist);
+    free(hist);
+    if (!bad && !c.checked.n_diff)
+        ns_vreport_line(v, "PASS", "attributes: %s holds exactly the %zu global attributes, %zu "
+                        "variables and %zu variable attributes normsweep writes for this sweep, "
+                        "its inputs and journal", st->ncname, c.checked.global_attrs,
+                        c.checked.vars, c.checked.var_attrs);
+    ns_verify_attrs_unchecked(v, fc != NULL);
+    if (with_data && c.n_bad == 0)
+        ns_vreport_line(v, "PASS", "numbers: every variable of %s %s the reduction of the "
+                        "journal (%zu slices recomputed)", st->ncname,
+                        st->exact ? "is byte-identical to" : "agrees with",
+                        ns_plan_nslices(&st->plan));
+    return NS_OK;
+}
+
+/* Recompute the whole reduction from the archived journal (with_data; else zeros, for the
+ * attributes alone) and compare the archived NetCDF file with what the run writes from it. */
+static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err)
 {
     const ns_plan *p = &st->plan;
     const ns_sweep_config *cfg = &st->cfg;
     size_t S = cfg->shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
-    double *all = malloc((nsl * total > 0 ? nsl * total : 1) * sizeof *all);
-    double *smp = cfg->keep_samples ? malloc((nsl * stotal > 0 ? nsl * stotal : 1) * sizeof *smp)
+    double *all = calloc(nsl * total > 0 ? nsl * total : 1, sizeof *all);
+    double *smp = cfg->keep_samples ? calloc(nsl * stotal > 0 ? nsl * stotal : 1, sizeof *smp)
                                     : NULL;
-    char *path = ns_path_join(st->dir, ncname);
+    char *path = ns_path_join(st->dir, st->ncname);
     int rc = all && path && (!cfg->keep_samples || smp)
                  ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory (the reduction)");
-    if (rc == NS_OK)
+    if (rc == NS_OK && with_data)
         rc = ns_results_reduce(&st->jr.res, p, st->journal, cfg->ks_alpha, 0, nsl, all, smp, err);
     if (rc == NS_OK) {
         ns_results_data d = {
             .plan = p, .ks_alpha = cfg->ks_alpha, .n_shards = cfg->shard_count,
             .L_max = cfg->L_max, .shard_first = cfg->shard_first,
-            .shard_stride = cfg->shard_stride, .slices = all, .samples = smp,
-            .forward_count = NULL,
+            .shard_stride = cfg->shard_stride, .corpus_tokens = st->in.corpus.tokens.n,
+            .slices = all, .samples = smp,
         };
-        size_t n_bad = 0;
-        diff_ctx dc = {v, exact};
-        ns_err ce;
-        ns_err_clear(&ce);
-        rc = ns_nc_results_compare(path, &d, exact, v->o->tolerance, on_diff, &dc, &n_bad, &ce);
-        if (rc == NS_OK && n_bad == 0)
-            line(v, "PASS", "numbers: every variable of %s %s the reduction of the journal "
-                 "(%zu slices recomputed)", ncname, exact ? "is byte-identical to" : "agrees with",
-                 nsl);
-        else if (rc != NS_OK) {
-            line(v, "FAIL", "numbers: %s cannot be compared: %s", ncname, ce.msg);
-            rc = NS_OK;
-        }
+        rc = compare_file(v, st, path, &d, with_data, err);
     }
     free(all);
     free(smp);
@@ -536,13 +520,13 @@ static int make_workdir(const ns_verify_options *o, char **dir, ns_err *err)
 }
 
 /* Phase 2: the recorded provenance and sweep text; the comparison mode. *go = 0 stops. */
-static int read_recorded(vctx *v, vstate *st, ns_err *err)
+static int read_recorded(ns_vreport *v, vstate *st, ns_err *err)
 {
     const ns_verify_options *o = v->o;
     char *path = NULL, *yaml_member = NULL;
     size_t yaml_len = 0;
     int rc;
-    if ((rc = nc_member(st->dir, &st->members, &st->ncname, err)) != NS_OK)
+    if ((rc = ns_verify_nc_member(st->dir, &st->members, &st->ncname, err)) != NS_OK)
         return rc;
     if (!(path = ns_path_join(st->dir, st->ncname)))
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -557,21 +541,23 @@ static int read_recorded(vctx *v, vstate *st, ns_err *err)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     if (ns_file_read_all(path, 0, &yaml_member, &yaml_len, err) == NS_OK &&
         yaml_len == strlen(yaml) && memcmp(yaml_member, yaml, yaml_len) == 0)
-        line(v, "PASS", "%s: identical to the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
+        ns_vreport_line(v, "PASS", "%s: identical to the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
              st->ncname);
     else
-        line(v, "FAIL", "%s: %s the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
+        ns_vreport_line(v, "FAIL", "%s: %s the sweep_yaml attribute of %s", NS_ARCHIVE_SWEEP,
              yaml_member ? "differs from" : "missing; cannot compare with", st->ncname);
     free(path);
     free(yaml_member);
     ns_err_clear(err);
+    ns_verify_members_check(v, st->dir, &st->members, &st->info, st->ncname);
+    ns_verify_members_unchecked(v, &st->members, st->ncname);
     char why[2048];
     st->exact = same_build(&st->info, o->executable_sha256, why, sizeof why) && !o->force_tolerance;
     if (st->exact)
-        line(v, "INFO", "mode: byte-identical (the recorded build: same executable, or same git "
+        ns_vreport_line(v, "INFO", "mode: byte-identical (the recorded build: same executable, or same git "
              "commit, compiler, flags and BLAS)");
     else
-        line(v, "INFO", "mode: tolerance, |archived - recomputed| <= %g * max(|archived|, "
+        ns_vreport_line(v, "INFO", "mode: tolerance, |archived - recomputed| <= %g * max(|archived|, "
              "|recomputed|, 1) (%s)", o->tolerance,
              o->force_tolerance && !why[0] ? "--tolerant given" : why);
     const char *sweep_file = or_unknown(ns_nc_info_text(&st->info, "sweep_file"));
@@ -583,64 +569,47 @@ static int read_recorded(vctx *v, vstate *st, ns_err *err)
     return rc;
 }
 
-/* Phase 3: the model actually used (its manifest name when a fallback replaced the requested
- * one), the tokenizer and the corpus, resolved as the run resolves them. *ok: all recorded. */
-static int check_inputs(vctx *v, vstate *st, int *ok, ns_err *err)
+/* Whether journal.nsj and every part of the archive carry this sweep's identity (hash, from the
+ * archived sweep text and the inputs' SHA-256, with this sweep's record size): a FAIL naming the
+ * first that does not, and *mine 0. */
+static int journal_is_mine(ns_vreport *v, vstate *st, const char *hash, int *mine, ns_err *err)
 {
-    const ns_verify_options *o = v->o;
-    const char *used = ns_nc_info_text(&st->info, "model_used");
-    const char *req = ns_nc_info_text(&st->info, "model_requested");
-    *ok = 0;
-    if (req && st->cfg.model && strcmp(req, st->cfg.model) != 0) {
-        /* the run was given its model in place of the file's (normsweep train-grid) */
-        char *m = strdup(req);
-        if (!m)
+    const char *prefix = NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_PART_PREFIX;
+    *mine = 1;
+    for (size_t i = 0; i < st->members.n && *mine; i++) {
+        const ns_archive_member *m = &st->members.items[i];
+        int main_file = strcmp(m->name, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE) == 0;
+        if (!main_file && (strncmp(m->name, prefix, strlen(prefix)) != 0 || m->size < 128))
+            continue; /* not a journal file, or a part stopped before its header (holds nothing) */
+        char *path = ns_path_join(st->dir, m->name), have[65];
+        size_t plen = 0;
+        if (!path)
             return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        line(v, "INFO", "model: the run was given %s in place of the sweep file's %s", req,
-             st->cfg.model);
-        free(st->cfg.model);
-        st->cfg.model = m;
+        ns_err e;
+        int rc = ns_journal_identity(path, have, &plen, &e);
+        free(path);
+        if (rc == NS_ERR_NOMEM)
+            return ns_fail(err, rc, "%s", e.msg);
+        if (rc != NS_OK) {
+            ns_vreport_line(v, "FAIL", "journal: %s", e.msg);
+            *mine = 0;
+        } else if (strcmp(have, hash) != 0) {
+            char sizes[160] = "";
+            if (plen != st->plan.payload * sizeof(double))
+                snprintf(sizes, sizeof sizes, "; its records hold %zu values, this sweep's %zu",
+                         plen / sizeof(double), st->plan.payload);
+            ns_vreport_line(v, "FAIL", "journal: %s belongs to another sweep than %s (its "
+                            "header's sweep identity is %.16s..., the one %s's sweep text and "
+                            "inputs give %.16s...%s)", m->name, st->ncname, have, st->ncname,
+                            hash, sizes);
+            *mine = 0;
+        }
     }
-    if (used && st->cfg.model && strcmp(used, "path") != 0 && strcmp(used, "unknown") != 0 &&
-        strcmp(used, st->cfg.model) != 0) {
-        char *m = strdup(used);
-        if (!m)
-            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        line(v, "INFO", "model: the sweep asked for %s; the run used %s", st->cfg.model, used);
-        free(st->cfg.model);
-        st->cfg.model = m;
-    }
-    ns_assets_fetch fetch = {o->allow_fetch, o->fetch_log, o->report_user};
-    NS_TRY(ns_sweep_resolve_model(&st->cfg, NULL, &fetch, &st->in, &st->diags, err));
-    int good = check_input(v, "model", st->cfg.model, &st->in.model_ref,
-                           st->in.model_ref.sha256[0] != 0,
-                           ns_nc_info_text(&st->info, "model_sha256"), &st->diags);
-    NS_TRY(ns_sweep_resolve_corpus(&st->cfg, NULL, &fetch, &st->in, &st->diags, err));
-    good &= check_input(v, "tokenizer", st->cfg.tokenizer, &st->in.tokenizer_ref,
-                        st->in.tokenizer_ref.sha256[0] != 0,
-                        ns_nc_info_text(&st->info, "tokenizer_sha256"), &st->diags);
-    if (st->in.have_tokenizer) {
-        good &= check_input(v, "corpus", st->cfg.corpus, &st->in.corpus_ref,
-                            st->in.corpus_ref.sha256[0] != 0,
-                            ns_nc_info_text(&st->info, "corpus_sha256"), &st->diags);
-    } else {
-        line(v, "SKIP", "corpus %s: not checked without the tokenizer", st->cfg.corpus);
-        good = 0;
-    }
-    if (good && (st->diags.nerrors || !st->in.have_model || !st->in.have_corpus)) {
-        for (size_t i = 0; i < st->diags.n; i++)
-            if (!st->diags.items[i].is_warning)
-                line(v, "FAIL", "inputs: %s", st->diags.items[i].text);
-        good = 0;
-    }
-    if (!good)
-        line(v, "SKIP", "journal and recomputation: the recorded inputs are not available");
-    *ok = good;
     return NS_OK;
 }
 
 /* Phase 4: the plan, and the journal holding every task of this sweep. *ok: complete. */
-static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
+static int open_journal(ns_vreport *v, vstate *st, int *ok, ns_err *err)
 {
     *ok = 0;
     ns_plan_grid grid;
@@ -660,21 +629,26 @@ static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     if (!have_journal) {
         free(path);
-        line(v, "FAIL", "journal: %s/%s is not in the archive", NS_ARCHIVE_CKPT_DIR,
-             NS_JOURNAL_FILE);
-        line(v, "SKIP", "recomputation: no journal to compare with");
+        ns_vreport_line(v, "FAIL", "journal: %s/%s is not in the archive", NS_ARCHIVE_CKPT_DIR,
+                        NS_JOURNAL_FILE);
+        ns_vreport_line(v, "SKIP", "numbers and recomputation: no journal to compare with");
         return NS_OK;
     }
+    int mine = 0;
     ns_err je;
     ns_err_clear(&je);
+    int jrc = journal_is_mine(v, st, hash, &mine, err);
     ns_journal_scan scan;
-    int jrc = ns_journal_open(path, hash, st->plan.payload * sizeof(double), 1, on_record, &st->jr,
+    if (jrc == NS_OK && mine)
+        jrc = ns_journal_open(path, hash, st->plan.payload * sizeof(double), 1, on_record, &st->jr,
                               &st->journal, &scan, &je);
     free(path);
-    if (jrc != NS_OK) {
-        line(v, "FAIL", "journal: %s", je.msg);
-        line(v, "SKIP", "recomputation: the journal cannot be read for this sweep");
-        return NS_OK;
+    if (jrc != NS_OK && jrc != NS_ERR_NOMEM)
+        ns_vreport_line(v, "FAIL", "journal: %s", je.msg[0] ? je.msg : err->msg);
+    if (jrc != NS_OK || !mine) {
+        ns_vreport_line(v, "SKIP", "numbers and recomputation: the journal cannot be read for "
+                        "this sweep");
+        return jrc == NS_ERR_NOMEM ? jrc : NS_OK;
     }
     size_t missing = 0, first_missing = 0;
     for (size_t i = 0; i < st->cfg.shard_count; i++)
@@ -683,12 +657,23 @@ static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
     /* A part that ends in an incomplete record is not a failure: its worker stopped (was
      * killed) while writing it, before it told rank 0, so rank 0 never took that record and the
      * task was journalled again (a task without a valid record counts as missing). journal.nsj
-     * never keeps one: a resume cuts it off. */
-    char torn_note[96] = "";
-    if (scan.torn_parts)
-        snprintf(torn_note, sizeof torn_note, "; %zu of them end%s in an incomplete record of a "
-                 "stopped worker, not read", scan.torn_parts, scan.torn_parts == 1 ? "s" : "");
-    if (missing || scan.n_damaged || scan.torn_bytes || st->jr.n_foreign) {
+     * never keeps one: a resume cuts it off. A damaged record is skipped as the run skips it (the
+     * run computes its task again and journals it anew): a failure only when a task is left
+     * without a whole record. */
+    char note[1024] = "";
+    size_t at = 0;
+    if (scan.n_damaged)
+        at += (size_t)snprintf(note + at, sizeof note - at, "; %zu damaged record%s%s, %sat byte "
+                               "%llu of %s", scan.n_damaged, scan.n_damaged == 1 ? "" : "s",
+                               missing ? "" : " skipped", scan.n_damaged == 1 ? "" : "the first ",
+                               (unsigned long long)scan.first_damaged, scan.first_damaged_file);
+    if (scan.n_damaged && !missing && at < sizeof note)
+        at += (size_t)snprintf(note + at, sizeof note - at, ", as the run skips %s: every task "
+                               "has a whole record", scan.n_damaged == 1 ? "it" : "them");
+    if (scan.torn_parts && at < sizeof note)
+        snprintf(note + at, sizeof note - at, "; %zu of them end%s in an incomplete record "
+                 "of a stopped worker, not read", scan.torn_parts, scan.torn_parts == 1 ? "s" : "");
+    if (missing || scan.torn_bytes || st->jr.n_foreign) {
         char what[160] = "";
         if (missing)
             snprintf(what, sizeof what, "%zu of %zu tasks missing (first: %zu)", missing,
@@ -696,24 +681,23 @@ static int open_journal(vctx *v, vstate *st, int *ok, ns_err *err)
         else
             snprintf(what, sizeof what, "every one of the %zu tasks recorded",
                      st->cfg.shard_count);
-        line(v, "FAIL", "journal: %s%s%s%s", what,
-             scan.n_damaged ? "; damaged records were found" : "",
-             scan.torn_bytes ? "; " NS_JOURNAL_FILE " ends in an incomplete record" : "",
-             st->jr.n_foreign ? "; records of unknown tasks" : "");
+        ns_vreport_line(v, "FAIL", "journal: %s%s%s%s", what,
+                        scan.torn_bytes ? "; " NS_JOURNAL_FILE " ends in an incomplete record" : "",
+                        st->jr.n_foreign ? "; records of unknown tasks" : "", note);
     } else {
-        line(v, "PASS", "journal: all %zu tasks recorded (%zu values each; %s and %zu part "
-             "file%s%s)", st->cfg.shard_count, st->plan.payload, NS_JOURNAL_FILE, scan.n_parts,
-             scan.n_parts == 1 ? "" : "s", torn_note);
+        ns_vreport_line(v, "PASS", "journal: all %zu tasks recorded (%zu values each; %s and %zu "
+                        "part file%s%s)", st->cfg.shard_count, st->plan.payload, NS_JOURNAL_FILE,
+                        scan.n_parts, scan.n_parts == 1 ? "" : "s", note);
     }
     if (missing)
-        line(v, "SKIP", "recomputation: the journal is incomplete");
+        ns_vreport_line(v, "SKIP", "numbers and recomputation: the journal is incomplete");
     *ok = !missing;
     return NS_OK;
 }
 
 int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
 {
-    vctx v = {o, s};
+    ns_vreport v = {o, s, NULL};
     vstate st;
     memset(&st, 0, sizeof st);
     memset(s, 0, sizeof *s);
@@ -721,11 +705,12 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     /* 1. Extract and check the manifest. */
     if ((rc = make_workdir(o, &st.dir, err)) != NS_OK)
         goto done;
+    v.dir = st.dir;
     if (!check_sizes(&v, st.dir, err, &rc)) {
         if (rc == NS_ERR_IO && !ns_file_exists(o->archive))
             rc = err->code = NS_ERR_INVALID;
         if (rc == NS_OK)
-            line(&v, "SKIP", "manifest, inputs and recomputation: the archive was not extracted");
+            ns_vreport_line(&v, "SKIP", "manifest, inputs and recomputation: the archive was not extracted");
         goto done;
     }
     if ((rc = ns_archive_extract(o->archive, st.dir, &st.members, err)) != NS_OK) {
@@ -733,20 +718,21 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
             rc = err->code = NS_ERR_INVALID;
         goto done;
     }
-    line(&v, "INFO", "archive %s: %zu members under %s/", o->archive, st.members.n,
+    ns_vreport_line(&v, "INFO", "archive %s: %zu members under %s/", o->archive, st.members.n,
          st.members.top);
     if (!check_manifest(&v, st.dir, &st.members, err, &rc)) {
         if (rc == NS_OK)
-            line(&v, "SKIP", "inputs and recomputation: the archive failed its manifest check");
+            ns_vreport_line(&v, "SKIP", "inputs and recomputation: the archive failed its manifest check");
         goto done;
     }
-    /* 2.-5. The recorded sweep, its inputs, the journal, every number of the file from the
-     * journal, then the sampled tasks recomputed from the model. */
+    /* 2.-6. The recorded sweep and what the members state, its inputs, the journal, the file's
+     * attributes and every number from the journal, then the sampled tasks recomputed from the
+     * model. */
     if ((rc = read_recorded(&v, &st, err)) != NS_OK ||
-        (rc = check_inputs(&v, &st, &ok, err)) != NS_OK || !ok ||
-        (rc = open_journal(&v, &st, &ok, err)) != NS_OK || !ok)
-        goto done;
-    if ((rc = check_reduction(&v, &st, st.ncname, st.exact, err)) != NS_OK)
+        (rc = ns_verify_inputs(&v, st.dir, &st.info, &st.cfg, &st.in, &st.diags, &st.claim,
+                               &ok, err)) != NS_OK || !ok ||
+        (rc = open_journal(&v, &st, &ok, err)) != NS_OK ||
+        (rc = check_reduction(&v, &st, ok, err)) != NS_OK || !ok)
         goto done;
     rc = recompute(&v, &st, st.exact, err);
 done:

@@ -11,30 +11,12 @@
 #include "common/ns_error.h"
 
 #include "archive/ns_run_archive.h"
+#include "archive/ns_verify_report.h"
 
 #define NS_VERIFY_DEFAULT_SAMPLE 3
 #define NS_VERIFY_DEFAULT_SEED 20250821u
 /* Relative tolerance across builds / BLAS libraries: see docs/ARCHIVE.md for the derivation. */
 #define NS_VERIFY_DEFAULT_TOLERANCE 1e-4
-
-typedef struct ns_verify_options {
-    const char *archive;
-    size_t sample;               /* tasks to recompute (capped at the number of tasks) */
-    uint64_t seed;               /* chooses the sample */
-    double tolerance;            /* relative tolerance of the tolerance mode */
-    int force_tolerance;         /* compare within the tolerance even when the build matches */
-    int allow_fetch;             /* let asset names be fetched (mirror / download) */
-    void (*fetch_log)(void *user, const char *line); /* what fetching does (user: report_user) */
-    const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
-    /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
-    void (*report)(void *user, const char *status, const char *text);
-    void *report_user;
-    const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
-} ns_verify_options;
-
-typedef struct ns_verify_summary {
-    size_t passed, failed, skipped;
-} ns_verify_summary;
 
 /* Verify o->archive, reporting one "PASS|FAIL|SKIP|INFO" line per check through o->report:
  * the manifest, the sweep text, the inputs' SHA-256, the journal, every data variable of the

@@ -1,5 +1,5 @@
 /* cmd_archive: the `normsweep archive` subcommand: pack a finished run directory into a
- * reproducibility archive (src/sweep/ns_verify, docs/ARCHIVE.md). */
+ * reproducibility archive (src/archive/ns_run_archive, docs/ARCHIVE.md). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,10 @@ static void usage(FILE *out)
             "The archive is written under a temporary name and renamed when complete.\n"
             "\n"
             "RUN_DIR holds the run's one *.nc file, its checkpoint directory (checkpoint/ or\n"
-            "NAME.nc.ckpt) and its logs (*.log, *.out, *.err, logs/*); see docs/ARCHIVE.md.\n"
+            "NAME.nc.ckpt), its logs (*.log, *.out, *.err, logs/) and report/; see docs/ARCHIVE.md.\n"
+            "Members keep their permissions. Refused, before anything is written (exit 2): a\n"
+            "journal, journal part, history or report of another run than the NetCDF's, a symbolic\n"
+            "link, FIFO or device among those files, two files that would be one member.\n"
             "\n"
             "Options:\n"
             "  --out FILE            the archive to write (must end in .tar.gz)\n"

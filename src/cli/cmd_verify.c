@@ -1,5 +1,6 @@
-/* cmd_verify: the `normsweep verify` subcommand: check a reproducibility archive (manifest,
- * inputs) and recompute sampled tasks (src/sweep/ns_verify, docs/ARCHIVE.md). */
+/* cmd_verify: the `normsweep verify` subcommand: check a reproducibility archive (manifest, what
+ * its members state, inputs, journal, every attribute and number) and recompute sampled tasks
+ * (src/archive/ns_verify, docs/ARCHIVE.md). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -18,12 +19,18 @@ static void usage(FILE *out)
             "\n"
             "Check a reproducibility archive made by `normsweep archive`:\n"
             "  1. MANIFEST.sha256: every member present, every SHA-256 matching, nothing unlisted;\n"
-            "  2. the recorded inputs: model, tokenizer and corpus are resolved as the sweep names\n"
-            "     them and their SHA-256 compared with the recorded ones;\n"
-            "  3. K randomly chosen tasks (shards) are recomputed with the sweep's own code and\n"
+            "  2. provenance.json and README.txt state what the NetCDF file records;\n"
+            "  3. the recorded inputs: model, tokenizer and corpus are resolved as the sweep names\n"
+            "     them, their SHA-256 compared with the recorded ones and each recorded name with\n"
+            "     the SHA-256 the asset manifests list for it;\n"
+            "  4. the journal: this sweep's, a whole record for every task;\n"
+            "  5. the NetCDF file: every attribute and variable as the run writes them for this\n"
+            "     sweep, its inputs and journal, and every number from the journal's reduction;\n"
+            "  6. K randomly chosen tasks (shards) are recomputed with the sweep's own code and\n"
             "     compared with the journal's values: byte-identical when git commit, compiler,\n"
             "     flags and BLAS match the recorded build, else within a relative tolerance.\n"
-            "One line per check; the last line is the verdict.\n"
+            "One line per check; what cannot be checked (when, where and with which build the run\n"
+            "ran) is listed by name; the last line is the verdict.\n"
             "\n"
             "Options:\n"
             "  --sample K      tasks to recompute (default %d; 0 skips the recomputation)\n"

@@ -1,11 +1,13 @@
 # io: NetCDF: the generic writer, the provenance attributes, the sweep output layout, the dump
-# layout, and reading files back (verify, archive). Only io talks NetCDF.
+# layout, reading files back and checking one against its layout (verify, archive). Only io
+# talks NetCDF.
 noinst_LIBRARIES += src/io/libns_io.a
 src_io_libns_io_a_SOURCES = src/io/ns_nc_write.c src/io/ns_nc_write.h \
 	src/io/ns_provenance.c src/io/ns_provenance.h \
 	src/io/ns_nc_results.c src/io/ns_nc_results.h \
 	src/io/ns_nc_dump.c src/io/ns_nc_dump.h \
-	src/io/ns_nc_read.c src/io/ns_nc_read.h
+	src/io/ns_nc_read.c src/io/ns_nc_read.h \
+	src/io/ns_nc_check.c src/io/ns_nc_check.h
 src_io_libns_io_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 
 # `normsweep dump` against the golden files: tests/nc_compare compares two dump files

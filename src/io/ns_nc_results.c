@@ -514,18 +514,56 @@ static void describe_index(const ns_results_desc *rd, const ns_nc_var *v, size_t
     }
 }
 
-int ns_nc_results_compare(const char *path, const ns_results_data *d, int exact, double tol,
-                          ns_nc_diff_fn diff, void *user, size_t *n_bad, ns_err *err)
+int ns_nc_results_recorded(const char *path, size_t n_shards, int32_t **forward_count,
+                           int *uncompressed, ns_err *err)
+{
+    int ncid, varid, nd, dimid, shuffle = 0, deflate = 0, level = 0;
+    size_t len = 0;
+    *forward_count = NULL;
+    *uncompressed = 0;
+    int nrc = nc_open(path, NC_NOWRITE, &ncid);
+    if (nrc != NC_NOERR)
+        return ns_fail(err, NS_ERR_FORMAT, "%s: %s", path, nc_strerror(nrc));
+    if (nc_inq_varid(ncid, "distance_mean", &varid) == NC_NOERR &&
+        nc_inq_var_deflate(ncid, varid, &shuffle, &deflate, &level) == NC_NOERR)
+        *uncompressed = !shuffle && !deflate;
+    int rc = NS_OK;
+    if (nc_inq_varid(ncid, "shard_forward_count", &varid) == NC_NOERR &&
+        nc_inq_varndims(ncid, varid, &nd) == NC_NOERR && nd == 1 &&
+        nc_inq_vardimid(ncid, varid, &dimid) == NC_NOERR &&
+        nc_inq_dimlen(ncid, dimid, &len) == NC_NOERR && len == n_shards) {
+        int32_t *fc = malloc((n_shards ? n_shards : 1) * sizeof *fc);
+        if (!fc)
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        else if (nc_get_var_int(ncid, varid, fc) != NC_NOERR)
+            free(fc);
+        else
+            *forward_count = fc;
+    }
+    nc_close(ncid);
+    return rc;
+}
+
+int ns_nc_results_compare(const char *path, const ns_results_data *d, ns_nc_compare *c,
+                          ns_err *err)
 {
     ns_results_desc *rd;
-    *n_bad = 0;
-    NS_TRY(ns_results_desc_new(d, NULL, &rd, err));
+    c->n_bad = 0;
+    memset(&c->checked, 0, sizeof c->checked);
+    NS_TRY(ns_results_desc_new(d, c->prov, &rd, err));
     int ncid, rc = NS_OK;
     int nrc = nc_open(path, NC_NOWRITE, &ncid);
     if (nrc != NC_NOERR) {
         ns_results_desc_free(rd);
         return ns_fail(err, NS_ERR_FORMAT, "%s: %s", path, nc_strerror(nrc));
     }
+    if (c->prov)
+        rc = ns_nc_check_layout(ncid, &rd->desc, c->layout, c->user, &c->checked, err);
+    int exact = c->exact;
+    double tol = c->tol;
+    ns_nc_diff_fn diff = c->diff;
+    void *user = c->user;
+    size_t *n_bad = &c->n_bad;
     for (size_t i = 0; i < rd->nvars && rc == NS_OK; i++) {
         const ns_nc_var *v = &rd->vars[i];
         size_t n = ns_nc_var_len(&rd->desc, v);

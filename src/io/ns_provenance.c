@@ -85,14 +85,25 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     } while (0)
     size_t k = 0, used = 0;
     const ns_asset_ref *m = p->model, *tk = p->tokenizer, *co = p->corpus;
+    char *os = buf + used;
+    ns_sys_os(os, size - used);
+    used += strlen(os) + 1;
+#ifdef H5_VERS_INFO
+    const char *hdf5 = H5_VERS_INFO " (headers of the build)";
+#else
+    const char *hdf5 = "unknown (no HDF5 headers at build time)";
+#endif
+    const ns_provenance_build here = {PACKAGE_VERSION, ns_build_git_commit(), NS_BUILD_CC,
+                                      NS_BUILD_CFLAGS, nc_inq_libvers(), hdf5, os};
+    const ns_provenance_build *b = p->build ? p->build : &here;
     char *title = buf + used;
     used += (size_t)snprintf(title, size - used,
                              "normsweep %s: limitations of normalization in attention "
                              "(arXiv 2508.17821) on %s", U(p->kind), m ? m->name : "unknown model") + 1;
     char *source = buf + used;
     used += (size_t)snprintf(source, size - used, "normsweep %s (git %s), METRICS version %d; "
-                             "model %s (sha256 %.16s...)", PACKAGE_VERSION, ns_build_git_commit(),
-                             NS_METRICS_VERSION, m ? m->name : "unknown",
+                             "model %s (sha256 %.16s...)", U(b->normsweep_version),
+                             U(b->git_commit), NS_METRICS_VERSION, m ? m->name : "unknown",
                              m ? m->sha256 : "unknown") + 1;
     char *comment = buf + used;
     if (m && m->is_fallback)
@@ -117,23 +128,16 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("comment", comment);
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "metrics_version", .ival = NS_METRICS_VERSION, .is_int32 = 1};
-    PUT_TEXT("normsweep_version", PACKAGE_VERSION);
-    PUT_TEXT("git_commit", ns_build_git_commit());
-    PUT_TEXT("compiler", NS_BUILD_CC);
-    PUT_TEXT("cflags", NS_BUILD_CFLAGS);
+    PUT_TEXT("normsweep_version", b->normsweep_version);
+    PUT_TEXT("git_commit", b->git_commit);
+    PUT_TEXT("compiler", b->compiler);
+    PUT_TEXT("cflags", b->cflags);
     PUT_TEXT("blas", p->blas);
     PUT_TEXT("executable_sha256", p->executable_sha256);
     PUT_TEXT("mpi_library", p->mpi_library);
-    PUT_TEXT("netcdf_version", nc_inq_libvers());
-#ifdef H5_VERS_INFO
-    PUT_TEXT("hdf5_version", H5_VERS_INFO " (headers of the build)");
-#else
-    PUT_TEXT("hdf5_version", "unknown (no HDF5 headers at build time)");
-#endif
-    char *os = buf + used;
-    ns_sys_os(os, size - used);
-    used += strlen(os) + 1;
-    PUT_TEXT("os", os);
+    PUT_TEXT("netcdf_version", b->netcdf_version);
+    PUT_TEXT("hdf5_version", b->hdf5_version);
+    PUT_TEXT("os", b->os);
     if (k < cap)
         a[k++] = (ns_nc_attr){.name = "mpi_size", .ival = p->mpi_size};
     PUT_TEXT("command_line", p->command_line);

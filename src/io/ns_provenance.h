@@ -13,6 +13,12 @@
 /* The version of the metric contract (docs/METRICS.md) this build implements. */
 #define NS_METRICS_VERSION 2
 
+/* The build and machine a file describes (NULL strings are written as "unknown"). */
+typedef struct ns_provenance_build {
+    const char *normsweep_version, *git_commit, *compiler, *cflags;
+    const char *netcdf_version, *hdf5_version, *os;
+} ns_provenance_build;
+
 /* What is known about a run (NULL strings are written as "unknown"). */
 typedef struct ns_provenance {
     const char *kind;            /* "sweep" or "dump": the title's subject */
@@ -31,6 +37,9 @@ typedef struct ns_provenance {
     int all_softmax_family;      /* every normalizer ranks keys by logit (ranking_rule text) */
     int training;                /* a training log: the analysis decisions of METRICS.md (and the
                                     ranking rule, the sweep file) do not apply and are left out */
+    const ns_provenance_build *build; /* NULL: this build on this machine (what a run writes);
+                                         `verify` passes the recorded one to regenerate a file's
+                                         attributes */
 } ns_provenance;
 
 /* Fill attrs (capacity cap) with the global attributes of prov; returns how many. The texts

@@ -638,6 +638,33 @@ int ns_journal_sync(ns_journal *j, ns_err *err)
     return NS_OK;
 }
 
+int ns_journal_identity(const char *path, char hash[65], size_t *payload_len, ns_err *err)
+{
+    unsigned char have[J_HEADER_SIZE];
+    size_t got = 0;
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0 || read_full(f, have, J_HEADER_SIZE, &got) != 0) {
+        int e = errno;
+        if (f >= 0)
+            close(f);
+        return ns_fail(err, NS_ERR_IO, "read %s: %s", path, strerror(e));
+    }
+    close(f);
+    uint64_t check, len;
+    memcpy(&check, have + 120, 8);
+    memcpy(&len, have + 16, 8);
+    if (got == J_HEADER_SIZE && memcmp(have, J_MAGIC_V1, 8) == 0)
+        return ns_fail(err, NS_ERR_INVALID, "%s was written by normsweep 0.1 (journal format 1, "
+                       "METRICS version 1)", path);
+    if (got < J_HEADER_SIZE || memcmp(have, J_MAGIC, 8) != 0 || fnv1a(have, 120) != check)
+        return ns_fail(err, NS_ERR_INVALID, "%s is not a normsweep journal (%s)", path,
+                       got < J_HEADER_SIZE ? "shorter than a header" : "bad header");
+    memcpy(hash, have + 32, 64);
+    hash[64] = 0;
+    *payload_len = (size_t)len;
+    return NS_OK;
+}
+
 /* Check a header read from path: this format, record size and (hash non-empty) sweep. */
 static int check_read_header(const char *path, const unsigned char *have, size_t payload_len,
                              const char *hash, ns_err *err)

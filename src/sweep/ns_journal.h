@@ -33,6 +33,13 @@ int ns_journal_sweep_hash(const char *yaml_text, const char *model_sha256,
                           const char *tokenizer_sha256, const char *corpus_sha256,
                           size_t payload_doubles, char hex[65], ns_err *err);
 
+/* The identity a journal file's header records (journal.nsj or a part): the sweep hash (64 hex
+ * characters into hash) and the record's payload size in bytes, read without changing the file.
+ * NS_ERR_INVALID saying why when path is not a journal of this format (too short, another format,
+ * a damaged header), NS_ERR_IO when it cannot be read; the messages name path and say nothing
+ * of resuming (archive and verify read journals they will not continue). */
+int ns_journal_identity(const char *path, char hash[65], size_t *payload_len, ns_err *err);
+
 /* Called for each valid record found when opening an existing journal (journal.nsj, then the
  * parts, each in file order). payload holds payload_len bytes, valid only during the call;
  * payload_offset is their location (for ns_journal_read). Non-zero return stops the open. */
