@@ -52,6 +52,7 @@ if ! grep -q 'falling back to "gpt2-standin"' sweep.log; then
   exit 77
 fi
 cp sweep.log runs/tiny/run.log
+cp runs/tiny/checkpoint/history hist.txt
 "$NORMSWEEP" archive runs/tiny --out arc.tar.gz -q || { echo "FAIL: archive"; exit 1; }
 
 # ---- the honest archive passes and lists what it cannot check ---------------------------------
@@ -79,7 +80,7 @@ done
 # forge.py TOP EDIT...: edits of the extracted archive TOP, each its fields separated by '|':
 # nc|NAME|TYPE|VALUE[|VAR] (TYPE text, int, int64, double, or del to remove it), ncvar|NAME (an
 # extra variable), json|DOTTED.KEY|JSON-VALUE (provenance.json), readme|OLD|NEW (README.txt),
-# rm|MEMBER (removed, and from provenance.json's and README.txt's lists).
+# rm|MEMBER (removed, and from provenance.json's and README.txt's lists), sub|MEMBER|OLD|NEW.
 cat > forge.py <<'PYEOF'
 import json, os, sys
 import numpy as np, netCDF4
@@ -117,6 +118,11 @@ for e in edits:
         p = os.path.join(top, 'README.txt')
         t = open(p).read().split('\n')
         open(p, 'w').write('\n'.join(l for l in t if not l.startswith('  %s ' % e[1])))
+    elif kind == 'sub':  # text replaced in any member
+        p = os.path.join(top, e[1])
+        t = open(p).read()
+        assert e[2] in t, e[2]
+        open(p, 'w').write(t.replace(e[2], e[3]))
     elif kind == 'readme':
         p = os.path.join(top, 'README.txt')
         t = open(p).read()
@@ -134,14 +140,13 @@ forge() {
 }
 # forged EDIT... -- PATTERN...: verify of the forged archive exits 4, its redone manifest passes,
 # and its output holds every PATTERN
-nl='
-'
+us=$(printf '\037') # separates the edits (which may hold newlines)
 forged() {
   edits=
-  while [ $# -gt 0 ] && [ "$1" != "--" ]; do edits="$edits$1$nl"; shift; done
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do edits="$edits$1$us"; shift; done
   shift
-  what=$(printf '%s' "$edits" | tr '\n' ' ')
-  (set -f; IFS=$nl; forge $edits) || return
+  what=$(printf '%s' "$edits" | tr '\037\n' '  ')
+  (set -f; IFS=$us; forge $edits) || return
   "$NORMSWEEP" verify f.tar.gz --sample 0 > out.txt 2>&1
   got=$?
   [ "$got" = 4 ] || { fail "forged ($what): verify exited $got, want 4"; sed 's/^/  | /' out.txt; return; }
@@ -204,6 +209,15 @@ forged 'rm|checkpoint/history' -- \
   'FAIL attributes: history cannot be checked: the archive holds no checkpoint/history'
 # the hiding of the fallback: the requested model made the used one
 forged 'nc|model_requested|text|gpt2-standin' 'nc|model_fallback|text|false' -- \
+  'FAIL attributes: model_requested is "gpt2-standin"; the sweep, its inputs and journal give "gpt2"'
+
+# ... nor by calling the run a train-grid cell, history and all (train-grid gives a path)
+tg_history="$(sed 's/normsweep run tiny.yaml/normsweep train-grid --out g g.yaml/' hist.txt)
+"
+forged 'nc|model_requested|text|gpt2-standin' 'nc|model_fallback|text|false' \
+  'nc|command_line|text|normsweep train-grid --out g g.yaml' \
+  'sub|checkpoint/history|normsweep run tiny.yaml|normsweep train-grid --out g g.yaml' \
+  "nc|history|text|$tg_history" -- \
   'FAIL attributes: model_requested is "gpt2-standin"; the sweep, its inputs and journal give "gpt2"'
 
 # ---- provenance.json and README.txt against the NetCDF -------------------------------------------

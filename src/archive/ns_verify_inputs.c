@@ -69,8 +69,10 @@ static int choose_model(ns_vreport *v, const ns_nc_info *info, const ns_verify_m
 {
     const char *req = ns_nc_info_text(info, "model_requested");
     const char *used = ns_nc_info_text(info, "model_used");
-    if (req && cfg->model && strcmp(req, cfg->model) != 0 &&
+    if (req && cfg->model && strcmp(req, cfg->model) != 0 && used && strcmp(used, "path") == 0 &&
         has_word(ns_nc_info_text(info, "command_line"), "train-grid")) {
+        /* train-grid gives each cell's sweep the directory of the model it trained: a path, never
+         * an asset name (so no set can be claimed this way) */
         ns_vreport_line(v, "INFO", "model: the run was given %s in place of the sweep file's %s",
                         req, cfg->model);
         NS_TRY(replace_model(cfg, req, err));
