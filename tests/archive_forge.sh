@@ -229,6 +229,19 @@ forged 'json|format|"normsweep-archive-1"' -- 'FAIL provenance.json: format is "
 forged 'readme|fallback true|fallback false' -- 'FAIL README.txt: line 13 is "  model      gpt2-standin (requested gpt2; fallback false)"; tiny.nc and the members give "  model      gpt2-standin (requested gpt2; fallback true)"'
 forged 'readme|on 1 MPI rank(s)|on 64 MPI rank(s)' -- 'FAIL README.txt: line 5 is "Run from '
 
+# a field given twice in provenance.json (two readers could read two values) is refused
+forge
+"$PY" - f/arc/provenance.json <<'PYEOF'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+open(p, 'w').write(t.replace('"format":', '"format": "normsweep-archive-2",\n  "format":', 1))
+PYEOF
+(cd f/arc && find . -type f ! -name MANIFEST.sha256 | sed 's|^\./||' | LC_ALL=C sort |
+   xargs sha256sum > MANIFEST.sha256) && tar czf f.tar.gz -C f arc || fail "repack"
+expect 4 "FAIL provenance.json: not a JSON object: duplicate object key" \
+  "$NORMSWEEP" verify f.tar.gz --sample 0
+
 # an unchecked attribute edited is listed as not checked, not passed off as checked
 forge 'nc|model_path|text|/elsewhere/gpt2' 'json|inputs.model.path|"/elsewhere/gpt2"'
 expect 0 "verify: PASS" "$NORMSWEEP" verify f.tar.gz --sample 0

@@ -18,7 +18,9 @@
 static json_t *load_member(const char *dir, const char *name, json_error_t *je)
 {
     char *p = ns_path_join(dir, name);
-    json_t *root = p && ns_file_is_regular(p) ? json_load_file(p, 0, je) : NULL;
+    /* a key given twice would let two readers see two values: refused */
+    json_t *root =
+        p && ns_file_is_regular(p) ? json_load_file(p, JSON_REJECT_DUPLICATES, je) : NULL;
     free(p);
     return root;
 }
@@ -196,9 +198,10 @@ static void check_provenance(ns_vreport *v, const char *dir, const ns_archive_li
     json_t *root = load_member(dir, NS_ARCHIVE_PROVENANCE, &je);
     *format2 = ns_archive_list_find(members, NS_ARCHIVE_README) != NULL;
     if (!json_is_object(root)) {
-        ns_vreport_line(v, "FAIL", "%s: %s", NS_ARCHIVE_PROVENANCE,
-                        ns_archive_list_find(members, NS_ARCHIVE_PROVENANCE)
-                            ? "not a JSON object" : "missing from the archive");
+        int there = ns_archive_list_find(members, NS_ARCHIVE_PROVENANCE) != NULL;
+        ns_vreport_line(v, "FAIL", "%s: %s%s%s", NS_ARCHIVE_PROVENANCE,
+                        there ? "not a JSON object: " : "missing from the archive",
+                        there && !root ? je.text : "", there && root ? "another value" : "");
         json_decref(root);
         return;
     }
@@ -337,9 +340,13 @@ static void check_report(ns_vreport *v, const char *dir, const ns_nc_info *info,
         free(path);
         return;
     }
-    json_t *root = json_load_file(path, 0, NULL), *model = json_object_get(root, "model");
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *model = json_object_get(root, "model");
+    if (!root)
+        ns_vreport_line(v, "FAIL", "%s: not JSON: %s", name, je.text);
     size_t bad = 0;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; root && i < 3; i++) {
         const char *r = json_string_value(json_object_get(model, keys[i][0]));
         const char *n = ns_nc_info_text(info, keys[i][1]);
         if (!r || !n || strcmp(r, n) != 0) {
@@ -348,7 +355,7 @@ static void check_report(ns_vreport *v, const char *dir, const ns_nc_info *info,
             bad++;
         }
     }
-    if (!bad)
+    if (!bad && root)
         ns_vreport_line(v, "PASS", "%s: its model is the one %s records", name, ncname);
     json_decref(root);
     free(path);
@@ -375,7 +382,7 @@ void ns_verify_members_unchecked(ns_vreport *v, const ns_archive_list *members,
     for (size_t i = 0; i < members->n; i++) {
         const char *m = members->items[i].name;
         int checked = strcmp(m, ncname) == 0 || strcmp(m, NS_ARCHIVE_SWEEP) == 0 ||
-                      !described(m) || strcmp(m, NS_ARCHIVE_ASSETS) == 0 ||
+                      !described(m) ||
                       strcmp(m, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE) == 0 || is_part(m) ||
                       strcmp(m, NS_ARCHIVE_CKPT_DIR "/history") == 0;
         if (checked)
@@ -392,7 +399,8 @@ void ns_verify_members_unchecked(ns_vreport *v, const ns_archive_list *members,
         snprintf(tail, sizeof tail, " and %zu more", more);
     if (shown)
         ns_vreport_line(v, "INFO", "not checked beyond their SHA-256: %s%s (logs; the report, "
-                        "but for report.json's model; other checkpoint files)", list, tail);
+                        "but for report.json's model; the asset manifest, but for the SHA-256 of "
+                        "the inputs named; other checkpoint files)", list, tail);
     ns_vreport_line(v, "INFO", "not checked: %s: created, archiver, machine, files.run_dir, "
                     "files.members[].source (the making of the archive: when, by which build, on "
                     "which machine, from where)", NS_ARCHIVE_PROVENANCE);
