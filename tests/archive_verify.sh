@@ -78,7 +78,7 @@ grep -q "checkpoint/lock" members.txt && fail "the run's lock file was archived"
 cmp -s x/arc/sweep.yaml tiny.yaml || fail "sweep.yaml is not the exact sweep text"
 cmp -s x/arc/tiny.nc runs/tiny/tiny.nc || fail "the NetCDF member differs from the run's file"
 model_sha=$(sha256sum "$NS_TEST_MODEL_DIR/model.safetensors" | cut -d' ' -f1)
-for k in '"format": "normsweep-archive-2"' "\"sha256\": \"$model_sha\"" '"git_commit"' \
+for k in '"format": "normsweep-archive-3"' "\"sha256\": \"$model_sha\"" '"git_commit"' \
          '"compiler"' '"cflags"' '"blas"' '"cpu_model"' '"cores"' '"memory_bytes"' '"uname"'; do
   grep -qF "$k" x/arc/provenance.json || fail "provenance.json lacks $k"
 done
@@ -90,7 +90,7 @@ done
   fail "assets-manifest.json is not valid JSON"
 # README.txt explains the run: its inputs with their sha256, the versions, how to verify and the
 # exact command that reproduces it (launcher, rank count, the archived sweep file)
-for k in "$model_sha" "normsweep verify" "-np 2 normsweep run sweep.yaml"  "netCDF" "HDF5" "MPI" \
+for k in "$model_sha" "normsweep verify" "-np 2 normsweep run --model-pin path@$model_sha sweep.yaml" "netCDF" "HDF5" "MPI" \
          "BLAS" "compiler" "tiny.nc"; do
   grep -qF -- "$k" x/arc/README.txt || fail "README.txt lacks '$k'"
 done

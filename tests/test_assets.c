@@ -21,7 +21,7 @@
 
 
 /* Fetching allowed, lines dropped. */
-static const ns_assets_fetch fetch_quiet = {1, NULL, NULL};
+static const ns_assets_fetch fetch_quiet = {.allow = 1, .log = NULL, .log_user = NULL};
 
 /* A log callback appending to a 4096-byte buffer (user). */
 static void collect_log(void *user, const char *line)

@@ -498,7 +498,7 @@ static void check_file(const char *name, int full)
         char cwd[4096];
         CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
         CU_ASSERT_EQUAL_FATAL(chdir(data_dir), 0);
-        ns_assets_fetch fetch = {1, NULL, NULL};
+        ns_assets_fetch fetch = {.allow = 1, .log = NULL, .log_user = NULL};
         rc = ns_sweep_load(name, &fetch, 0, &cfg, &marks, in, &d, &err);
         CU_ASSERT_EQUAL(chdir(cwd), 0);
         ns_sweep_inputs_free(in);

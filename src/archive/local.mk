@@ -6,12 +6,14 @@ src_archive_libns_archive_a_SOURCES = src/archive/ns_archive.c src/archive/ns_ar
 	src/archive/ns_archive_layout.h \
 	src/archive/ns_archive_provenance.c src/archive/ns_archive_provenance.h \
 	src/archive/ns_archive_readme.c src/archive/ns_archive_readme.h \
+	src/archive/ns_archive_model.c src/archive/ns_archive_model.h \
 	src/archive/ns_run_files.c src/archive/ns_run_files.h \
 	src/archive/ns_run_archive.c src/archive/ns_run_archive.h \
 	src/archive/ns_verify_report.c src/archive/ns_verify_report.h \
 	src/archive/ns_verify_members.c src/archive/ns_verify_members.h \
 	src/archive/ns_verify_inputs.c src/archive/ns_verify_inputs.h \
 	src/archive/ns_verify_attrs.c src/archive/ns_verify_attrs.h \
+	src/archive/ns_verify_lean.c src/archive/ns_verify_lean.h \
 	src/archive/ns_verify.c src/archive/ns_verify.h
 src_archive_libns_archive_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 
@@ -20,5 +22,5 @@ check_PROGRAMS += tests/test_archive
 tests_test_archive_SOURCES = tests/test_archive.c
 tests_test_archive_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_archive_LDADD = $(NS_TEST_LIBS)
-TESTS += tests/test_archive tests/archive_verify.sh tests/archive_forge.sh
-EXTRA_DIST += tests/archive_verify.sh tests/archive_forge.sh tests/archive_reseal.py docs/ARCHIVE.md
+TESTS += tests/test_archive tests/archive_verify.sh tests/archive_forge.sh tests/archive_rerun.sh
+EXTRA_DIST += tests/archive_verify.sh tests/archive_forge.sh tests/archive_rerun.sh tests/archive_reseal.py docs/ARCHIVE.md

@@ -3,7 +3,9 @@
 #ifndef NS_ARCHIVE_LAYOUT_H
 #define NS_ARCHIVE_LAYOUT_H
 
-#define NS_ARCHIVE_FORMAT "normsweep-archive-2"
+#define NS_ARCHIVE_FORMAT "normsweep-archive-3"
+#define NS_ARCHIVE_FORMAT_2 "normsweep-archive-2"
+#define NS_ARCHIVE_FORMAT_1 "normsweep-archive-1"
 #define NS_ARCHIVE_README "README.txt"
 #define NS_ARCHIVE_PROVENANCE "provenance.json"
 #define NS_ARCHIVE_SWEEP "sweep.yaml"

@@ -73,8 +73,8 @@ const char *const *ns_archive_prov_fields(const char *section)
                                            "blas", NULL};
     static const char *const machine[] = {"uname", "hostname", "cpu_model", "cores",
                                           "memory_bytes", "note", NULL};
-    static const char *const files[] = {"netcdf", "sweep", "journal", "journal_parts", "run_dir",
-                                        "members", NULL};
+    static const char *const files[] = {"netcdf", "sweep", "journal", "journal_parts",
+                                        "model_files", "run_dir", "members", NULL};
     static const char *const member[] = {"member", "bytes", "source", NULL};
     return strcmp(section, "") == 0           ? top
            : strcmp(section, "archiver") == 0 ? archiver

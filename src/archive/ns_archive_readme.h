@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "archive/ns_archive_model.h"
 #include "io/ns_nc_read.h"
 
 /* One member as the README lists it. */
@@ -19,10 +20,12 @@ typedef struct ns_readme_member {
 } ns_readme_member;
 
 /* README.txt for the archive `archive_name` (e.g. run.tar.gz) whose top directory is top, from
- * the NetCDF file's attributes (info) and the members. Caller frees *text. */
+ * the NetCDF file's attributes (info) and the members, in the layout of archive format `format`
+ * (2: as normsweep wrote it before format 3; 3: the rerun pinned to the model used, whose files
+ * mf describes -- packed or needed -- and the lean archive's verification). Caller frees *text. */
 int ns_archive_readme(const ns_nc_info *info, const char *archive_name, const char *top,
                       const char *nc_member, const ns_readme_member *members, size_t n,
-                      char **text, ns_err *err);
+                      int format, const ns_model_files *mf, char **text, ns_err *err);
 
 /* The launcher part of a recorded command line: everything before the word that names the
  * normsweep executable ("mpirun -np 64 " for "mpirun -np 64 /opt/bin/normsweep run x.yaml"),

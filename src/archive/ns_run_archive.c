@@ -19,6 +19,7 @@
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_model.h"
 #include "archive/ns_archive_provenance.h"
 #include "archive/ns_archive_readme.h"
 #include "archive/ns_run_files.h"
@@ -46,8 +47,8 @@ static uint64_t source_bytes(const ns_archive_source *m)
  * where every member came from (ns_archive_provenance: the fields verify checks). Caller frees
  * *text. */
 static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *info,
-                           const char *nc_member, const ns_run_files *src, char **text,
-                           ns_err *err)
+                           const char *nc_member, const ns_run_files *src,
+                           const ns_model_files *mf, char **text, ns_err *err)
 {
     json_t *root = json_object(), *run = ns_archive_prov_run(info),
            *inputs = ns_archive_prov_inputs(info), *arch = json_object(), *mach = json_object(),
@@ -91,13 +92,19 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
 
     json_object_set_new(files, "netcdf", json_string(nc_member));
     json_object_set_new(files, "sweep", json_string(NS_ARCHIVE_SWEEP));
-    json_object_set_new(files, "journal", json_string(NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE));
+    json_object_set_new(files, "journal", o->lean ? json_null()
+                                                  : json_string(NS_ARCHIVE_CKPT_DIR "/"
+                                                                NS_JOURNAL_FILE));
     json_t *parts = json_array(); /* the journal's parts: what workers journalled themselves */
     const char *part_prefix = NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_PART_PREFIX;
     for (size_t i = 0; i < src->n; i++)
         if (strncmp(src->items[i].name, part_prefix, strlen(part_prefix)) == 0)
             json_array_append_new(parts, json_string(src->items[i].name));
     json_object_set_new(files, "journal_parts", parts);
+    json_t *model = json_array(); /* the model's files, packed (--with-model) */
+    for (size_t i = 0; mf->packed && i < mf->n; i++)
+        json_array_append_new(model, json_string(mf->items[i].member));
+    json_object_set_new(files, "model_files", model);
     json_object_set_new(files, "run_dir", json_string(o->run_dir));
     for (size_t i = 0; i < src->n; i++) {
         json_t *e = json_object();
@@ -129,6 +136,13 @@ static int keep_ckpt(const char *name)
     return strcmp(name, NS_LOCK_FILE) != 0 && strcmp(name, "STOP") != 0;
 }
 
+/* A lean archive's: neither the journal nor its parts (verify recomputes every task). */
+static int keep_ckpt_lean(const char *name)
+{
+    return keep_ckpt(name) && strcmp(name, NS_JOURNAL_FILE) != 0 &&
+           strncmp(name, NS_JOURNAL_PART_PREFIX, strlen(NS_JOURNAL_PART_PREFIX)) != 0;
+}
+
 /* run_dir/sub's files as sub/NAME, when that directory exists (a link to one is followed: the
  * run directory's owner put it there). */
 static int add_subdir(ns_run_files *src, const char *run_dir, const char *sub, ns_err *err)
@@ -156,14 +170,15 @@ static int add_assets_manifest(ns_run_files *src, ns_err *err)
 
 /* README.txt: every member so far with its size (docs/ARCHIVE.md). */
 static int make_readme(const ns_run_files *src, const ns_nc_info *info, const char *archive_name,
-                       const char *top, const char *nc_member, char **text, ns_err *err)
+                       const char *top, const char *nc_member, const ns_model_files *mf,
+                       char **text, ns_err *err)
 {
     ns_readme_member *m = malloc((src->n ? src->n : 1) * sizeof *m);
     if (!m)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < src->n; i++)
         m[i] = (ns_readme_member){src->items[i].name, source_bytes(&src->items[i])};
-    int rc = ns_archive_readme(info, archive_name, top, nc_member, m, src->n, text, err);
+    int rc = ns_archive_readme(info, archive_name, top, nc_member, m, src->n, 3, mf, text, err);
     free(m);
     return rc;
 }
@@ -304,19 +319,65 @@ static int read_nc(const ns_run_archive_options *o, char **nc, char **member, ns
     return rc;
 }
 
-/* Every member but README.txt and provenance.json: the NetCDF, the sweep text, the checkpoint
- * files, the logs, the report and the asset manifest. sweep.yaml has the NetCDF's permissions. */
+/* Every member but README.txt, provenance.json and the model: the NetCDF, the sweep text, the
+ * checkpoint files (but the journal in a lean archive), the logs, the report and the asset
+ * manifest. sweep.yaml has the NetCDF's permissions. */
 static int add_members(const ns_run_archive_options *o, const char *nc, const char *nc_member,
                        const char *ckpt, const char *yaml, unsigned mode, ns_run_files *src,
                        ns_err *err)
 {
     NS_TRY(ns_run_files_add(src, nc_member, nc, NULL, 0, 0, err));
     NS_TRY(ns_run_files_add(src, NS_ARCHIVE_SWEEP, NULL, yaml, strlen(yaml), mode, err));
-    NS_TRY(ns_run_files_add_tree(src, ckpt, NS_ARCHIVE_CKPT_DIR, keep_ckpt, 1, err));
+    NS_TRY(ns_run_files_add_tree(src, ckpt, NS_ARCHIVE_CKPT_DIR,
+                                 o->lean ? keep_ckpt_lean : keep_ckpt, 1, err));
     NS_TRY(ns_run_files_add_tree(src, o->run_dir, NS_ARCHIVE_LOG_DIR, ns_run_files_is_log, 0, err));
     NS_TRY(add_subdir(src, o->run_dir, NS_ARCHIVE_LOG_DIR, err));
     NS_TRY(add_subdir(src, o->run_dir, NS_ARCHIVE_REPORT_DIR, err));
     return add_assets_manifest(src, err);
+}
+
+/* The model's files (mf, from the NetCDF and the asset manifest packed) and, with --with-model,
+ * the members that carry them. */
+static int add_model(const ns_run_archive_options *o, const ns_nc_info *info, ns_run_files *src,
+                     ns_model_files *mf, ns_err *err)
+{
+    const char *mpath = NULL;
+    for (size_t i = 0; i < src->n; i++)
+        if (strcmp(src->items[i].name, NS_ARCHIVE_ASSETS) == 0)
+            mpath = src->items[i].path;
+    ns_manifest m;
+    ns_err e;
+    int have = mpath && ns_manifest_load(mpath, &m, &e) == NS_OK;
+    int rc = ns_archive_model_files(info, have ? &m : NULL, mf, err);
+    if (have)
+        ns_manifest_free(&m);
+    if (rc != NS_OK || !o->with_model)
+        return rc;
+    char **from = NULL;
+    rc = ns_archive_model_sources(mf, &from, err);
+    for (size_t i = 0; rc == NS_OK && i < mf->n; i++)
+        rc = ns_run_files_add(src, mf->items[i].member, from[i], NULL, 0, 0, err);
+    for (size_t i = 0; from && i < mf->n; i++)
+        free(from[i]);
+    free(from);
+    mf->packed = rc == NS_OK;
+    return rc;
+}
+
+/* The journal of ckpt belongs to the NetCDF's run (check_ckpt), also when a lean archive leaves
+ * it out. */
+static int check_journal(const ns_run_archive_options *o, const char *ckpt, const char *nc,
+                         const ns_nc_info *info, const ns_run_files *src, ns_err *err)
+{
+    if (!o->lean)
+        return check_ckpt(ckpt, nc, info, src, err);
+    ns_run_files all;
+    memset(&all, 0, sizeof all);
+    int rc = ns_run_files_add_tree(&all, ckpt, NS_ARCHIVE_CKPT_DIR, keep_ckpt, 1, err);
+    if (rc == NS_OK)
+        rc = check_ckpt(ckpt, nc, info, &all, err);
+    ns_run_files_free(&all);
+    return rc;
 }
 
 int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
@@ -327,6 +388,8 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
     memset(&info, 0, sizeof info);
     ns_run_files src;
     memset(&src, 0, sizeof src);
+    ns_model_files mf;
+    memset(&mf, 0, sizeof mf);
 
     if (!ns_file_is_dir(o->run_dir))
         return ns_fail(err, NS_ERR_INVALID, "run directory %s: %s", o->run_dir,
@@ -347,10 +410,11 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
     unsigned mode = stat(nc, &st) == 0 ? (unsigned)st.st_mode & 0777 : 0644;
     const char *yaml = ns_nc_info_text(&info, "sweep_yaml");
     if ((rc = add_members(o, nc, nc_member, ckpt, yaml, mode, &src, err)) != NS_OK ||
-        (rc = check_ckpt(ckpt, nc, &info, &src, err)) != NS_OK ||
+        (rc = check_journal(o, ckpt, nc, &info, &src, err)) != NS_OK ||
         (rc = check_report(o->run_dir, nc, &info, err)) != NS_OK ||
         (rc = check_assets(&src, nc, &info, err)) != NS_OK ||
-        (rc = provenance_json(o, &info, nc_member, &src, &prov, err)) != NS_OK ||
+        (rc = add_model(o, &info, &src, &mf, err)) != NS_OK ||
+        (rc = provenance_json(o, &info, nc_member, &src, &mf, &prov, err)) != NS_OK ||
         (rc = ns_run_files_add(&src, NS_ARCHIVE_PROVENANCE, NULL, prov, strlen(prov), mode,
                                err)) != NS_OK)
         goto done;
@@ -366,7 +430,8 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         rc = ns_fail(err, NS_ERR_INVALID, "--out %s: cannot derive a top directory name", o->out);
         goto done;
     }
-    if ((rc = make_readme(&src, &info, base_of(o->out), top, nc_member, &readme, err)) != NS_OK ||
+    if ((rc = make_readme(&src, &info, base_of(o->out), top, nc_member, &mf, &readme, err)) !=
+            NS_OK ||
         (rc = ns_run_files_add(&src, NS_ARCHIVE_README, NULL, readme, strlen(readme), mode,
                                err)) != NS_OK)
         goto done;
@@ -396,5 +461,6 @@ done:
     free(readme);
     ns_nc_info_free(&info);
     ns_run_files_free(&src);
+    ns_archive_model_free(&mf);
     return rc;
 }

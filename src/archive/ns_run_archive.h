@@ -15,6 +15,8 @@ typedef struct ns_run_archive_options {
     const char *nc;              /* the sweep's NetCDF file (NULL: the one *.nc in run_dir) */
     const char *checkpoint_dir;  /* NULL: run_dir/checkpoint, else NC.ckpt */
     const char *out;             /* the .tar.gz to write */
+    int lean;                    /* leave the journal out: verify recomputes every task */
+    int with_model;              /* pack the model's files (model/): a rerun needs no copy */
     void (*log)(void *user, const char *line); /* one line per member added; NULL: silent */
     void *log_user;
 } ns_run_archive_options;

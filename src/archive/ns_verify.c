@@ -25,6 +25,7 @@
 #include "archive/ns_archive_layout.h"
 #include "archive/ns_verify_attrs.h"
 #include "archive/ns_verify_inputs.h"
+#include "archive/ns_verify_lean.h"
 #include "archive/ns_verify_members.h"
 #include "archive/ns_verify_report.h"
 #include "common/ns_file.h"
@@ -154,7 +155,7 @@ static int check_sizes(ns_vreport *v, const char *dir, ns_err *err, int *rc)
         return 0;
     json_t *root = prov ? json_loadb(prov, plen, 0, NULL) : NULL;
     const char *format = json_string_value(json_object_get(root, "format"));
-    int sized = format && strcmp(format, "normsweep-archive-1") != 0 &&
+    int sized = format && strcmp(format, NS_ARCHIVE_FORMAT_1) != 0 &&
                 json_is_array(json_object_get(json_object_get(root, "files"), "members"));
     uint64_t total = 0;
     int ok = 1;
@@ -295,6 +296,7 @@ typedef struct vstate {
     ns_verify_model claim; /* the model the run asked for, and whether it fell back */
     ns_plan plan;
     int have_plan;
+    int lean;          /* the archive holds no journal: every task was recomputed */
     ns_journal *journal;
     jrec jr;
     ns_gpt2_model *model;
@@ -334,6 +336,10 @@ static int recompute(ns_vreport *v, vstate *st, int exact, ns_err *err)
     const ns_verify_options *o = v->o;
     const ns_sweep_config *cfg = &st->cfg;
     size_t M = cfg->shard_count, K = o->sample < M ? o->sample : M;
+    if (st->lean) {
+        ns_vreport_line(v, "INFO", "recompute: every task was (the archive is lean)");
+        return NS_OK;
+    }
     if (K == 0) {
         ns_vreport_line(v, "SKIP", "recompute: --sample 0");
         return NS_OK;
@@ -394,6 +400,7 @@ static int recompute(ns_vreport *v, vstate *st, int exact, ns_err *err)
 typedef struct diff_ctx {
     ns_vreport *v;
     int exact;
+    int lean; /* the journal was recomputed from the model (a lean archive) */
 } diff_ctx;
 
 static void on_diff(void *user, const char *var, size_t n_diff, const char *where,
@@ -403,9 +410,11 @@ static void on_diff(void *user, const char *var, size_t n_diff, const char *wher
     if (isnan(file_value) && isnan(expected) && !strchr(where, '='))
         ns_vreport_line(d->v, "FAIL", "numbers: %s: %s", var, where); /* missing, unreadable, text */
     else
-        ns_vreport_line(d->v, "FAIL", "numbers: %s: %zu value%s differ%s from the reduction of the journal; "
-             "first at %s: file %.17g, journal %.17g", var, n_diff, n_diff == 1 ? "" : "s",
-             n_diff == 1 ? "s" : "", where, file_value, expected);
+        ns_vreport_line(d->v, "FAIL", "numbers: %s: %zu value%s differ%s from the reduction of "
+                        "the %s; first at %s: file %.17g, %s %.17g", var, n_diff,
+                        n_diff == 1 ? "" : "s", n_diff == 1 ? "s" : "",
+                        d->lean ? "tasks recomputed from the model" : "journal", where, file_value,
+                        d->lean ? "recomputed" : "journal", expected);
 }
 
 static void on_layout(void *user, const ns_nc_check_item *item)
@@ -440,7 +449,7 @@ static int compare_file(ns_vreport *v, vstate *st, const char *path, ns_results_
     ns_verify_expect e;
     ns_verify_expect_init(&e, &st->info, &st->cfg, st->claim.requested, &st->in,
                           st->claim.fallback, &st->plan);
-    diff_ctx dc = {v, st->exact};
+    diff_ctx dc = {v, st->exact, st->lean};
     ns_nc_compare c = {.exact = st->exact, .tol = v->o->tolerance,
                        .diff = with_data ? on_diff : NULL, .prov = &e.prov, .layout = on_layout,
                        .user = &dc};
@@ -465,8 +474,9 @@ static int compare_file(ns_vreport *v, vstate *st, const char *path, ns_results_
     ns_verify_attrs_unchecked(v, fc != NULL);
     if (with_data && c.n_bad == 0)
         ns_vreport_line(v, "PASS", "numbers: every variable of %s %s the reduction of the "
-                        "journal (%zu slices recomputed)", st->ncname,
+                        "%s (%zu slices recomputed)", st->ncname,
                         st->exact ? "is byte-identical to" : "agrees with",
+                        st->lean ? "tasks recomputed from the model" : "journal",
                         ns_plan_nslices(&st->plan));
     return NS_OK;
 }
@@ -608,6 +618,26 @@ static int journal_is_mine(ns_vreport *v, vstate *st, const char *hash, int *min
     return NS_OK;
 }
 
+static int has_part(const ns_archive_list *members)
+{
+    const char *prefix = NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_PART_PREFIX;
+    for (size_t i = 0; i < members->n; i++)
+        if (strncmp(members->items[i].name, prefix, strlen(prefix)) == 0)
+            return 1;
+    return 0;
+}
+
+/* A lean archive (format 3 without journal.nsj or a part): every task recomputed from the model
+ * into a journal of this sweep's identity; the sample of phase 7 is then redundant. */
+static int lean_journal(ns_vreport *v, vstate *st, const char *hash, int *ok, ns_err *err)
+{
+    ns_blas_single_thread(); /* as the sweep runs it */
+    NS_TRY(ns_sweep_inputs_take_model(&st->in, &st->model, err)); /* validation's checked map */
+    st->lean = 1;
+    return ns_verify_lean_journal(v, st->dir, &st->cfg, &st->plan, st->model, &st->in.corpus,
+                                  hash, &st->journal, &st->jr.res, ok, err);
+}
+
 /* Phase 4: the plan, and the journal holding every task of this sweep. *ok: complete. */
 static int open_journal(ns_vreport *v, vstate *st, int *ok, ns_err *err)
 {
@@ -629,6 +659,8 @@ static int open_journal(ns_vreport *v, vstate *st, int *ok, ns_err *err)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     if (!have_journal) {
         free(path);
+        if (ns_verify_archive_format(st->dir, &st->members) >= 3 && !has_part(&st->members))
+            return lean_journal(v, st, hash, ok, err);
         ns_vreport_line(v, "FAIL", "journal: %s/%s is not in the archive", NS_ARCHIVE_CKPT_DIR,
                         NS_JOURNAL_FILE);
         ns_vreport_line(v, "SKIP", "numbers and recomputation: no journal to compare with");

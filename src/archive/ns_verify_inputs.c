@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/ns_archive_layout.h"
+#include "archive/ns_archive_model.h"
 #include "archive/ns_verify_members.h"
+#include "common/ns_file.h"
 
 static const char *or_unknown(const char *s)
 {
@@ -92,6 +95,50 @@ static int choose_model(ns_vreport *v, const ns_nc_info *info, const ns_verify_m
     return replace_model(cfg, used, err);
 }
 
+/* A model the archive carries (archive --with-model): the directory model/ as the mirror of an
+ * asset cache in the extraction directory, the archived asset manifest checking every file (a
+ * set); or, for a model given by its directory, cfg's model replaced by the packed directory.
+ * *mirror NULL: none packed. */
+static int packed_model(ns_vreport *v, const char *dir, const ns_nc_info *info,
+                        ns_sweep_config *cfg, char **mirror, char **cache, char **manifest,
+                        ns_err *err)
+{
+    *mirror = *cache = *manifest = NULL;
+    char *m = ns_path_join(dir, NS_ARCHIVE_MODEL_DIR);
+    if (!m)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (!ns_file_is_dir(m)) {
+        free(m);
+        return NS_OK;
+    }
+    const char *used = ns_nc_info_text(info, "model_used"), *path = ns_nc_info_text(info, "model_path");
+    if (used && strcmp(used, "path") == 0) {
+        const char *base = path ? strrchr(path, '/') : NULL;
+        char *p = ns_path_join(m, base && base[1] ? base + 1 : path ? path : "");
+        free(m);
+        if (!p)
+            return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        ns_vreport_line(v, "INFO", "model: the archive carries it (%s/%s)", NS_ARCHIVE_MODEL_DIR,
+                        base && base[1] ? base + 1 : "");
+        free(cfg->model);
+        cfg->model = p;
+        return NS_OK;
+    }
+    *mirror = m;
+    *cache = ns_path_join(dir, ".packed-model-cache");
+    char *a = ns_path_join(dir, NS_ARCHIVE_ASSETS);
+    if (a && ns_file_is_regular(a))
+        *manifest = a;
+    else
+        free(a);
+    if (!*cache)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    ns_vreport_line(v, "INFO", "model: the archive carries it (%s/), checked against %s",
+                    NS_ARCHIVE_MODEL_DIR, *manifest ? NS_ARCHIVE_ASSETS : "this build's asset "
+                    "manifest");
+    return NS_OK;
+}
+
 int ns_verify_inputs(ns_vreport *v, const char *dir, const ns_nc_info *info, ns_sweep_config *cfg,
                      ns_sweep_inputs *in, ns_sweep_diags *diags, ns_verify_model *model, int *ok,
                      ns_err *err)
@@ -101,9 +148,20 @@ int ns_verify_inputs(ns_vreport *v, const char *dir, const ns_nc_info *info, ns_
     ns_verify_manifests m;
     ns_verify_manifests_load(v, dir, &m);
     int rc = choose_model(v, info, &m, cfg, model, err);
-    ns_assets_fetch fetch = {o->allow_fetch, o->fetch_log, o->report_user};
+    ns_assets_fetch fetch = {.allow = o->allow_fetch, .log = o->fetch_log,
+                             .log_user = o->report_user};
+    char *packed = NULL, *cache = NULL, *manifest = NULL;
     if (rc == NS_OK)
-        rc = ns_sweep_resolve_model(cfg, NULL, &fetch, in, diags, err);
+        rc = packed_model(v, dir, info, cfg, &packed, &cache, &manifest, err);
+    ns_assets_fetch from_archive = {.allow = 1, .log = o->fetch_log, .log_user = o->report_user,
+                                    .assets_dir = cache, .mirror_dir = packed,
+                                    .manifest = manifest};
+    if (rc == NS_OK)
+        rc = ns_sweep_resolve_model(cfg, NULL, packed ? &from_archive : &fetch, NULL, in, diags,
+                                    err);
+    free(packed);
+    free(cache);
+    free(manifest);
     if (rc != NS_OK) {
         ns_verify_manifests_free(&m);
         return rc;

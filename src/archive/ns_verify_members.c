@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "archive/ns_archive_layout.h"
+#include "archive/ns_archive_model.h"
 #include "archive/ns_archive_provenance.h"
 #include "archive/ns_archive_readme.h"
 #include "common/ns_file.h"
@@ -129,19 +130,37 @@ static int described(const char *name)
            strcmp(name, NS_ARCHIVE_MANIFEST) != 0;
 }
 
-/* files: the NetCDF, sweep and journal members, the journal's parts, and every member with its
- * size, against the archive (sized: format 2 records sizes). */
-static size_t check_files(ns_vreport *v, json_t *files, const ns_archive_list *members,
-                          const char *ncname, int sized)
+static int is_model_file(const char *name)
 {
-    json_t *want = json_object(), *parts = json_array();
-    for (size_t i = 0; i < members->n; i++)
+    return strncmp(name, NS_ARCHIVE_MODEL_DIR "/", strlen(NS_ARCHIVE_MODEL_DIR "/")) == 0;
+}
+
+/* files: the NetCDF, sweep and journal members, the journal's parts, the model's files (format
+ * 3), and every member with its size, against the archive (sized: format 2 and later record
+ * sizes; format 3 may leave the journal out: a lean archive). */
+static size_t check_files(ns_vreport *v, json_t *files, const ns_archive_list *members,
+                          const char *ncname, int format)
+{
+    int sized = format >= 2;
+    json_t *want = json_object(), *parts = json_array(), *model = json_array();
+    for (size_t i = 0; i < members->n; i++) {
         if (is_part(members->items[i].name))
             json_array_append_new(parts, json_string(members->items[i].name));
+        if (is_model_file(members->items[i].name))
+            json_array_append_new(model, json_string(members->items[i].name));
+    }
+    int lean = format >= 3 && !ns_archive_list_find(members, NS_ARCHIVE_CKPT_DIR "/"
+                                                             NS_JOURNAL_FILE);
     json_object_set_new(want, "netcdf", json_string(ncname));
     json_object_set_new(want, "sweep", json_string(NS_ARCHIVE_SWEEP));
-    json_object_set_new(want, "journal", json_string(NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE));
+    json_object_set_new(want, "journal", lean ? json_null()
+                                              : json_string(NS_ARCHIVE_CKPT_DIR "/"
+                                                            NS_JOURNAL_FILE));
     json_object_set_new(want, "journal_parts", parts);
+    if (format >= 3)
+        json_object_set_new(want, "model_files", model);
+    else
+        json_decref(model);
     size_t bad = unknown_fields(v, files, "files", "files");
     const char *k;
     json_t *x;
@@ -189,14 +208,24 @@ static size_t check_files(ns_vreport *v, json_t *files, const ns_archive_list *m
     return bad;
 }
 
+int ns_verify_archive_format(const char *dir, const ns_archive_list *members)
+{
+    if (!ns_archive_list_find(members, NS_ARCHIVE_README))
+        return 1;
+    json_t *root = load_member(dir, NS_ARCHIVE_PROVENANCE, NULL);
+    const char *f = json_string_value(json_object_get(root, "format"));
+    int format = f && strcmp(f, NS_ARCHIVE_FORMAT_2) == 0 ? 2 : 3;
+    json_decref(root);
+    return format;
+}
+
 /* provenance.json: every field archive takes from the NetCDF, the archive's files, and no other
- * field. *format2 receives whether the archive is of format 2 (README.txt, member sizes). */
+ * field (format: the archive's). */
 static void check_provenance(ns_vreport *v, const char *dir, const ns_archive_list *members,
-                             const ns_nc_info *info, const char *ncname, int *format2)
+                             const ns_nc_info *info, const char *ncname, int format)
 {
     json_error_t je;
     json_t *root = load_member(dir, NS_ARCHIVE_PROVENANCE, &je);
-    *format2 = ns_archive_list_find(members, NS_ARCHIVE_README) != NULL;
     if (!json_is_object(root)) {
         int there = ns_archive_list_find(members, NS_ARCHIVE_PROVENANCE) != NULL;
         ns_vreport_line(v, "FAIL", "%s: %s%s%s", NS_ARCHIVE_PROVENANCE,
@@ -205,15 +234,16 @@ static void check_provenance(ns_vreport *v, const char *dir, const ns_archive_li
         json_decref(root);
         return;
     }
-    const char *format = json_string_value(json_object_get(root, "format"));
+    const char *fmt = json_string_value(json_object_get(root, "format"));
     size_t bad = unknown_fields(v, root, "", "");
-    if (!format || (strcmp(format, NS_ARCHIVE_FORMAT) != 0 && (*format2 ||
-                                                              strcmp(format, "normsweep-archive-1") != 0))) {
+    const char *want_format = format == 1 ? NS_ARCHIVE_FORMAT_1
+                              : format == 2 ? NS_ARCHIVE_FORMAT_2 : NS_ARCHIVE_FORMAT;
+    if (!fmt || strcmp(fmt, want_format) != 0) {
         char have[SHOWN + 8];
         show(json_object_get(root, "format"), have, sizeof have);
         ns_vreport_line(v, "FAIL", "%s: format is %s; the archive gives \"%s\"%s",
-                        NS_ARCHIVE_PROVENANCE, have, *format2 ? NS_ARCHIVE_FORMAT : "normsweep-archive-1",
-                        *format2 ? " (it holds README.txt)" : "");
+                        NS_ARCHIVE_PROVENANCE, have, want_format,
+                        format > 1 ? " (it holds README.txt)" : "");
         bad++;
     }
     char who[600];
@@ -227,7 +257,7 @@ static void check_provenance(ns_vreport *v, const char *dir, const ns_archive_li
     json_decref(inputs);
     bad += unknown_fields(v, json_object_get(root, "archiver"), "archiver", "archiver");
     bad += unknown_fields(v, json_object_get(root, "machine"), "machine", "machine");
-    bad += check_files(v, json_object_get(root, "files"), members, ncname, *format2);
+    bad += check_files(v, json_object_get(root, "files"), members, ncname, format);
     if (!bad)
         ns_vreport_line(v, "PASS", "%s: its run and inputs are those %s records, its files and "
                         "their sizes the archive's", NS_ARCHIVE_PROVENANCE, ncname);
@@ -278,16 +308,41 @@ static int line_of(const char *text, size_t k, char *buf, size_t size)
     return 1;
 }
 
-/* README.txt against the one archive writes for this NetCDF and these members. */
+/* The model's files as README.txt states them: from the NetCDF and the archived asset manifest,
+ * packed when the archive holds them. */
+static int readme_model(const char *dir, const ns_archive_list *members, const ns_nc_info *info,
+                        ns_model_files *mf, ns_err *err)
+{
+    char *p = ns_path_join(dir, NS_ARCHIVE_ASSETS);
+    ns_manifest m;
+    ns_err e;
+    int have = p && ns_file_is_regular(p) && ns_manifest_load(p, &m, &e) == NS_OK;
+    free(p);
+    int rc = ns_archive_model_files(info, have ? &m : NULL, mf, err);
+    if (have)
+        ns_manifest_free(&m);
+    for (size_t i = 0; i < members->n; i++)
+        mf->packed |= is_model_file(members->items[i].name);
+    return rc;
+}
+
+/* README.txt against the one archive writes (in the archive's format) for this NetCDF and these
+ * members. */
 static void check_readme(ns_vreport *v, const char *dir, const ns_archive_list *members,
-                         const ns_nc_info *info, const char *ncname)
+                         const ns_nc_info *info, const char *ncname, int format)
 {
     char *path = ns_path_join(dir, NS_ARCHIVE_README), *have = NULL, *want = NULL;
     ns_readme_member *list = malloc((members->n + 1) * sizeof *list);
     size_t len = 0, n = list ? readme_members(dir, members, list) : 0;
     ns_err e;
+    ns_model_files mf;
+    memset(&mf, 0, sizeof mf);
     if (!path || !list || ns_file_read_all(path, 0, &have, &len, &e) != NS_OK) {
         ns_vreport_line(v, "FAIL", "%s: cannot be read", NS_ARCHIVE_README);
+        goto done;
+    }
+    if (format >= 3 && readme_model(dir, members, info, &mf, &e) != NS_OK) {
+        ns_vreport_line(v, "FAIL", "%s: %s", NS_ARCHIVE_README, e.msg);
         goto done;
     }
     /* archive wrote it for TOP.tar.gz or TOP.tgz: the one its first line names */
@@ -296,7 +351,8 @@ static void check_readme(ns_vreport *v, const char *dir, const ns_archive_list *
     int tgz = strncmp(have, "normsweep reproducibility archive ", 34) == 0 &&
               strncmp(have + 34, name, strlen(name)) == 0 && have[34 + strlen(name)] == '\n';
     snprintf(name, sizeof name, "%s%s", members->top, tgz ? ".tgz" : ".tar.gz");
-    if (ns_archive_readme(info, name, members->top, ncname, list, n, &want, &e) == NS_OK &&
+    if (ns_archive_readme(info, name, members->top, ncname, list, n, format,
+                          format >= 3 ? &mf : NULL, &want, &e) == NS_OK &&
         strlen(want) == len && memcmp(want, have, len) == 0) {
         ns_vreport_line(v, "PASS", "%s: states what %s records and the members are",
                         NS_ARCHIVE_README, ncname);
@@ -325,6 +381,7 @@ done:
     free(have);
     free(want);
     free(list);
+    ns_archive_model_free(&mf);
 }
 
 /* report/report.json's model (what postprocess/report read from the NetCDF). */
@@ -364,10 +421,10 @@ static void check_report(ns_vreport *v, const char *dir, const ns_nc_info *info,
 void ns_verify_members_check(ns_vreport *v, const char *dir, const ns_archive_list *members,
                              const ns_nc_info *info, const char *ncname)
 {
-    int format2;
-    check_provenance(v, dir, members, info, ncname, &format2);
-    if (format2)
-        check_readme(v, dir, members, info, ncname);
+    int format = ns_verify_archive_format(dir, members);
+    check_provenance(v, dir, members, info, ncname, format);
+    if (format > 1)
+        check_readme(v, dir, members, info, ncname, format);
     else
         ns_vreport_line(v, "INFO", "%s: none (archive format 1)", NS_ARCHIVE_README);
     check_report(v, dir, info, ncname);
@@ -384,7 +441,7 @@ void ns_verify_members_unchecked(ns_vreport *v, const ns_archive_list *members,
         int checked = strcmp(m, ncname) == 0 || strcmp(m, NS_ARCHIVE_SWEEP) == 0 ||
                       !described(m) ||
                       strcmp(m, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE) == 0 || is_part(m) ||
-                      strcmp(m, NS_ARCHIVE_CKPT_DIR "/history") == 0;
+                      strcmp(m, NS_ARCHIVE_CKPT_DIR "/history") == 0 || is_model_file(m);
         if (checked)
             continue;
         if (shown < 12 && at < sizeof list) {

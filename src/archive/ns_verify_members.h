@@ -16,6 +16,10 @@
  * provenance.json names). NS_ERR_INVALID when there is none (or several and none named). */
 int ns_verify_nc_member(const char *dir, const ns_archive_list *members, char **name, ns_err *err);
 
+/* The archive's format: 1 without README.txt; else 2 or 3 as provenance.json says (3 when it
+ * says neither: the check of `format` fails then). */
+int ns_verify_archive_format(const char *dir, const ns_archive_list *members);
+
 /* provenance.json, README.txt and report/report.json against the NetCDF (info, member ncname)
  * and the members: one PASS or FAIL line each (INFO when the archive's format has no README). */
 void ns_verify_members_check(ns_vreport *v, const char *dir, const ns_archive_list *members,

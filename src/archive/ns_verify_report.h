@@ -21,6 +21,11 @@ typedef struct ns_verify_options {
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
     const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
+    /* progress of long work (a lean archive's tasks recomputed): one line at a time, redrawn in
+     * place when live; NULL: none */
+    void (*progress)(void *user, const char *line, int live);
+    void *progress_user;
+    int progress_live;
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

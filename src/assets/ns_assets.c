@@ -516,6 +516,53 @@ static void mirror_lookup(const ns_assets_ctx *ctx, const ns_asset_file *file, c
     }
 }
 
+/* A file only a download could supply, when this command downloads nothing (ctx->no_download):
+ * NS_ERR_INVALID naming the command that downloads its set when the download host answers a
+ * probe (the set can be had: no fallback hides it), else NS_ERR_IO (it cannot be had here; the
+ * caller may fall back). */
+static int download_declined(ns_assets_ctx *ctx, const ns_asset_set *set,
+                             const ns_asset_file *file, const char *why, ns_err *err)
+{
+    if (file->n_urls == 0)
+        return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
+                       set->name, file->name, why);
+    if (ctx->offline)
+        return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and downloads are disabled (offline); "
+                       "would download %s", set->name, file->name, why, file->urls[0]);
+    char host[256];
+    ns_download_host(file->urls[0], host, sizeof host);
+    int unreachable = 0;
+    ns_err e;
+    ns_err_clear(&e);
+    if (host_is_dead(ctx, host))
+        return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and %s was unreachable earlier", set->name,
+                       file->name, why, host);
+    if (ns_download_probe(file->urls[0], ctx->connect_timeout_s, &unreachable, &e) != NS_OK) {
+        if (unreachable)
+            mark_dead(ctx, host);
+        return ns_fail(err, NS_ERR_IO, "%s/%s: %s; download failed: %s", set->name, file->name,
+                       why, e.msg);
+    }
+    long long bytes = 0;
+    for (size_t i = 0; i < set->n_files; i++) {
+        ns_asset_file_state st;
+        if (set->files[i].size > 0 &&
+            (ns_assets_file_state(ctx, set, &set->files[i], &st, &e) != NS_OK || !st.present))
+            bytes += set->files[i].size;
+    }
+    char size[32] = "";
+    if (bytes >= 1000000)
+        snprintf(size, sizeof size, "%.0f MB ", (double)bytes / 1e6);
+    else if (bytes > 0)
+        snprintf(size, sizeof size, "%.0f kB ", (double)bytes / 1e3);
+    return ns_fail(err, NS_ERR_INVALID, "%s \"%s\" is neither in the asset cache (%s) nor in the "
+                   "mirror, and only `normsweep assets fetch` downloads: `normsweep assets fetch "
+                   "%s` downloads it (%sfrom %s)%s%s%s", set->kind, set->name, ctx->assets_dir,
+                   set->name, size, host, set->fallback ? "; NORMSWEEP_OFFLINE=1 uses its "
+                   "fallback \"" : "", set->fallback ? set->fallback : "",
+                   set->fallback ? "\" instead" : "");
+}
+
 /* Make one file present and verified. *source receives "assets-dir", "mirror" or "download". */
 static int ensure_file(ns_assets_ctx *ctx, const ns_asset_set *set, const ns_asset_file *file,
                        const char *setdir, stamp *stp, int allow_fetch, const char **source,
@@ -601,6 +648,8 @@ acquire:
         logf_(ctx, "[%s] %s: %s %s (sha256 %s verified)\n", set->name, file->name,
               ctx->copy ? "copied from" : "linked to", mpath, ss);
     } else {
+        if (ctx->no_download)
+            return download_declined(ctx, set, file, why, err);
         if (file->n_urls == 0)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
                            set->name, file->name, why);
@@ -891,7 +940,8 @@ static int resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *name
         return ns_fail(err, NS_ERR_INVALID, "asset \"%s\" is a %s, not a %s", set->name, set->kind,
                        kind);
     int rc = fetch_set_main(ctx, set, main_for_kind(set, kind), allow_fetch, out, err);
-    if (rc == NS_OK || !set->fallback || rc == NS_ERR_CHECKSUM || rc == NS_ERR_NOMEM)
+    if (rc == NS_OK || !set->fallback || rc == NS_ERR_CHECKSUM || rc == NS_ERR_NOMEM ||
+        rc == NS_ERR_INVALID) /* (INVALID: it can be had, by `normsweep assets fetch`) */
         return rc;
     const ns_asset_set *fb = ns_manifest_find(m, set->fallback);
     if (!fb)
@@ -917,6 +967,23 @@ static int resolve_in(ns_assets_ctx *ctx, const ns_manifest *m, const char *name
     return NS_OK;
 }
 
+/* The context and manifest a resolve by name uses (fetch: where and whether to fetch). */
+static int open_assets(const ns_assets_fetch *fetch, ns_assets_ctx *ctx, ns_manifest *m,
+                       ns_err *err)
+{
+    NS_TRY(ns_assets_ctx_init(ctx, fetch ? fetch->assets_dir : NULL,
+                              fetch ? fetch->mirror_dir : NULL, err));
+    if (fetch)
+        ctx->log = fetch->log, ctx->log_user = fetch->log_user;
+    ctx->no_download = !fetch || !fetch->download;
+    char mpath[NS_ASSET_PATH_MAX];
+    if (fetch && fetch->manifest)
+        snprintf(mpath, sizeof mpath, "%s", fetch->manifest);
+    else
+        NS_TRY(ns_manifest_locate(mpath, sizeof mpath, err));
+    return ns_manifest_load(mpath, m, err);
+}
+
 static int resolve(const char *name_or_path, const char *kind, const ns_assets_fetch *fetch,
                    int hash_path, ns_asset_ref *out, ns_err *err)
 {
@@ -927,14 +994,44 @@ static int resolve(const char *name_or_path, const char *kind, const ns_assets_f
         return resolve_in(&pctx, NULL, name_or_path, kind, allow_fetch, hash_path, out, err);
     }
     ns_assets_ctx ctx;
-    NS_TRY(ns_assets_ctx_init(&ctx, NULL, NULL, err));
-    if (fetch)
-        ctx.log = fetch->log, ctx.log_user = fetch->log_user;
-    char mpath[NS_ASSET_PATH_MAX];
-    NS_TRY(ns_manifest_locate(mpath, sizeof mpath, err));
     ns_manifest m;
-    NS_TRY(ns_manifest_load(mpath, &m, err));
+    NS_TRY(open_assets(fetch, &ctx, &m, err));
     int rc = resolve_in(&ctx, &m, name_or_path, kind, allow_fetch, hash_path, out, err);
+    ns_manifest_free(&m);
+    return rc;
+}
+
+int ns_assets_resolve_fallback(const char *requested, const char *used, const char *kind,
+                               const ns_assets_fetch *fetch, ns_asset_ref *out, ns_err *err)
+{
+    memset(out, 0, sizeof *out);
+    ns_assets_ctx ctx;
+    ns_manifest m;
+    NS_TRY(open_assets(fetch, &ctx, &m, err));
+    const ns_asset_set *set = ns_manifest_find(&m, requested), *fb = NULL;
+    /* its fallback, or that one's (a chain the manifest may not make circular: at most 8) */
+    for (size_t i = 0; set && set->fallback && i < 8 && !fb; i++) {
+        set = ns_manifest_find(&m, set->fallback);
+        if (set && strcmp(set->name, used) == 0)
+            fb = set;
+    }
+    int rc;
+    if (!fb) {
+        const ns_asset_set *r = ns_manifest_find(&m, requested);
+        rc = ns_fail(err, NS_ERR_INVALID, "%s \"%s\" is not the fallback of \"%s\" in %s (%s)",
+                     kind, used, requested, m.path,
+                     !r ? "which names no such set"
+                        : r->fallback ? "whose fallback is another" : "which names no fallback");
+    } else if (!kind_fits(fb, kind)) {
+        rc = ns_fail(err, NS_ERR_INVALID, "asset \"%s\" is a %s, not a %s", fb->name, fb->kind,
+                     kind);
+    } else {
+        rc = fetch_set_main(&ctx, fb, main_for_kind(fb, kind), fetch && fetch->allow, out, err);
+        if (rc == NS_OK) {
+            snprintf(out->requested, sizeof out->requested, "%s", requested);
+            out->is_fallback = 1;
+        }
+    }
     ns_manifest_free(&m);
     return rc;
 }

@@ -33,6 +33,14 @@ typedef struct ns_assets_fetch {
     int allow;              /* 0: only files already in the assets directory */
     ns_assets_log_fn log;   /* NULL: silent */
     void *log_user;
+    int download;           /* 0 (run, validate, verify, ...): links and copies from the mirror
+                               only; a file only a download could supply is an NS_ERR_INVALID
+                               naming `normsweep assets fetch SET` when its host answers (no
+                               fallback), an NS_ERR_IO allowing the fallback when it does not.
+                               1: download too (docs/ASSETS.md, "Downloads") */
+    const char *assets_dir; /* NULL: NORMSWEEP_ASSETS, else the cache (ns_assets_ctx_init) */
+    const char *mirror_dir; /* NULL: NORMSWEEP_MIRROR, else ../shared/data; "" none */
+    const char *manifest;   /* NULL: ns_manifest_locate's */
 } ns_assets_fetch;
 
 /* Resolve name_or_path for kind "model", "tokenizer" or "corpus".
@@ -48,6 +56,14 @@ int ns_assets_resolve(const char *name_or_path, const char *kind, const ns_asset
  * which a checksum of an earlier read of the path could differ from). Manifest assets are
  * verified exactly as by ns_assets_resolve. */
 int ns_assets_resolve_unhashed(const char *name_or_path, const char *kind,
+                               const ns_assets_fetch *fetch, ns_asset_ref *out, ns_err *err);
+
+/* Resolve `used`, a set the manifest names as `requested`'s fallback (or its fallback's), as
+ * requested's fallback (out->requested = requested, out->is_fallback = 1) without trying
+ * requested itself: a run pinned to the model an earlier run fell back to (`run --model-pin`)
+ * records what that run recorded, even where requested could be had. NS_ERR_INVALID when used
+ * is not requested's fallback; otherwise as ns_assets_resolve. */
+int ns_assets_resolve_fallback(const char *requested, const char *used, const char *kind,
                                const ns_assets_fetch *fetch, ns_asset_ref *out, ns_err *err);
 
 /* ---- The manifest (assets/manifest.json, format "normsweep-assets-1") ---- */
@@ -103,6 +119,8 @@ typedef struct ns_assets_ctx {
     char assets_dir[NS_ASSET_PATH_MAX]; /* absolute */
     char mirror_dir[NS_ASSET_PATH_MAX]; /* "" when no mirror is configured */
     int offline;             /* never download */
+    int no_download;         /* download nothing, but say when a download could supply a file
+                                (ns_assets_fetch.download 0) */
     int copy;                /* copy mirror files instead of symlinking them */
     long connect_timeout_s;  /* per download attempt (default 10) */
     ns_assets_log_fn log;    /* progress lines and warnings; NULL: silent */

@@ -10,7 +10,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep archive RUN_DIR --out X.tar.gz [--nc FILE] [--checkpoint-dir DIR] [-q]\n"
+            "Usage: normsweep archive RUN_DIR --out X.tar.gz [--nc FILE] [--checkpoint-dir DIR]\n"
+            "                         [--lean] [--with-model] [-q]\n"
             "\n"
             "Pack a finished sweep run into a reproducibility archive: the NetCDF output, the sweep\n"
             "file (its exact text, from the NetCDF), the journal of completed tasks, the logs,\n"
@@ -28,6 +29,12 @@ static void usage(FILE *out)
             "  --nc FILE             the sweep's NetCDF file (default: the one *.nc in RUN_DIR)\n"
             "  --checkpoint-dir DIR  the run's checkpoint directory (default: RUN_DIR/checkpoint,\n"
             "                        else NC.ckpt)\n"
+            "  --lean                leave the journal out (a fraction of the size): verify then\n"
+            "                        recomputes every task from the model and demands the same\n"
+            "                        bytes (as long as the run took on one core; docs/ARCHIVE.md)\n"
+            "  --with-model          pack the model's files (model/), for a model a referee cannot\n"
+            "                        download (a mirror-only stand-in, a model of your own);\n"
+            "                        without it README.txt names each file and its SHA-256\n"
             "  -q, --quiet           do not list the members\n"
             "  -h, --help            show this help\n"
             "\n"
@@ -42,9 +49,11 @@ static void log_line(void *user, const char *line)
 
 int ns_cmd_archive(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_NC, O_CKPT };
+    enum { O_OUT = 256, O_NC, O_CKPT, O_LEAN, O_MODEL };
     static const struct option opts[] = {
         {"out", required_argument, NULL, O_OUT},
+        {"lean", no_argument, NULL, O_LEAN},
+        {"with-model", no_argument, NULL, O_MODEL},
         {"nc", required_argument, NULL, O_NC},
         {"checkpoint-dir", required_argument, NULL, O_CKPT},
         {"quiet", no_argument, NULL, 'q'},
@@ -60,6 +69,8 @@ int ns_cmd_archive(int argc, char **argv)
         case O_OUT: o.out = optarg; break;
         case O_NC: o.nc = optarg; break;
         case O_CKPT: o.checkpoint_dir = optarg; break;
+        case O_LEAN: o.lean = 1; break;
+        case O_MODEL: o.with_model = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return NS_EXIT_OK;
         case ':':

@@ -352,7 +352,7 @@ static int dump_resolve(const char *arg, const char *dflt, const char *kind, ns_
         snprintf(ref->name, sizeof ref->name, "path");
         return NS_OK;
     }
-    ns_assets_fetch fetch = {1, ns_cli_log_line, NULL};
+    ns_assets_fetch fetch = {.allow = 1, .log = ns_cli_log_line, .log_user = NULL};
     int rc = ns_assets_resolve(arg ? arg : dflt, kind, &fetch, ref, err);
     if (rc != NS_OK)
         ns_err_prefix(err, "--%s %s", kind, arg ? arg : dflt);

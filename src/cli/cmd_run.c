@@ -14,12 +14,14 @@
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
+#include "sweep/ns_sweep_inputs.h"
 
 static void run_usage(FILE *out)
 {
     fprintf(out,
             "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
-            "                       [--stall-timeout SECONDS] [--uncompressed] [SWEEP.yaml]\n"
+            "                       [--stall-timeout SECONDS] [--uncompressed]\n"
+            "                       [--model-pin [NAME@]SHA256] [SWEEP.yaml]\n"
             "       mpirun -np 64 normsweep SWEEP.yaml\n"
             "\n"
             "Run a sweep: one forward pass per shard, every metric of docs/METRICS.md, reduced by\n"
@@ -42,11 +44,24 @@ static void run_usage(FILE *out)
             "                         values, about twice the bytes, and no serial compression\n"
             "                         on rank 0 at the end (most of a large grid's write time);\n"
             "                         `nccopy -d 1 -s` compresses it later\n"
+            "  --model-pin [NAME@]SHA256\n"
+            "                         run only on this model: NAME (an asset set, or `path`) whose\n"
+            "                         model.safetensors has this SHA-256; a NAME that is the\n"
+            "                         sweep's model's fallback is used as that fallback (the rerun\n"
+            "                         of an archived run that fell back; docs/ARCHIVE.md)\n"
             "  -h, --help             show this help\n"
             "\n"
             "SIGTERM, SIGINT or SIGUSR1 (or a file CHECKPOINT_DIR/STOP) make the sweep save every\n"
-            "result and exit 3; --resume continues. Progress goes to stderr. Environment:\n"
-            "NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
+            "result and exit 3; --resume continues. Progress goes to stderr.\n"
+            "\n"
+            "Assets (docs/ASSETS.md): the model, tokenizer and corpus come from the asset cache\n"
+            "(NORMSWEEP_ASSETS, default ~/.cache/normsweep/assets) or a mirror directory\n"
+            "(NORMSWEEP_MIRROR). run downloads nothing: `normsweep assets fetch` does. A model\n"
+            "its download host could supply stops the run (exit 2) naming that command; one that\n"
+            "cannot be had here (no mirror copy, no route to its host, or NORMSWEEP_OFFLINE=1,\n"
+            "which also skips the probe of the host) falls back to its fallback with a warning.\n"
+            "Environment: NORMSWEEP_OFFLINE=1, NORMSWEEP_ASSETS, NORMSWEEP_MIRROR,\n"
+            "NORMSWEEP_MANIFEST, NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
             "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
             "3 interrupted with the journal saved. See docs/RUNNING.md; under Slurm docs/SLURM.md.\n");
 }
@@ -73,7 +88,7 @@ static char *segment_info(void)
 /* ---- options ---- */
 
 /* Returns -1 for --help, else NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
-static int parse(int argc, char **argv, ns_sweep_options *opt)
+static int parse(int argc, char **argv, ns_sweep_options *opt, ns_model_pin *pin)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *name = NULL, **dst = NULL, *val = NULL;
@@ -87,8 +102,9 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
             opt->uncompressed = 1;
             continue;
         }
-        static const char *const valued[] = {"--output", "--checkpoint-dir", "--stall-timeout"};
-        for (size_t k = 0; k < 3 && !name; k++) {
+        static const char *const valued[] = {"--output", "--checkpoint-dir", "--stall-timeout",
+                                             "--model-pin"};
+        for (size_t k = 0; k < 4 && !name; k++) {
             size_t n = strlen(valued[k]);
             if (strncmp(a, valued[k], n) == 0 && (a[n] == 0 || a[n] == '='))
                 name = valued[k], val = a[n] ? a + n + 1 : NULL;
@@ -122,6 +138,15 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
             }
             continue;
         }
+        if (strcmp(name, "--model-pin") == 0) {
+            ns_err e;
+            if (ns_model_pin_parse(val, pin, &e) != NS_OK) {
+                fprintf(stderr, "normsweep run: --model-pin: %s\n", e.msg);
+                return NS_EXIT_USAGE;
+            }
+            opt->model_pin = pin;
+            continue;
+        }
         dst = strcmp(name, "--output") == 0 ? &opt->output : &opt->checkpoint_dir;
         *dst = val;
     }
@@ -131,7 +156,8 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
 int ns_cmd_run(int argc, char **argv)
 {
     ns_sweep_options opt = {0};
-    int p = parse(argc, argv, &opt);
+    ns_model_pin pin;
+    int p = parse(argc, argv, &opt, &pin);
     if (p == -1) {
         run_usage(stdout);
         return NS_EXIT_OK;

@@ -137,7 +137,7 @@ int ns_cmd_tokenize(int argc, char **argv)
         rc = ns_tokenizer_load(tok_arg, &tok, &err);
     } else {
         ns_asset_ref ref;
-        ns_assets_fetch fetch = {1, ns_cli_log_line, NULL};
+        ns_assets_fetch fetch = {.allow = 1, .log = ns_cli_log_line, .log_user = NULL};
         rc = ns_assets_resolve(tok_arg ? tok_arg : "tokenizer", "tokenizer", &fetch, &ref, &err);
         if (rc == NS_OK)
             rc = ns_tokenizer_load(ref.path, &tok, &err);

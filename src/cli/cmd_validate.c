@@ -14,7 +14,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep validate [--schema-only] [--no-fetch] [SWEEP.yaml]\n"
+            "Usage: normsweep validate [--schema-only] [--no-fetch] [--model-pin [NAME@]SHA256]\n"
+            "                          [SWEEP.yaml]\n"
             "\n"
             "Check a sweep file before any work: the schema (unknown keys, types, ranges,\n"
             "duplicates), the model it names (context length, layers, heads) and the corpus\n"
@@ -26,8 +27,15 @@ static void usage(FILE *out)
             "\n"
             "Options:\n"
             "  --schema-only  check the file alone: do not resolve the model or read the corpus\n"
-            "  --no-fetch     use only assets already present (no copy from a mirror, no download)\n"
+            "  --no-fetch     use only assets already present (no copy from a mirror)\n"
+            "  --model-pin [NAME@]SHA256\n"
+            "                 the model must be this one, as `normsweep run --model-pin` demands\n"
             "  -h, --help     show this help\n"
+            "\n"
+            "validate downloads nothing (`normsweep assets fetch` does): a model only a download\n"
+            "could supply is a problem naming that command, unless its host cannot be reached\n"
+            "(or NORMSWEEP_OFFLINE=1), when its fallback is checked instead, as a run would use\n"
+            "it (docs/ASSETS.md).\n"
             "\n"
             "Exit status: 0 valid (a summary is printed), 2 problems found (each printed),\n"
             "1 runtime failure.\n");
@@ -177,15 +185,26 @@ int ns_cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"schema-only", no_argument, NULL, 's'},
                                          {"no-fetch", no_argument, NULL, 'n'},
+                                         {"model-pin", required_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int schema_only = 0, allow_fetch = 1, c;
+    int schema_only = 0, allow_fetch = 1, pinned = 0, c;
+    ns_model_pin pin;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 's': schema_only = 1; break;
         case 'n': allow_fetch = 0; break;
+        case 'p': {
+            ns_err e;
+            if (ns_model_pin_parse(optarg, &pin, &e) != NS_OK) {
+                fprintf(stderr, "normsweep validate: --model-pin: %s\n", e.msg);
+                return NS_EXIT_USAGE;
+            }
+            pinned = 1;
+            break;
+        }
         case 'h': usage(stdout); return NS_EXIT_OK;
         default:
             fprintf(stderr, "normsweep validate: unknown option '%s' (see normsweep validate --help)\n",
@@ -218,9 +237,9 @@ int ns_cmd_validate(int argc, char **argv)
         free(path);
         return NS_EXIT_FAILURE;
     }
-    ns_assets_fetch fetch = {allow_fetch, ns_cli_log_line, NULL};
-    rc = ns_sweep_load(path, &fetch, schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in,
-                       &diags, &err);
+    ns_assets_fetch fetch = {.allow = allow_fetch, .log = ns_cli_log_line, .log_user = NULL};
+    rc = ns_sweep_load_model(path, NULL, pinned ? &pin : NULL, &fetch,
+                             schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in, &diags, &err);
     for (size_t i = 0; i < diags.n; i++)
         fprintf(stderr, "%s\n", diags.items[i].text);
     if (rc == NS_OK && schema_only)

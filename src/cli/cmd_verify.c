@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/ns_cli.h"
 #include "archive/ns_verify.h"
@@ -124,6 +125,10 @@ int ns_cmd_verify(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.archive = argv[optind];
+    ns_cli_show sh = {"normsweep verify", 0};
+    o.progress = ns_cli_show_progress;
+    o.progress_user = &sh;
+    o.progress_live = isatty(STDERR_FILENO);
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     o.executable_sha256 = exe_sha;
@@ -131,6 +136,8 @@ int ns_cmd_verify(int argc, char **argv)
     ns_err err;
     ns_err_clear(&err);
     int rc = ns_verify(&o, &s, &err);
+    if (sh.live_open)
+        fputc('\n', stderr);
     if (rc == NS_OK)
         printf("verify: %s (%zu passed, %zu failed, %zu skipped)\n", s.failed ? "FAIL" : "PASS",
                s.passed, s.failed, s.skipped);

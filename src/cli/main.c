@@ -33,7 +33,9 @@ static const ns_command ns_commands[] = {
 static void print_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume] [SWEEP.yaml]\n"
+            "Usage: normsweep [run] [--output PATH] [--checkpoint-dir DIR] [--resume]\n"
+            "                       [--stall-timeout SECONDS] [--uncompressed]\n"
+            "                       [--model-pin [NAME@]SHA256] [SWEEP.yaml]\n"
             "       normsweep COMMAND [OPTIONS] ...\n"
             "       normsweep --version | --help\n"
             "\n"

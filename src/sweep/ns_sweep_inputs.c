@@ -71,8 +71,49 @@ static const char *asset_desc(const ns_asset_ref *ref)
     return strcmp(ref->name, "path") == 0 || !ref->name[0] ? ref->requested : ref->name;
 }
 
+int ns_model_pin_parse(const char *text, ns_model_pin *pin, ns_err *err)
+{
+    memset(pin, 0, sizeof *pin);
+    const char *at = strrchr(text, '@'), *hex = at ? at + 1 : text;
+    size_t nlen = at ? (size_t)(at - text) : 0;
+    if (at && (nlen == 0 || nlen >= sizeof pin->name))
+        return ns_fail(err, NS_ERR_INVALID, "model pin '%s': the name before '@' must have 1 to "
+                       "%zu characters", text, sizeof pin->name - 1);
+    if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+        return ns_fail(err, NS_ERR_INVALID, "model pin '%s': expected [NAME@]SHA256, the SHA-256 "
+                       "as 64 hexadecimal digits", text);
+    memcpy(pin->name, text, nlen);
+    for (size_t i = 0; i < 64; i++)
+        pin->sha256[i] = (char)(hex[i] >= 'A' && hex[i] <= 'F' ? hex[i] - 'A' + 'a' : hex[i]);
+    return NS_OK;
+}
+
+/* The model pin asks for a fallback of the sweep's model by its name. */
+static int pinned_fallback(const ns_sweep_config *cfg, const ns_model_pin *pin)
+{
+    return pin && pin->name[0] && strcmp(pin->name, cfg->model) != 0 &&
+           strcmp(pin->name, "path") != 0;
+}
+
+/* The model resolved is the one pin names (name and SHA-256): an error diagnostic otherwise. */
+static int check_pin(const ns_sweep_config *cfg, ns_sweep_mark at, const ns_model_pin *pin,
+                     const ns_asset_ref *ref, ns_sweep_diags *diags, ns_err *err)
+{
+    int rc = NS_OK;
+    if (pin && pin->name[0] && strcmp(pin->name, ref->name) != 0)
+        rc = ns_sweep_diag_add(diags, cfg->source_path, at, 0, "model: the model pin (--model-pin) "
+                               "names '%s', but '%s' resolves to '%s' here (sha256 %s); nothing "
+                               "run", pin->name, cfg->model, ref->name, ref->sha256);
+    else if (pin && strcmp(pin->sha256, ref->sha256) != 0)
+        rc = ns_sweep_diag_add(diags, cfg->source_path, at, 0, "model: '%s' (%s) has sha256 %s; "
+                               "the model pin (--model-pin) wants %s: another model than the "
+                               "pinned one; nothing run", ref->name, ref->main_file, ref->sha256,
+                               pin->sha256);
+    return rc == NS_OK ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+}
+
 int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
-                           const ns_assets_fetch *fetch,
+                           const ns_assets_fetch *fetch, const ns_model_pin *pin,
                            ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
 {
     ns_sweep_mark at = MARK(marks, model);
@@ -84,9 +125,17 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
     /* A model named by its path is not hashed here: its checksum is taken from the mapped bytes
      * below, in one pass over the weights instead of a separate read of the file (3.8 s for
      * GPT-2 XL's 6.4 GB) that the map could differ from. */
-    if (ns_assets_resolve_unhashed(cfg->model, "model", fetch, &in->model_ref, &e) != NS_OK)
+    int by_pin = pinned_fallback(cfg, pin);
+    if ((by_pin ? ns_assets_resolve_fallback(cfg->model, pin->name, "model", fetch,
+                                             &in->model_ref, &e)
+                : ns_assets_resolve_unhashed(cfg->model, "model", fetch, &in->model_ref, &e)) !=
+        NS_OK)
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
-    if (in->model_ref.is_fallback &&
+    if (by_pin && ns_sweep_diag_add(diags, cfg->source_path, at, 1, "model: '%s' pinned to its "
+                                    "fallback '%s' (--model-pin), as the run it reproduces used",
+                                    cfg->model, in->model_ref.name) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (!by_pin && in->model_ref.is_fallback &&
         ns_sweep_diag_add(diags, cfg->source_path, at, 1,
                           "model: '%s' is not available; using '%s' instead", cfg->model,
                           in->model_ref.name) != NS_OK)
@@ -112,6 +161,7 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
         in->model_sha_of_map = 1;
     }
     in->have_model = 1;
+    NS_TRY(check_pin(cfg, at, pin, &in->model_ref, diags, err));
     return ns_sweep_check_model(cfg, marks, &in->model_cfg, asset_desc(&in->model_ref), diags,
                                 err);
 }
@@ -194,10 +244,11 @@ done:
 int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_sweep_config *cfg,
                   ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
 {
-    return ns_sweep_load_model(path, NULL, fetch, flags, cfg, marks, in, diags, err);
+    return ns_sweep_load_model(path, NULL, NULL, fetch, flags, cfg, marks, in, diags, err);
 }
 
-int ns_sweep_load_model(const char *path, const char *model, const ns_assets_fetch *fetch,
+int ns_sweep_load_model(const char *path, const char *model, const ns_model_pin *pin,
+                        const ns_assets_fetch *fetch,
                         int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
                         ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
 {
@@ -244,7 +295,7 @@ int ns_sweep_load_model(const char *path, const char *model, const ns_assets_fet
      * (where nothing, or not all, of the file is known) the defaults would be resolved instead
      * (e.g. a download of gpt2) and bury the real problem. */
     if (rc == NS_OK && !(flags & NS_SWEEP_SCHEMA_ONLY) && in) {
-        if ((rc = ns_sweep_resolve_model(cfg, mk, fetch, in, diags, err)) != NS_OK)
+        if ((rc = ns_sweep_resolve_model(cfg, mk, fetch, pin, in, diags, err)) != NS_OK)
             goto done;
         if (!(flags & NS_SWEEP_NO_CORPUS) &&
             (rc = ns_sweep_resolve_corpus(cfg, mk, fetch, in, diags, err)) != NS_OK)

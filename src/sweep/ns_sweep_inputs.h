@@ -33,6 +33,19 @@ typedef struct ns_sweep_inputs {
 
 void ns_sweep_inputs_free(ns_sweep_inputs *in);
 
+/* A pin on the model (`run --model-pin [NAME@]SHA256`, what an archive's README gives to rerun
+ * it): the model used must be NAME (a manifest set, or "path" for a model given by its
+ * directory; "" any) and its model.safetensors must have this SHA-256. A NAME that is the
+ * sweep's model's fallback is resolved as that fallback without trying the sweep's model, so the
+ * rerun of a run that fell back records what it recorded (docs/ARCHIVE.md). */
+typedef struct ns_model_pin {
+    char name[128];
+    char sha256[65];          /* lowercase hex */
+} ns_model_pin;
+
+/* Parse "[NAME@]SHA256" (64 hex digits, either case) into pin; NS_ERR_INVALID saying why. */
+int ns_model_pin_parse(const char *text, ns_model_pin *pin, ns_err *err);
+
 /* Take over the model validation mapped and checked (in->model becomes NULL), making sure its
  * mapped bytes are the ones model_ref.sha256 describes: when that checksum came from another read
  * of the file (a manifest asset), the map is hashed and compared -- NS_ERR_IO "changed during
@@ -42,9 +55,10 @@ int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err 
 /* Resolve the model through the asset manifest (fetching as fetch allows; NULL: no fetching),
  * read its config.json, load (map and check) its weights into in->model -- a model given by its
  * path is hashed from those mapped bytes (in->model_sha_of_map) -- and run ns_sweep_check_model.
- * Failures to resolve, read or load become diagnostics at `model:`. */
+ * Failures to resolve, read or load become diagnostics at `model:`, as does a model other than
+ * the one pin (NULL: none) names. */
 int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
-                           const ns_assets_fetch *fetch,
+                           const ns_assets_fetch *fetch, const ns_model_pin *pin,
                            ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
 /* Resolve and load the tokenizer, resolve, read, strip and tokenize the corpus, and run
@@ -69,8 +83,10 @@ int ns_sweep_load(const char *path, const ns_assets_fetch *fetch, int flags, ns_
                   ns_sweep_marks *marks, ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
 /* The same with model (an asset name or a model directory) in place of the file's `model:` (NULL:
- * the file's); `normsweep train-grid` sweeps each model it trained with one sweep file. */
-int ns_sweep_load_model(const char *path, const char *model, const ns_assets_fetch *fetch,
+ * the file's; `normsweep train-grid` sweeps each model it trained with one sweep file) and the
+ * model pinned (NULL: not). */
+int ns_sweep_load_model(const char *path, const char *model, const ns_model_pin *pin,
+                        const ns_assets_fetch *fetch,
                         int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
                         ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 

@@ -69,9 +69,9 @@ static int load_sweep(sweep_ctx *c, ns_err *err)
     ns_sweep_diags diags = {0};
     ns_sweep_marks marks;
     memset(&marks, 0, sizeof marks);
-    ns_assets_fetch fetch = {1, c->hooks->line, c->hooks->user};
-    int rc = ns_sweep_load_model(opt->sweep_path, opt->model, &fetch, 0, &c->cfg, &marks, &c->in,
-                                 &diags, err);
+    ns_assets_fetch fetch = {.allow = 1, .log = c->hooks->line, .log_user = c->hooks->user};
+    int rc = ns_sweep_load_model(opt->sweep_path, opt->model, opt->model_pin, &fetch, 0, &c->cfg,
+                                 &marks, &c->in, &diags, err);
     for (size_t i = 0; i < diags.n; i++)
         ns_sweep_say(c, "%s", diags.items[i].text);
     ns_sweep_diags_free(&diags);

@@ -226,7 +226,8 @@ static int check_inputs(const ns_train_options *o, const ns_train_inputs *in, ns
 static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, ns_train_inputs *in,
                        ns_err *err)
 {
-    ns_assets_fetch fetch = {1, hooks ? hooks->line : NULL, hooks ? hooks->user : NULL};
+    ns_assets_fetch fetch = {.allow = 1, .log = hooks ? hooks->line : NULL,
+                             .log_user = hooks ? hooks->user : NULL};
     ns_tokenizer *tok = NULL;
     char *text = NULL;
     size_t len = 0;
