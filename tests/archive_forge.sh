@@ -203,7 +203,7 @@ forged 'nc|history|text|2026-01-01T00:00:00Z normsweep 0.1.0: normsweep run tiny
 forged 'nc|start_time|text|2020-01-01T00:00:00Z' -- 'FAIL attributes: start_time is "2020-01-01T00:00:00Z"; checkpoint/history gives "'
 forged 'nc|mpi_size|int64|64' -- 'FAIL attributes: mpi_size is 64; checkpoint/history gives 1'
 forged 'nc|command_line|text|mpirun -np 64 normsweep run tiny.yaml' -- \
-  'FAIL attributes: command_line is "mpirun -np 64 normsweep run tiny.yaml"; checkpoint/history gives "normsweep run tiny.yaml"'
+  "FAIL attributes: command_line is \"mpirun -np 64 normsweep run tiny.yaml\"; checkpoint/history gives \"$NORMSWEEP tiny.yaml\""
 # ... and checkpoint/history cannot be taken away to escape that check
 forged 'rm|checkpoint/history' -- \
   'FAIL attributes: history cannot be checked: the archive holds no checkpoint/history'
@@ -212,11 +212,12 @@ forged 'nc|model_requested|text|gpt2-standin' 'nc|model_fallback|text|false' -- 
   'FAIL attributes: model_requested is "gpt2-standin"; the sweep, its inputs and journal give "gpt2"'
 
 # ... nor by calling the run a train-grid cell, history and all (train-grid gives a path)
-tg_history="$(sed 's/normsweep run tiny.yaml/normsweep train-grid --out g g.yaml/' hist.txt)
+# (the command as typed: "$NORMSWEEP tiny.yaml")
+tg_history="$(sed "s|$NORMSWEEP tiny.yaml|normsweep train-grid --out g g.yaml|" hist.txt)
 "
 forged 'nc|model_requested|text|gpt2-standin' 'nc|model_fallback|text|false' \
   'nc|command_line|text|normsweep train-grid --out g g.yaml' \
-  'sub|checkpoint/history|normsweep run tiny.yaml|normsweep train-grid --out g g.yaml' \
+  "sub|checkpoint/history|$NORMSWEEP tiny.yaml|normsweep train-grid --out g g.yaml" \
   "nc|history|text|$tg_history" -- \
   'FAIL attributes: model_requested is "gpt2-standin"; the sweep, its inputs and journal give "gpt2"'
 

@@ -101,6 +101,12 @@ mkdir empty
 expect 2 "no NetCDF file" "$NORMSWEEP" archive empty --out e.tar.gz
 mkdir -p half/checkpoint && cp runs/tiny/checkpoint/journal.nsj half/checkpoint/
 expect 2 "incomplete run" "$NORMSWEEP" archive half --out e.tar.gz
+# with its history: the exact command that continues it (the sweep file named), from where it ran
+cp runs/tiny/checkpoint/history half/checkpoint/
+expect 2 "continue it from $work with the command its checkpoint's history records, --resume added: " \
+  "$NORMSWEEP" archive half --out e.tar.gz
+grep -qF -- "-np 2 $NORMSWEEP tiny.yaml --resume" out.txt ||
+  { fail "incomplete run: not the recorded command with --resume"; sed 's/^/  | /' out.txt; }
 mkdir nojournal && cp runs/tiny/tiny.nc nojournal/
 expect 2 "no journal" "$NORMSWEEP" archive nojournal --out e.tar.gz
 mkdir notsweep && echo "not netcdf" > notsweep/bogus.nc
@@ -329,7 +335,7 @@ sed -e 's/^seed: 3/seed: 4/' -e 's|runs/tiny|runs/other|g' tiny.yaml > other.yam
 "$NORMSWEEP" other.yaml 2> other.log || { cat other.log; fail "the other sweep did not run"; }
 expect 2 "the journal runs/other/checkpoint/journal.nsj belongs to another sweep than runs/tiny/tiny.nc: " \
   "$NORMSWEEP" archive runs/tiny --checkpoint-dir runs/other/checkpoint --out mix.tar.gz
-grep -qF "; history: runs/other/checkpoint/history ran 'normsweep run other.yaml' (" out.txt ||
+grep -qF "; history: runs/other/checkpoint/history ran '$NORMSWEEP other.yaml' (" out.txt ||
   { fail "another sweep's journal: the message does not say which run it is"; sed 's/^/  | /' out.txt; }
 [ "$(wc -l < out.txt)" = 1 ] || fail "another sweep's journal: not one line"
 ls | grep -q '^mix.tar.gz' && fail "archive of another sweep's journal left mix.tar.gz or a temporary"

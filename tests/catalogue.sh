@@ -83,9 +83,10 @@ snapshot() {
   ( cd "$1" && find . -printf '%y %p %s %m %T@ %l\n' | LC_ALL=C sort &&
     find . -type f -exec sha256sum {} + | LC_ALL=C sort -k 2 )
 }
-# normalise FILE: temp and source paths replaced by placeholders
+# normalise FILE: the binary's path (as typed, in recorded commands), temp and source paths
+# replaced by placeholders
 normalise() {
-  sed -e "s|$W|@W@|g" -e "s|$BASE|@BASE@|g" -e "s|$TOK|@TOK@|g" -e "s|$SRC|@SRC@|g" \
+  sed -e "s|$NORMSWEEP|@NS@|g" -e "s|$W|@W@|g" -e "s|$BASE|@BASE@|g" -e "s|$TOK|@TOK@|g" -e "s|$SRC|@SRC@|g" \
       -e "s|$top_srcdir|@SRC@|g" "$1"
 }
 

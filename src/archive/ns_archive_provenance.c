@@ -118,6 +118,21 @@ int ns_archive_history_last(const char *history, ns_history_line *out)
         if (on) {
             snprintf(out->command, sizeof out->command, "%.*s", (int)(on - rest), rest);
             ok = 1;
+            /* ", in DIR" after the host, up to ", slurm job " or the closing parenthesis */
+            const char *in = strstr(on, " (host ");
+            in = in ? strstr(in, ", in ") : NULL;
+            if (in) {
+                in += 5;
+                const char *end = strstr(in, ", slurm job ");
+                if (!end) {
+                    end = strstr(in, "); journal segment ");
+                    const char *r = strstr(in, ") [resumed]; journal segment ");
+                    if (r && (!end || r < end))
+                        end = r;
+                }
+                if (end)
+                    snprintf(out->cwd, sizeof out->cwd, "%.*s", (int)(end - in), in);
+            }
         }
     }
     free(l);

@@ -21,10 +21,13 @@ json_t *ns_archive_prov_inputs(const ns_nc_info *info);
 const char *const *ns_archive_prov_fields(const char *section);
 
 /* One line of a run's history (CHECKPOINT_DIR/history, the NetCDF's `history` attribute): "TIME
- * normsweep VERSION (git SHORT): COMMAND on N rank(s) (host ...)[ [resumed]]; journal segment S". */
+ * normsweep VERSION (git SHORT): COMMAND on N rank(s) (host H[, in DIR][, slurm job ...])
+ * [ [resumed]]; journal segment S" (", in DIR", the directory the command ran in, since format
+ * 3 of the archives; "" when the line lacks it). */
 typedef struct ns_history_line {
     char time[64], version[64], git[64];
     char command[4096];
+    char cwd[4096];
     long long ranks;
 } ns_history_line;
 

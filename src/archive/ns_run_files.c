@@ -1,6 +1,8 @@
 /* ns_run_files: a finished run's files as archive members (see ns_run_files.h). */
 #include "archive/ns_run_files.h"
 
+#include "archive/ns_archive_provenance.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -175,19 +177,50 @@ static const char *base_of(const char *p)
     return s ? s + 1 : p;
 }
 
+/* How to continue the run whose checkpoint history (a file) records its last segment: that
+ * command with --resume, from the directory it ran in; else what to type. Into buf. */
+static void continue_with(const char *history, char *buf, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    ns_err e;
+    ns_history_line h;
+    if (history && ns_file_read_all(history, 0, &text, &len, &e) == NS_OK &&
+        ns_archive_history_last(text, &h)) {
+        int resumed = strstr(h.command, " --resume") != NULL;
+        snprintf(buf, size, "continue it %s%.1500s with the command its checkpoint's history "
+                 "records%s: %.2000s%s", h.cwd[0] ? "from " : "from the directory it ran in",
+                 h.cwd, resumed ? "" : ", --resume added", h.command, resumed ? "" : " --resume");
+    } else {
+        snprintf(buf, size, "continue it with the command that started it (the same sweep "
+                 "file, --output and --checkpoint-dir) and --resume");
+    }
+    free(text);
+}
+
 /* No NetCDF in run_dir: a half-finished run (a checkpoint or an output temporary) or nothing. */
 static int no_nc(const char *run_dir, char **names, size_t n, ns_err *err)
 {
     char *journal = ns_path_join(run_dir, NS_ARCHIVE_CKPT_DIR "/" NS_JOURNAL_FILE);
+    char *history = ns_path_join(run_dir, NS_ARCHIVE_CKPT_DIR "/history");
     int has_ckpt = journal && ns_file_is_regular(journal);
     free(journal);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (ns_str_ends_with(names[i], ".ckpt") && !has_ckpt && history) {
+            free(history); /* a checkpoint beside the output (NC.ckpt) */
+            char *d = ns_path_join(run_dir, names[i]);
+            history = d ? ns_path_join(d, "history") : NULL;
+            free(d);
+        }
         if (strstr(names[i], ".nc.tmp") || ns_str_ends_with(names[i], ".ckpt"))
             has_ckpt = 1;
+    }
+    char how[4096];
+    continue_with(history && ns_file_is_regular(history) ? history : NULL, how, sizeof how);
+    free(history);
     if (has_ckpt)
         return ns_fail(err, NS_ERR_INVALID, "incomplete run: %s has a checkpoint but no NetCDF "
-                       "output: the sweep did not finish (continue it with `normsweep run "
-                       "--resume`)", run_dir);
+                       "output: the sweep did not finish; %s", run_dir, how);
     return ns_fail(err, NS_ERR_INVALID, "no NetCDF file (*.nc) in run directory %s (name it "
                    "with --nc)", run_dir);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int ns_cli_report(const char *cmd, const ns_err *err)
 {
@@ -110,36 +111,158 @@ void ns_cli_show_progress(void *user, const char *line, int live)
 static void quote_word(char *s, size_t cap, const char *a)
 {
     size_t n = strlen(s);
+    const char *sep = n ? " " : "";
     int plain = *a != 0 && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                      "0123456789-_./=:,+@%") == strlen(a);
     if (plain) {
-        snprintf(s + n, cap - n, " %s", a);
+        snprintf(s + n, cap - n, "%s%s", sep, a);
         return;
     }
-    n += (size_t)snprintf(s + n, cap - n, " '");
+    n += (size_t)snprintf(s + n, cap - n, "%s'", sep);
     for (; *a && n + 5 < cap; a++)
         n += (size_t)(*a == '\'' ? snprintf(s + n, cap - n, "'\\''")
                                  : snprintf(s + n, cap - n, "%c", *a));
     snprintf(s + n, cap - n, "'");
 }
 
-char *ns_cli_command_line(int argc, char **argv, int size)
+/* The words of /proc/PID/cmdline (pid 0: this process), as NUL-separated text in *text (caller
+ * frees) with *len bytes; 0 when it cannot be read (not Linux, a process gone). */
+static int proc_cmdline(long pid, char **text, size_t *len)
 {
-    size_t cap = 256;
-    for (int i = 0; i < argc; i++)
-        cap += 3 + 4 * strlen(argv[i]);
+    char path[64];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/cmdline");
+    FILE *f = fopen(path, "rb");
+    *text = NULL;
+    *len = 0;
+    if (!f)
+        return 0;
+    size_t cap = 0;
+    for (;;) {
+        if (*len + 4096 + 1 > cap) {
+            char *t = realloc(*text, cap = cap * 2 + 4096 + 1);
+            if (!t)
+                break;
+            *text = t;
+        }
+        size_t r = fread(*text + *len, 1, 4096, f);
+        *len += r;
+        if (r < 4096)
+            break;
+    }
+    fclose(f);
+    if (*text)
+        (*text)[*len] = 0;
+    return *text && *len > 0;
+}
+
+/* The parent of process pid (/proc/PID/stat's fourth field), 0 when unknown. */
+static long parent_of(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* after the command name, which may hold anything */
+    long ppid = 0;
+    char state;
+    if (!p || sscanf(p + 1, " %c %ld", &state, &ppid) != 2)
+        return 0;
+    return ppid;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Whether a program (its argv[0]) launches MPI jobs. */
+static int is_launcher(const char *argv0)
+{
+    static const char *const names[] = {"mpirun", "mpiexec", "orterun", "prterun", "prun",
+                                        "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich",
+                                        "mpiexec.openmpi", "mpirun.openmpi", "srun", NULL};
+    const char *b = base_name(argv0);
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(b, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* words (NUL-separated, len bytes) as one shell command, each word quoted as needed. */
+static char *join_words(const char *words, size_t len, const char *prefix)
+{
+    size_t cap = strlen(prefix) + 4 * len + 16;
     char *s = malloc(cap);
     if (!s)
         return NULL;
-    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
-        snprintf(s, cap, "srun -n %d normsweep", size);
-    else if (size > 1 || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
-        snprintf(s, cap, "mpirun -np %d normsweep", size);
-    else
-        snprintf(s, cap, "normsweep");
-    for (int i = 0; i < argc; i++)
-        quote_word(s, cap, argv[i]);
+    snprintf(s, cap, "%s", prefix);
+    for (const char *w = words; w < words + len; w += strlen(w) + 1)
+        quote_word(s, cap, w);
     return s;
+}
+
+/* The launcher that started this process, when it runs beside it (Open MPI's mpirun is the
+ * parent of its local ranks, MPICH's mpiexec the grandparent, through hydra_pmi_proxy) and its
+ * command names this program as typed (self, the first word of this process's command line):
+ * its whole command line. NULL otherwise. */
+static char *launcher_line(const char *self)
+{
+    long pid = parent_of((long)getpid());
+    for (int up = 0; pid > 1 && up < 3; up++, pid = parent_of(pid)) {
+        char *words;
+        size_t len;
+        if (!proc_cmdline(pid, &words, &len))
+            return NULL;
+        int found = 0;
+        if (is_launcher(words))
+            for (const char *w = words; w < words + len && !found; w += strlen(w) + 1)
+                found = strcmp(w, self) == 0;
+        char *line = found ? join_words(words, len, "") : NULL;
+        free(words);
+        if (line || found)
+            return line;
+    }
+    return NULL;
+}
+
+char *ns_cli_command_line(int argc, char **argv, int size)
+{
+    char *words = NULL, *line = NULL;
+    size_t len = 0;
+    int mine = proc_cmdline(0, &words, &len); /* argv as typed: the program's path included */
+    if (mine && (line = launcher_line(words)) != NULL) {
+        free(words);
+        return line;
+    }
+    char prefix[128];
+    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
+        snprintf(prefix, sizeof prefix, "srun -n %d", size);
+    else if (size > 1 || getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
+        snprintf(prefix, sizeof prefix, "mpirun -np %d", size);
+    else
+        prefix[0] = 0;
+    if (mine) {
+        line = join_words(words, len, prefix);
+        free(words);
+        return line;
+    }
+    free(words);
+    size_t cap = sizeof prefix + 32;
+    for (int i = 0; i < argc; i++)
+        cap += 3 + 4 * strlen(argv[i]);
+    if (!(line = malloc(cap)))
+        return NULL;
+    snprintf(line, cap, "%s%snormsweep", prefix, prefix[0] ? " " : "");
+    for (int i = 0; i < argc; i++)
+        quote_word(line, cap, argv[i]);
+    return line;
 }
 
 int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,

@@ -59,10 +59,14 @@ typedef struct ns_cli_show {
 void ns_cli_show_line(void *user, const char *text);
 void ns_cli_show_progress(void *user, const char *line, int live);
 
-/* "LAUNCHER -np P normsweep ARGV..." as a shell command (plain words unquoted, others
- * single-quoted; argv[0] is the subcommand): the launcher as far as it can be known (Slurm's
- * srun from SLURM_JOB_ID + SLURM_STEP_ID, mpirun when size > 1 or OMPI_COMM_WORLD_SIZE / PMI_SIZE
- * is set). Caller frees; NULL when out of memory. */
+/* The command that started this run, as a shell command (plain words unquoted, others
+ * single-quoted): the launcher's own command line when the launcher runs beside this process
+ * (mpirun, mpiexec, srun, ... as parent or grandparent, naming this program as it was typed:
+ * "mpirun --oversubscribe -np 2 ./normsweep x.yaml"), else this process's command line as typed
+ * (/proc/self/cmdline: the program's path and every word), after the launcher as far as it can
+ * be known ("srun -n P" from SLURM_JOB_ID + SLURM_STEP_ID, "mpirun -np P" when size > 1 or
+ * OMPI_COMM_WORLD_SIZE / PMI_SIZE is set). Without /proc: "normsweep ARGV..." (argv[0] is the
+ * subcommand). Caller frees; NULL when out of memory. */
 char *ns_cli_command_line(int argc, char **argv, int size);
 
 /* A strict unsigned decimal option value: digits only (no sign, no space), no overflow.

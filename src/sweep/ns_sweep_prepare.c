@@ -249,11 +249,12 @@ static int record_history(sweep_ctx *c, ns_err *err)
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     gethostname(host, sizeof host - 1);
-    char *line = ns_str_printf("%s normsweep %s (git %s): %s on %d rank%s (host %s%s%s)%s; "
+    char *cwd = getcwd(NULL, 0); /* where the command ran: its relative paths are from there */
+    char *line = ns_str_printf("%s normsweep %s (git %s): %s on %d rank%s (host %s, in %s%s%s)%s; "
                                "journal segment %u\n",
                                c->start_time, PACKAGE_VERSION, ns_build_git_short(),
                                c->opt->command_line ? c->opt->command_line : "run",
-                               c->size, c->size == 1 ? "" : "s", host,
+                               c->size, c->size == 1 ? "" : "s", host, cwd ? cwd : "?",
                                c->opt->segment_info ? ", " : "",
                                c->opt->segment_info ? c->opt->segment_info : "",
                                c->opt->resume ? " [resumed]" : "",
@@ -266,6 +267,7 @@ static int record_history(sweep_ctx *c, ns_err *err)
     if (f)
         fclose(f);
     free(line);
+    free(cwd);
     size_t len;
     if (rc == NS_OK)
         rc = ns_file_read_all(path, 0, &c->history, &len, err);
