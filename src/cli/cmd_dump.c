@@ -86,15 +86,16 @@ typedef struct dump_opts {
     ns_sweep_config cfg;         /* the analysis settings: the sweep's defaults, overridden */
 } dump_opts;
 
-static int parse_size(const char *opt, const char *s, size_t *out, ns_err *err)
+/* The ranges of dump's own numeric options (common/ns_range.h); the grid's options take theirs
+ * from the plan (rows/ns_plan.h), as the sweep file's keys do. */
+static const ns_range r_offset =
+    NS_RANGE_INT(0, NS_RANGE_INT64_MAX, "the output stores the offset as a 64-bit integer");
+static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+
+static int parse_size(const char *opt, const ns_range *r, const char *s, size_t *out, ns_err *err)
 {
-    char *end = NULL;
-    if (!s || !*s || *s == '-' || *s == '+')
-        return ns_fail(err, NS_ERR_INVALID, "%s: expected a non-negative integer, got '%s'", opt,
-                       s ? s : "");
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || v > SIZE_MAX / 2)
-        return ns_fail(err, NS_ERR_INVALID, "%s: expected a non-negative integer, got '%s'", opt, s);
+    uint64_t v;
+    NS_TRY(ns_range_parse_u64(r, opt, s, &v, err));
     *out = (size_t)v;
     return NS_OK;
 }
@@ -111,97 +112,48 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Count the items of a comma-separated list; an empty list or an empty item is an error. */
-static int list_count(const char *opt, const char *s, size_t *n, ns_err *err)
+/* A comma-separated list of numbers of range r (integers into *iv, reals into *dv), sorted
+ * ascending, without repeats; an empty list or item is an error. */
+static int parse_list(const char *opt, const ns_range *r, const char *s, size_t **iv, double **dv,
+                      size_t *nout, ns_err *err)
 {
     if (!*s)
         return ns_fail(err, NS_ERR_INVALID, "%s: empty list", opt);
-    size_t k = 1;
+    size_t n = 1;
     for (const char *c = s; *c; c++)
         if (*c == ',') {
             if (c == s || c[1] == ',' || c[1] == '\0')
                 return ns_fail(err, NS_ERR_INVALID, "%s: empty item in '%s'", opt, s);
-            k++;
+            n++;
         }
-    *n = k;
-    return NS_OK;
-}
-
-/* --N: integers accepted by the plan, sorted ascending, no repeats. */
-static int parse_size_list(const char *opt, const char *s, size_t **out, size_t *nout, ns_err *err)
-{
-    size_t n;
-    NS_TRY(list_count(opt, s, &n, err));
-    size_t *v = malloc(n * sizeof *v);
-    if (!v)
-        return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
-    const char *c = s;
-    int rc = NS_OK;
-    for (size_t k = 0; k < n && rc == NS_OK; k++) {
-        char *end = NULL;
-        unsigned long long x = 0;
-        size_t len = strcspn(c, ",");
-        int ok = *c >= '0' && *c <= '9';
-        if (ok) {
-            x = strtoull(c, &end, 10);
-            ok = (*end == ',' || *end == '\0') && x <= SIZE_MAX / 2;
-        }
-        if (!ok)
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected integers >= 1 separated by commas, "
-                         "got '%.*s' in '%s'", opt, (int)len, c, s);
-        else if (ns_plan_N_problem(x))
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %s, got %llu", opt, ns_plan_N_problem(x), x);
-        v[k] = (size_t)x;
-        c = c + len + (c[len] ? 1 : 0);
+    size_t *u = r->is_real ? NULL : malloc(n * sizeof *u);
+    double *d = r->is_real ? malloc(n * sizeof *d) : NULL;
+    char *copy = strdup(s), *save = NULL;
+    int rc = (u || d) && copy ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
+    size_t k = 0;
+    for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; rc == NS_OK && item;
+         item = strtok_r(NULL, ",", &save), k++) {
+        uint64_t x = 0;
+        rc = ns_range_parse(r, opt, item, &x, d ? d + k : NULL, err);
+        if (u)
+            u[k] = (size_t)x;
     }
-    qsort(v, n, sizeof *v, cmp_size);
-    for (size_t k = 1; k < n && rc == NS_OK; k++)
-        if (v[k] == v[k - 1])
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, v[k]);
+    if (rc == NS_OK)
+        qsort(u ? (void *)u : (void *)d, n, u ? sizeof *u : sizeof *d, u ? cmp_size : cmp_double);
+    for (k = 1; rc == NS_OK && k < n; k++)
+        if (u ? u[k] == u[k - 1] : d[k] == d[k - 1])
+            rc = u ? ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, u[k])
+                   : ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, d[k]);
+    free(copy);
     if (rc != NS_OK) {
-        free(v);
+        free(u);
+        free(d);
         return rc;
     }
-    free(*out);
-    *out = v;
-    *nout = n;
-    return NS_OK;
-}
-
-/* --T, --eps: numbers in the plan's range, sorted ascending, no repeats. */
-static int parse_double_list(const char *opt, const char *name, const char *s, double **out,
-                             size_t *nout, ns_err *err)
-{
-    size_t n;
-    NS_TRY(list_count(opt, s, &n, err));
-    double *v = malloc(n * sizeof *v);
-    if (!v)
-        return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
-    const char *c = s;
-    int rc = NS_OK;
-    for (size_t k = 0; k < n && rc == NS_OK; k++) {
-        char *end = NULL;
-        size_t len = strcspn(c, ",");
-        double x = strtod(c, &end);
-        if (end == c || (*end != ',' && *end != '\0') || (size_t)(end - c) != len)
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected numbers separated by commas, got "
-                         "'%.*s' in '%s'", opt, (int)len, c, s);
-        else if (ns_plan_scale_problem(x))
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: every %s %s, got '%.*s'", opt, name,
-                         ns_plan_scale_problem(x), (int)len, c);
-        v[k] = x;
-        c = c + len + (c[len] ? 1 : 0);
-    }
-    qsort(v, n, sizeof *v, cmp_double);
-    for (size_t k = 1; k < n && rc == NS_OK; k++)
-        if (v[k] == v[k - 1])
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, v[k]);
-    if (rc != NS_OK) {
-        free(v);
-        return rc;
-    }
-    free(*out);
-    *out = v;
+    if (u)
+        free(*iv), *iv = u;
+    else
+        free(*dv), *dv = d;
     *nout = n;
     return NS_OK;
 }
@@ -224,38 +176,23 @@ static int parse_metric_opt(dump_opts *o, int c, const char *arg, ns_err *err)
     if (!o->metric_opt)
         o->metric_opt = names[c - 258];
     switch (c) {
-    case 258: return parse_double_list("--T", "T", arg, &cfg->T, &cfg->nT, err);
-    case 259: return parse_double_list("--eps", "eps", arg, &cfg->eps, &cfg->neps, err);
+    case 258: return parse_list("--T", &ns_plan_range_scale, arg, NULL, &cfg->T, &cfg->nT, err);
+    case 259:
+        return parse_list("--eps", &ns_plan_range_scale, arg, NULL, &cfg->eps, &cfg->neps, err);
     case 260:
         if (ns_normalizer_parse(arg, &cfg->normalizers[0].kind, NULL) != NS_OK)
             return ns_fail(err, NS_ERR_INVALID, "--normalizer: unknown normalizer '%s' (expected "
                            "softmax, ssmax, sparsemax or entmax15)", arg);
         return NS_OK;
-    case 261: {
-        char *end = NULL;
-        double x = strtod(arg, &end);
-        if (end == arg || *end || ns_plan_s_problem(x))
-            return ns_fail(err, NS_ERR_INVALID, "--s: expected a finite number > 0, got '%s'", arg);
-        cfg->normalizers[0].s = x;
+    case 261:
+        NS_TRY(ns_range_parse_real(&ns_plan_range_s, "--s", arg, &cfg->normalizers[0].s, err));
         o->have_s = 1;
         return NS_OK;
-    }
     case 262: return parse_bool("--sphere", arg, &cfg->sphere, err);
-    case 263: {
-        char *end = NULL;
-        errno = 0;
-        cfg->seed = strtoull(arg, &end, 10);
-        if (*arg < '0' || *arg > '9' || *end || errno == ERANGE)
-            return ns_fail(err, NS_ERR_INVALID, "--seed: expected an integer in [0, 2^64), got "
-                           "'%s'", arg);
-        return NS_OK;
-    }
+    case 263: return ns_range_parse_u64(&r_seed, "--seed", arg, &cfg->seed, err);
     default: {
         size_t p;
-        NS_TRY(parse_size("--probes", arg, &p, err));
-        if (ns_plan_probes_problem(p))
-            return ns_fail(err, NS_ERR_INVALID, "--probes: %s, got %zu", ns_plan_probes_problem(p),
-                           p);
+        NS_TRY(parse_size("--probes", &ns_plan_range_probes, arg, &p, err));
         cfg->probes = (unsigned)p;
         return NS_OK;
     }
@@ -269,8 +206,6 @@ static int dump_check(dump_opts *o, ns_err *err)
                         : !o->have_length ? "--length" : !o->out ? "--out" : NULL;
     if (missing)
         return ns_fail(err, NS_ERR_INVALID, "missing %s (see normsweep dump --help)", missing);
-    if (o->length == 0)
-        return ns_fail(err, NS_ERR_INVALID, "--length must be at least 1");
     if (!o->have_N && o->metric_opt)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s needs --N (metrics are computed only when --N is given)", o->metric_opt);
@@ -308,17 +243,17 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         case 't': o->text = optarg; break;
         case 'O': o->out = optarg; break;
         case 'o':
-            NS_TRY(parse_size("--offset", optarg, &o->offset, err));
+            NS_TRY(parse_size("--offset", &r_offset, optarg, &o->offset, err));
             o->have_offset = 1;
             break;
         case 'l':
-            NS_TRY(parse_size("--length", optarg, &o->length, err));
+            NS_TRY(parse_size("--length", &ns_plan_range_L, optarg, &o->length, err));
             o->have_length = 1;
             break;
         case 'h': return -1;
         case 256: o->logits = 1; break;
         case 257:
-            NS_TRY(parse_size_list("--N", optarg, &o->cfg.N, &o->cfg.nN, err));
+            NS_TRY(parse_list("--N", &ns_plan_range_N, optarg, &o->cfg.N, NULL, &o->cfg.nN, err));
             o->have_N = 1;
             break;
         case 258: case 259: case 260: case 261: case 262: case 263: case 264:

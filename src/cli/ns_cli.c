@@ -163,16 +163,3 @@ int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **
     ns_blas_single_thread();
     return NS_EXIT_OK;
 }
-
-int ns_cli_parse_u64(const char *s, unsigned long long *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}

@@ -65,10 +65,6 @@ void ns_cli_show_progress(void *user, const char *line, int live);
  * is set). Caller frees; NULL when out of memory. */
 char *ns_cli_command_line(int argc, char **argv, int size);
 
-/* A strict unsigned decimal option value: digits only (no sign, no space), no overflow.
- * 0 and *out set, or -1. */
-int ns_cli_parse_u64(const char *s, unsigned long long *out);
-
 /* `normsweep train`'s options (argv[0] is the subcommand) into *o, as `train` reads them: the
  * preset, then the single values (o's strings point into argv). Returns -1 for --help, else
  * NS_EXIT_OK or NS_EXIT_USAGE with the message printed ("normsweep train: ..."). */

@@ -11,6 +11,16 @@
 #include "model/ns_gpt2.h"
 #include "model/ns_safetensors.h"
 
+/* The longest context a written model may have: the file holds an n_ctx x n_ctx causal mask per
+ * layer (Hugging Face's h.N.attn.bias buffers). */
+#define NS_MKMODEL_MAX_CTX 65536u
+
+/* The ranges of a written model's shape (common/ns_range.h), for every option that sets one
+ * (mkmodel's and train's --layers, --heads, --embd, --ctx/--positions, --vocab, --inner): what
+ * config.json may name (the model must load again) and NS_MKMODEL_MAX_CTX. */
+extern const ns_range ns_mkmodel_range_layers, ns_mkmodel_range_heads, ns_mkmodel_range_embd,
+    ns_mkmodel_range_ctx, ns_mkmodel_range_vocab, ns_mkmodel_range_inner;
+
 typedef struct ns_mkmodel_opts {
     ns_gpt2_config config; /* n_inner 0 means 4 * n_embd; ln_eps 0 means 1e-5; attn_temperature
                               0 means 1 (attn_norm zeroed is softmax) */
