@@ -2,7 +2,9 @@
  * known digests (FIPS 180-2 test vectors). */
 #include <math.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,6 +178,62 @@ static void test_range_reals(void)
     CU_ASSERT_STRING_EQUAL(b, "[1e-100, 0.001]");
 }
 
+/* ns_outpath: every way an output can name an input (same text, "..", a symbolic link, a hard
+ * link, a path not yet created inside an input directory) is refused with both paths named; a
+ * neighbour is not. */
+static void test_outpath(void)
+{
+    char d[300], cmd[700];
+    snprintf(d, sizeof d, "%s/op", tmpdir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ck %s/sub %s/other && echo text > %s/c.txt && "
+             "ln -s c.txt %s/link && ln %s/c.txt %s/hard && ln -s ck %s/cklink", d, d, d, d, d, d,
+             d, d);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_EQUAL_FATAL(chdir(d), 0);
+    const ns_outpath_role ins[] = {{"the corpus", "c.txt", 0}, {"the checkpoint directory", "ck", 1}};
+    static const struct { const char *out; int tree; const char *msg; } cases[] = {
+        {"c.txt", 0, "output c.txt is the corpus c.txt; choose another output path"},
+        {"./sub/../c.txt", 0, "output ./sub/../c.txt is the corpus c.txt; choose another output path"},
+        {"link", 0, "output link is the corpus c.txt; choose another output path"},
+        {"hard", 0, "output hard is the corpus c.txt (the same file); choose another output path"},
+        {"ck/journal.nsj", 0, "output ck/journal.nsj lies inside the checkpoint directory ck; choose "
+                              "another output path"},
+        {"cklink/new/deeper/x.nc", 0, "output cklink/new/deeper/x.nc lies inside the checkpoint "
+                                      "directory ck; choose another output path"},
+        {"nothere/../ck/x", 0, "output nothere/../ck/x lies inside the checkpoint directory ck; "
+                               "choose another output path"},
+        {".", 1, "the corpus c.txt lies inside output . ; choose another output directory"},
+        {"ck2/x.nc", 0, NULL}, {"sub/c.txt", 0, NULL}, {"other", 1, NULL}, {"c.txt.nc", 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ns_outpath_role out = {"output", cases[i].out, cases[i].tree};
+        ns_err err;
+        ns_err_clear(&err);
+        int rc = ns_outpath_check(&out, ins, 2, &err);
+        if (!cases[i].msg) {
+            CU_ASSERT_EQUAL(rc, NS_OK);
+        } else if (cases[i].tree) {
+            CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
+            CU_ASSERT_STRING_EQUAL(err.msg, "the corpus c.txt lies inside output .; choose another "
+                                            "output directory");
+        } else {
+            CU_ASSERT_EQUAL(rc, NS_ERR_INVALID);
+            CU_ASSERT_STRING_EQUAL(err.msg, cases[i].msg);
+        }
+        if ((rc == NS_OK) != !cases[i].msg)
+            fprintf(stderr, "outpath case %s: %s\n", cases[i].out, err.msg);
+    }
+    char *r = ns_outpath_resolve("nothere/a/../../sub/./x");
+    char want[400];
+    snprintf(want, sizeof want, "%s/sub/x", d);
+    char real[400];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(d, real));
+    snprintf(want, sizeof want, "%s/sub/x", real);
+    CU_ASSERT_STRING_EQUAL(r, want);
+    free(r);
+    CU_ASSERT_EQUAL(chdir("/"), 0);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ns_test_common.%ld", (long)getpid());
@@ -189,6 +247,7 @@ int main(void)
     CU_add_test(s, "errors name the path", test_errors_name_the_path);
     CU_add_test(s, "range: integers", test_range_integers);
     CU_add_test(s, "range: reals", test_range_reals);
+    CU_add_test(s, "outpath: outputs that are inputs", test_outpath);
     int failures = ns_test_run_all();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

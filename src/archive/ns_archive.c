@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_outpath.h"
+#include "archive/ns_archive_layout.h"
 #include "common/ns_sys.h"
 
 #define BLOCK (1u << 20)
@@ -244,6 +246,32 @@ done:
     return rc;
 }
 
+/* The archive must not replace a file it packs, nor lie inside the checkpoint directory whose
+ * files it packs (common/ns_outpath: links, "..", hard links). */
+static int check_out_path(const char *out, const ns_archive_source *src, size_t n, ns_err *err)
+{
+    ns_outpath_role o = {"the archive", out, 0};
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < n; i++) {
+        if (!src[i].path)
+            continue;
+        char what[512];
+        snprintf(what, sizeof what, "the file of member %.400s,", src[i].name);
+        ns_outpath_role in = {what, src[i].path, 0};
+        rc = ns_outpath_check(&o, &in, 1, err);
+        if (rc != NS_OK || strncmp(src[i].name, NS_ARCHIVE_CKPT_DIR "/",
+                                   strlen(NS_ARCHIVE_CKPT_DIR "/")) != 0)
+            continue;
+        char *dir = strdup(src[i].path), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+            *slash = '\0';
+        ns_outpath_role ck = {"the run's checkpoint directory", slash ? dir : ".", 1};
+        rc = dir ? ns_outpath_check(&o, &ck, 1, err) : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        free(dir);
+    }
+    return rc;
+}
+
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
                      ns_archive_list *written, ns_err *err)
 {
@@ -266,6 +294,8 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
                 return ns_fail(err, NS_ERR_INVALID, "archive: member '%s' given twice",
                                src[i].name);
     }
+    if ((rc = check_out_path(out, src, n, err)) != NS_OK)
+        return rc;
     if (!(tmp = ns_file_temp_name(out)) || !(buf = malloc(BLOCK))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;

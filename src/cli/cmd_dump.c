@@ -18,6 +18,7 @@
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
 #include "common/ns_file.h"
+#include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
 #include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
@@ -485,6 +486,31 @@ static int check_out_dir(const char *out, ns_err *err)
     return rc;
 }
 
+/* --out must not be, nor replace, what dump reads: the text, the model's and the tokenizer's
+ * files (common/ns_outpath: links, ".." and hard links resolved). */
+static int check_out_paths(const dump_opts *o, const dump_run_state *s, ns_err *err)
+{
+    static const char *const files[] = {"config.json", "model.safetensors", "encoder.json",
+                                        "vocab.bpe", "vocab.json", "merges.txt", "tokenizer.json"};
+    enum { NF = sizeof files / sizeof files[0] };
+    char *own[NF] = {NULL};
+    ns_outpath_role ins[NF + 1] = {{"the --text file", o->text, 0}};
+    int rc = NS_OK;
+    for (size_t k = 0; k < NF; k++) {
+        const char *dir = k < 2 ? s->mref.path : s->tref.path;
+        ins[k + 1] = (ns_outpath_role){k < 2 ? "the model file" : "the tokenizer file",
+                                       own[k] = ns_path_join(dir, files[k]), 0};
+        if (!own[k])
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    ns_outpath_role out = {"--out", o->out, 0};
+    if (rc == NS_OK)
+        rc = ns_outpath_check(&out, ins, NF + 1, err);
+    for (size_t k = 0; k < NF; k++)
+        free(own[k]);
+    return rc;
+}
+
 /* The whole command after option parsing; returns an ns_status with err filled. */
 static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
 {
@@ -495,6 +521,7 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
     /* cheap checks first: the model's shape, the text, the window, the grid */
     if ((rc = check_out_dir(o->out, err)) || (rc = load_window(o, &s, err)) ||
         (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
+        (rc = check_out_paths(o, &s, err)) ||
         (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
     const ns_plan_grid *g = &s.plan.g;

@@ -87,7 +87,8 @@ static int load_sweep(sweep_ctx *c, ns_err *err)
         NS_TRY(set_str(&c->cfg.checkpoint_dir, opt->checkpoint_dir, err));
     c->mc = c->in.model_cfg;
     c->corpus_tokens = c->in.corpus.tokens.n;
-    return check_output_path(&c->cfg, err);
+    NS_TRY(check_output_path(&c->cfg, err));
+    return ns_sweep_check_outputs(&c->cfg, &c->in, err);
 }
 
 /* Cut the shards' first L_fwd tokens out of the corpus. */

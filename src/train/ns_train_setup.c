@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "common/ns_lock.h"
+#include "common/ns_outpath.h"
 #include "corpus/ns_corpus.h"
 #include "model/ns_mkmodel.h"
 #include "tokenizer/ns_tokenizer.h"
@@ -209,7 +211,40 @@ static int check_inputs(const ns_train_options *o, const ns_train_inputs *in, ns
     return rc;
 }
 
-/* Rank 0: resolve and tokenize the corpus; resolve the model to start from. */
+/* What training writes (the model's two files, the log, the lock, the checkpoint directory) must
+ * not be, nor hold, what it reads: the corpus, the tokenizer's files, --init-from's model
+ * (common/ns_outpath: links, ".." and hard links resolved). */
+static int check_paths(const ns_train_options *o, const ns_train_inputs *in, ns_err *err)
+{
+    static const char *const outs[] = {"model.safetensors", "config.json", NS_TRAIN_LOG_FILE,
+                                       NS_LOCK_FILE, NS_TRAIN_CKPT_DIR};
+    static const char *const reads[] = {"encoder.json", "vocab.bpe", "vocab.json", "merges.txt",
+                                        "tokenizer.json", "config.json", "model.safetensors"};
+    enum { NO = sizeof outs / sizeof outs[0], NR = sizeof reads / sizeof reads[0] };
+    char *own[NO + NR] = {NULL};
+    ns_outpath_role ins[NR + 1] = {{"the corpus", in->corpus_ref.path, 0}};
+    int rc = NS_OK;
+    for (size_t k = 0; k < NR; k++) {
+        int tok_file = k < 5, used = tok_file || in->init_ref.name[0];
+        if (used && !(own[k] = ns_path_join(tok_file ? in->tokenizer_ref.path : in->init_ref.path,
+                                            reads[k])))
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        ins[k + 1] = (ns_outpath_role){tok_file ? "the tokenizer file" : "the --init-from model file",
+                                       own[k], 0};
+    }
+    for (size_t k = 0; rc == NS_OK && k < NO; k++) {
+        ns_outpath_role out = {k == NO - 1 ? "the checkpoint directory" : "the output",
+                               own[NR + k] = ns_path_join(o->out_dir, outs[k]), k == NO - 1};
+        rc = out.path ? ns_outpath_check(&out, ins, NR + 1, err)
+                      : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < NO + NR; k++)
+        free(own[k]);
+    return rc;
+}
+
+/* Rank 0: resolve the tokenizer, the corpus and the model to start from, check that the outputs
+ * spare them, then tokenize the corpus and check the model. */
 static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, ns_train_inputs *in,
                        ns_err *err)
 {
@@ -221,8 +256,11 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     memset(&corpus, 0, sizeof corpus);
     int rc;
     if ((rc = ns_assets_resolve(o->tokenizer, "tokenizer", &fetch, &in->tokenizer_ref, err)) ||
-        (rc = ns_tokenizer_load(in->tokenizer_ref.path, &tok, err)) ||
         (rc = ns_assets_resolve(o->corpus, "corpus", &fetch, &in->corpus_ref, err)) ||
+        (o->init_from &&
+         (rc = ns_assets_resolve(o->init_from, "model", &fetch, &in->init_ref, err))) ||
+        (o->steps > 0 && (rc = check_paths(o, in, err))) ||
+        (rc = ns_tokenizer_load(in->tokenizer_ref.path, &tok, err)) ||
         (rc = ns_file_read_all(in->corpus_ref.path, 0, &text, &len, err)) ||
         (rc = ns_corpus_from_text(text, len, in->corpus_ref.path, o->strip_gutenberg, tok, &corpus,
                                   err)))
@@ -236,10 +274,7 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     in->n_tokens = corpus.tokens.n;
     corpus.tokens.ids = NULL;
     corpus.tokens.n = 0;
-    if (o->init_from)
-        rc = ns_assets_resolve(o->init_from, "model", &fetch, &in->init_ref, err);
-    if (rc == NS_OK)
-        rc = check_inputs(o, in, err);
+    rc = check_inputs(o, in, err);
 done:
     if (rc == NS_ERR_IO) /* a missing or unreadable input, found before any work: exit 2 */
         rc = err->code = NS_ERR_INVALID;
