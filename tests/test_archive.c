@@ -148,7 +148,7 @@ static void test_round_trip(void)
         {"empty", NULL, "", 0},
     };
     ns_archive_list written;
-    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "rt", src, 3, &written, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "rt", src, 3, &written, NULL, &err), NS_OK);
     CU_ASSERT_EQUAL(written.n, 3);
     char hex[NS_SHA256_HEX_LEN + 1];
     CU_ASSERT_EQUAL(ns_sha256_file(f1, hex, &err), NS_OK);
@@ -203,20 +203,20 @@ static void test_write_errors(void)
     char *out = in_tmp("bad.tar.gz");
     unlink(out);
     ns_archive_source missing[] = {{"x", "/nonexistent/file", NULL, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", missing, 1, NULL, &err), NS_ERR_IO);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", missing, 1, NULL, NULL, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/file"));
     CU_ASSERT_FALSE(ns_file_exists(out));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q 'bad.tar.gz.tmp'", tmp);
     CU_ASSERT_NOT_EQUAL(system(cmd), 0); /* the temporary was removed */
     ns_archive_source dup[] = {{"a", NULL, "1", 1}, {"a", NULL, "2", 1}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", dup, 2, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", dup, 2, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source unsafe[] = {{"../a", NULL, "1", 1}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", unsafe, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", unsafe, 1, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source man[] = {{NS_ARCHIVE_MANIFEST, NULL, "1", 1}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", man, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", man, 1, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source ok[] = {{"a", NULL, "1", 1}};
-    CU_ASSERT_EQUAL(ns_archive_write("/nonexistent/dir/x.tar.gz", "t", ok, 1, NULL, &err),
+    CU_ASSERT_EQUAL(ns_archive_write("/nonexistent/dir/x.tar.gz", "t", ok, 1, NULL, NULL, &err),
                     NS_ERR_IO);
     CU_ASSERT_FALSE(ns_file_exists(out));
     free(out);

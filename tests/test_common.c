@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/ns_error.h"
 #include "common/ns_file.h"
 #include "common/ns_outpath.h"
 #include "common/ns_range.h"
+#include "common/ns_tmp.h"
 #include "common/ns_sha256.h"
 #include "ns_test.h"
 
@@ -234,6 +236,58 @@ static void test_outpath(void)
     CU_ASSERT_EQUAL(chdir("/"), 0);
 }
 
+/* ns_tmp: only FINAL.tmp.<pid> of a dead process goes; a live process's, other names and
+ * directories stay; scratch directories likewise. */
+static void count_removed(void *user, const char *path)
+{
+    (void)path;
+    ++*(int *)user;
+}
+
+static void test_tmp_stale(void)
+{
+    char d[300], cmd[900];
+    snprintf(d, sizeof d, "%s/tmpd", tmpdir);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    CU_ASSERT_FATAL(dead > 0);
+    waitpid(dead, NULL, 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/x.nc.tmp.99 && cd %s && touch x.nc.tmp.%ld x.nc.tmp.%ld "
+             "x.nc.tmp.%ldz xx.nc.tmp.%ld x.nc.tmp. y.nc.tmp.%ld && mkdir s && "
+             "mkdir s/pre.%ld.abc s/pre.%ld.abc s/pre.%ld && touch s/pre.%ld.abc/f", d, d,
+             (long)dead, (long)getpid(), (long)dead, (long)dead, (long)dead, (long)dead,
+             (long)getpid(), (long)dead, (long)dead);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    char final[400], p[500];
+    snprintf(final, sizeof final, "%s/x.nc", d);
+    int n = 0;
+    CU_ASSERT_EQUAL(ns_tmp_remove_stale(final, count_removed, &n), 1);
+    CU_ASSERT_EQUAL(n, 1);
+    snprintf(p, sizeof p, "%s/x.nc.tmp.%ld", d, (long)dead);
+    CU_ASSERT_FALSE(ns_file_exists(p));
+    const char *kept[] = {"x.nc.tmp.99", "x.nc.tmp.", "xx.nc.tmp.", "y.nc.tmp."};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        snprintf(cmd, sizeof cmd, "ls %s/%s* > /dev/null 2>&1", d, kept[i]);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+    }
+    snprintf(p, sizeof p, "%s/x.nc.tmp.%ld", d, (long)getpid());
+    CU_ASSERT_TRUE(ns_file_exists(p)); /* ours, alive */
+    CU_ASSERT_EQUAL(ns_tmp_remove_own(final, getpid()), 1);
+    CU_ASSERT_FALSE(ns_file_exists(p));
+    snprintf(p, sizeof p, "%s/s", d);
+    CU_ASSERT_EQUAL(ns_tmp_remove_dirs(p, "pre", 0, NULL, NULL), 1); /* the dead one, with its file */
+    snprintf(cmd, sizeof cmd, "cd %s/s && test -d pre.%ld.abc && test -d pre.%ld && "
+             "! test -e pre.%ld.abc", d, (long)getpid(), (long)dead, (long)dead);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    char *dir = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_tmp_make_dir(p, "pre", &dir, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_tmp_remove_dirs(p, "pre", getpid(), NULL, NULL), 2); /* both of ours */
+    CU_ASSERT_FALSE(ns_file_exists(dir));
+    free(dir);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ns_test_common.%ld", (long)getpid());
@@ -248,6 +302,7 @@ int main(void)
     CU_add_test(s, "range: integers", test_range_integers);
     CU_add_test(s, "range: reals", test_range_reals);
     CU_add_test(s, "outpath: outputs that are inputs", test_outpath);
+    CU_add_test(s, "tmp: stale temporaries of dead processes", test_tmp_stale);
     int failures = ns_test_run_all();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -196,9 +196,18 @@ static int put_data(struct archive *a, const void *data, size_t len, const char 
 }
 
 /* Stream one file into the archive, hashing it on the way. */
+/* The stop request (NULL: none), as an error naming what was not written. */
+static int stopped(const volatile sig_atomic_t *stop, const char *out, ns_err *err)
+{
+    if (!stop || !*stop)
+        return NS_OK;
+    return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary is "
+                   "removed)", out);
+}
+
 static int put_file(struct archive *a, const char *top, const ns_archive_source *s,
                     unsigned char *buf, const char *out, char hex[NS_SHA256_HEX_LEN + 1],
-                    uint64_t *size, ns_err *err)
+                    uint64_t *size, const volatile sig_atomic_t *stop, ns_err *err)
 {
     int rc = NS_OK;
     EVP_MD_CTX *ctx = NULL;
@@ -230,7 +239,8 @@ static int put_file(struct archive *a, const char *top, const ns_archive_source 
         if (total > *size)
             break;
         EVP_DigestUpdate(ctx, buf, (size_t)r);
-        if ((rc = put_data(a, buf, (size_t)r, out, err)) != NS_OK)
+        if ((rc = put_data(a, buf, (size_t)r, out, err)) != NS_OK ||
+            (rc = stopped(stop, out, err)) != NS_OK)
             goto done;
     }
     if (total != *size) {
@@ -273,7 +283,7 @@ static int check_out_path(const char *out, const ns_archive_source *src, size_t 
 }
 
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, ns_err *err)
+                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err)
 {
     int rc = NS_OK;
     ns_archive_list list;
@@ -320,8 +330,10 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
     for (size_t i = 0; i < n; i++) {
         char hex[NS_SHA256_HEX_LEN + 1];
         uint64_t size = 0;
+        if ((rc = stopped(stop, out, err)) != NS_OK)
+            goto done;
         if (src[i].path) {
-            rc = put_file(a, top, &src[i], buf, out, hex, &size, err);
+            rc = put_file(a, top, &src[i], buf, out, hex, &size, stop, err);
         } else {
             size = src[i].len;
             if ((rc = ns_sha256_buffer(src[i].data, src[i].len, hex, err)) == NS_OK &&

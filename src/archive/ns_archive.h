@@ -5,6 +5,7 @@
 #ifndef NS_ARCHIVE_H
 #define NS_ARCHIVE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,9 +49,12 @@ int ns_archive_name_ok(const char *name);
  * listing "<sha256>  <NAME>" for every source, sorted by name. The archive is written to a
  * temporary name beside out, fsync'ed and renamed; on failure out is untouched. A source file
  * that changes size while it is read is an error. written (may be NULL) receives the members
- * (without the manifest). Names must be distinct and ns_archive_name_ok, else NS_ERR_INVALID. */
+ * (without the manifest). Names must be distinct and ns_archive_name_ok, else NS_ERR_INVALID.
+ * out must not be one of the files packed, nor lie in the checkpoint directory whose files are
+ * packed (NS_ERR_INVALID). stop (may be NULL) non-zero: stop between blocks, remove the
+ * temporary, NS_ERR_INTERRUPTED. */
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, ns_err *err);
+                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err);
 
 /* Extract the regular files of archive into the existing directory dest (as dest/NAME, NAME with
  * the top directory stripped), hashing each. Every entry must lie under one common top directory

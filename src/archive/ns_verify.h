@@ -4,6 +4,7 @@
 #ifndef NS_VERIFY_H
 #define NS_VERIFY_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +31,12 @@ typedef struct ns_verify_options {
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
     const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
+    const volatile sig_atomic_t *stop; /* non-zero: stop (NS_ERR_INTERRUPTED), the extraction
+                                          directory removed */
 } ns_verify_options;
+
+/* The extraction directory: TMPDIR/normsweep-verify.<pid>.XXXXXX (common/ns_tmp). */
+#define NS_VERIFY_TMP_PREFIX "normsweep-verify"
 
 typedef struct ns_verify_summary {
     size_t passed, failed, skipped;

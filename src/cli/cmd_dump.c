@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,8 @@ static void dump_usage(FILE *out)
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
             "  -h, --help         show this help\n"
             "\n"
-            "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written).\n");
+            "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written),\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 (nothing written).\n");
 }
 
 /* ---- options ---- */
@@ -322,6 +324,8 @@ typedef struct dump_run_state {
     double *payload, *slab, *jac_bound;
     ns_nc_dump *dump;
     int logits;
+    const char *out;
+    volatile sig_atomic_t *stop;  /* a signal asks to stop: the file's temporary is removed */
 } dump_run_state;
 
 static void state_free(dump_run_state *s)
@@ -343,6 +347,9 @@ static void state_free(dump_run_state *s)
 static int write_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
 {
     dump_run_state *s = user;
+    if (*s->stop)
+        return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary "
+                       "is removed)", s->out);
     NS_TRY(ns_nc_dump_write_layer(s->dump, v->layer, v->weights, v->values, err));
     if (s->logits)
         NS_TRY(ns_nc_dump_write_logits(s->dump, v->layer, v->logits, err));
@@ -517,6 +524,8 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
     dump_run_state s;
     memset(&s, 0, sizeof s);
     s.logits = o->logits;
+    s.out = o->out;
+    s.stop = ns_cli_catch_stop();
     int rc;
     /* cheap checks first: the model's shape, the text, the window, the grid */
     if ((rc = check_out_dir(o->out, err)) || (rc = load_window(o, &s, err)) ||
@@ -565,8 +574,13 @@ int ns_cmd_dump(int argc, char **argv)
         dump_usage(stdout);
     else if (rc != NS_OK)
         status = ns_cli_report("dump", &err);
-    else if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK)
-        status = ns_cli_report("dump", &err);
+    else {
+        ns_cli_tmp_watch("dump", o.out); /* stale temporaries of --out go; ours at exit */
+        if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK) {
+            ns_cli_name_signal(&err, *ns_cli_catch_stop());
+            status = ns_cli_report("dump", &err);
+        }
+    }
     ns_sweep_config_free(&o.cfg);
     return status;
 }

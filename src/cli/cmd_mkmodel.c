@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_file.h"
 #include "common/ns_range.h"
 #include "model/ns_mkmodel.h"
 
@@ -135,8 +136,18 @@ int ns_cmd_mkmodel(int argc, char **argv)
         mo.config.ln_eps = 1e-5;
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
-    if (ns_mkmodel_write(out, &mo, &err) != NS_OK)
+    /* SIGTERM/SIGINT/SIGUSR1 stop the writer, which removes its temporary (exit 3) */
+    mo.stop = ns_cli_catch_stop();
+    char *files[2] = {ns_path_join(out, NS_MKMODEL_WEIGHTS), ns_path_join(out, NS_MKMODEL_CONFIG)};
+    for (int k = 0; k < 2; k++)
+        if (files[k])
+            ns_cli_tmp_watch("mkmodel", files[k]);
+    free(files[0]);
+    free(files[1]);
+    if (ns_mkmodel_write(out, &mo, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *mo.stop);
         return ns_cli_report("mkmodel", &err);
+    }
     printf("normsweep mkmodel: wrote %s/model.safetensors and %s/config.json "
            "(n_layer %zu, n_head %zu, n_embd %zu, n_ctx %zu, vocab %zu, %zu parameters, %s, seed %llu)\n",
            out, out, mo.config.n_layer, mo.config.n_head, mo.config.n_embd, mo.config.n_ctx,

@@ -9,6 +9,7 @@
 
 #include "cli/ns_cli.h"
 #include "common/ns_range.h"
+#include "common/ns_tmp.h"
 #include "archive/ns_verify.h"
 
 static void usage(FILE *out)
@@ -36,7 +37,8 @@ static void usage(FILE *out)
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 every check passed, 4 a difference was found, 2 unusable input\n"
-            "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure.\n",
+            "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure, 3\n"
+            "interrupted by SIGTERM, SIGINT or SIGUSR1 (the extraction directory is removed).\n",
             NS_VERIFY_DEFAULT_SAMPLE, NS_VERIFY_DEFAULT_SEED, NS_VERIFY_DEFAULT_TOLERANCE);
 }
 
@@ -115,6 +117,9 @@ int ns_cmd_verify(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.archive = argv[optind];
+    /* a signal stops the verification, which removes its extraction directory (exit 3) */
+    o.stop = ns_cli_catch_stop();
+    ns_cli_tmp_watch_dirs("verify", o.tmpdir ? o.tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX);
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     o.executable_sha256 = exe_sha;
@@ -127,8 +132,11 @@ int ns_cmd_verify(int argc, char **argv)
                s.passed, s.failed, s.skipped);
     fflush(stdout);
     if (rc != NS_OK) {
+        ns_cli_name_signal(&err, *o.stop);
         fprintf(stderr, "normsweep verify: %s\n", err.msg[0] ? err.msg : ns_status_name(rc));
-        return rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE : NS_EXIT_USAGE;
+        return rc == NS_ERR_INTERRUPTED                      ? NS_EXIT_INTERRUPTED
+               : rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE
+                                                             : NS_EXIT_USAGE;
     }
     return s.failed ? NS_EXIT_VERIFY_FAILED : NS_EXIT_OK;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_tmp.h"
 
 #define NS_MK_NAME_MAX 64
 #define NS_MK_INIT_STD 0.02 /* GPT-2 initializer_range */
@@ -394,6 +395,11 @@ static int write_safetensors(const char *path, const ns_mkmodel_opts *o, const t
             size_t nb = encode(bytes, vals, m, o->dtype);
             if ((rc = write_all(fd, bytes, nb, tmp, err)) != NS_OK)
                 goto done;
+            if (o->stop && *o->stop) {
+                rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary "
+                             "is removed)", path);
+                goto done;
+            }
         }
     }
     if (fsync(fd) != 0) {
@@ -522,11 +528,12 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
     if (o.dtype != NS_ST_F32 && o.dtype != NS_ST_F16 && o.dtype != NS_ST_BF16)
         return ns_fail(err, NS_ERR_INVALID, "dtype %s is not supported (F32, F16, BF16)",
                        ns_st_dtype_name(o.dtype));
+    int existed = ns_file_exists(out_dir);
     NS_TRY(ns_file_mkdirs(out_dir, err));
     int rc = NS_OK;
     size_t n = 0;
-    char *st_path = ns_path_join(out_dir, "model.safetensors");
-    char *cfg_path = ns_path_join(out_dir, "config.json");
+    char *st_path = ns_path_join(out_dir, NS_MKMODEL_WEIGHTS);
+    char *cfg_path = ns_path_join(out_dir, NS_MKMODEL_CONFIG);
     char *text = NULL;
     tensor_desc *d = build_descs(&o.config, &n);
     if (!st_path || !cfg_path || !d) {
@@ -537,6 +544,8 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
         rc = err ? err->code : NS_ERR_NOMEM;
         goto done;
     }
+    ns_tmp_remove_stale(st_path, NULL, NULL);
+    ns_tmp_remove_stale(cfg_path, NULL, NULL);
     if ((rc = write_safetensors(st_path, &o, d, n, &src, err)) != NS_OK)
         goto done;
     size_t tl = strlen(text);
@@ -549,6 +558,8 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
     memcpy(text + tl, "\n", 2);
     rc = ns_file_write_atomic(cfg_path, text, tl + 1, err);
 done:
+    if (rc != NS_OK && !existed)
+        rmdir(out_dir); /* the directory this call made, when nothing is in it */
     free(d);
     free(text);
     free(cfg_path);

@@ -4,6 +4,7 @@
 #ifndef NS_MKMODEL_H
 #define NS_MKMODEL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,7 +29,13 @@ typedef struct ns_mkmodel_opts {
     ns_st_dtype dtype;     /* NS_ST_F32, NS_ST_F16 or NS_ST_BF16 */
     const char *extra_json; /* NULL, or a JSON object whose members are added to config.json
                                (a trainer's record); a member named like a written key is refused */
+    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop: the
+                               temporary is removed and NS_ERR_INTERRUPTED returned */
 } ns_mkmodel_opts;
+
+/* The two files of a model directory. */
+#define NS_MKMODEL_WEIGHTS "model.safetensors"
+#define NS_MKMODEL_CONFIG "config.json"
 
 /* One tensor of the Hugging Face file, in file order. */
 typedef struct ns_mkmodel_tensor {
@@ -69,7 +76,8 @@ typedef int (*ns_mkmodel_fill_fn)(void *user, size_t tensor, size_t start, size_
                                   ns_err *err);
 
 /* Create out_dir (mkdir -p) and write out_dir/model.safetensors then out_dir/config.json, each
- * through a temporary name renamed into place, so a failure never leaves a partial file.
+ * through a temporary name renamed into place, so a failure never leaves a partial file (nor an
+ * out_dir this call created); temporaries of dead processes there are removed first (ns_tmp).
  * Tensor order: wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
  * mlp.c_proj, attn.bias (the mask buffer Hugging Face files carry and the loader ignores). */
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err);

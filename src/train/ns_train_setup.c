@@ -13,6 +13,7 @@
 #include "common/ns_file.h"
 #include "common/ns_lock.h"
 #include "common/ns_outpath.h"
+#include "common/ns_tmp.h"
 #include "corpus/ns_corpus.h"
 #include "model/ns_mkmodel.h"
 #include "tokenizer/ns_tokenizer.h"
@@ -183,6 +184,13 @@ static int prepare_out(const ns_train_options *o, ns_train_inputs *in, ns_err *e
     if ((rc = ns_lock_acquire(o->out_dir, o->command_line ? o->command_line : "normsweep train",
                               &in->lock, err)) != NS_OK)
         goto done;
+    /* under the lock: temporaries a killed run left (common/ns_tmp; the model's own are
+     * ns_mkmodel_write_from's) */
+    char *log = ns_path_join(o->out_dir, NS_TRAIN_LOG_FILE);
+    if (log)
+        ns_tmp_remove_stale(log, NULL, NULL);
+    free(log);
+    ns_tmp_remove_stale(in->ckpt_path, NULL, NULL);
     rc = check_out(o, err);
     in->have_checkpoint = ns_file_exists(in->ckpt_path);
 done:
