@@ -8,4 +8,4 @@ TESTS += tests/catalogue.sh tests/faults.sh tests/io_safety.sh
 EXTRA_DIST += tests/catalogue.sh tests/faults.sh tests/io_safety.sh tests/catalogue/README tests/catalogue/base.yaml.in \
 	tests/catalogue/model.cat tests/catalogue/tokenizer.cat tests/catalogue/corpus.cat \
 	tests/catalogue/sweep.cat tests/catalogue/cli.cat tests/catalogue/ranges.cat \
-	tests/catalogue/outputs.cat
+	tests/catalogue/outputs.cat tests/catalogue/messages.cat

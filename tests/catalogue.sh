@@ -101,7 +101,8 @@ snapshot() {
 # normalise FILE: temp and source paths replaced by placeholders
 normalise() {
   sed -e "s|$W|@W@|g" -e "s|$BASE|@BASE@|g" -e "s|$TOK|@TOK@|g" -e "s|$SRC|@SRC@|g" \
-      -e "s|$top_srcdir|@SRC@|g" "$1"
+      -e "s|$top_srcdir|@SRC@|g" \
+      -e "s|this machine's [0-9.]* [KMGTPE]*i*B of memory|this machine's @MEM@ of memory|" "$1"
 }
 
 total=0 passed=0 failed=0 xfailed=0 xpassed=0

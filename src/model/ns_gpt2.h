@@ -115,4 +115,11 @@ double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max);
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
                     size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err);
 
+/* One forward pass over tokens[0..L) through every layer (L <= n_ctx) checking that the attention
+ * logits, weights and value vectors stay finite: NS_ERR_INVALID "a forward pass over L tokens
+ * overflows float32: layer l head h: logit z[m][i] = inf is not finite (the model's weights are
+ * too large: ...)" naming the largest weight (ns_gpt2_probe.c). Validation runs it on the first
+ * tokens of the first shard. */
+int ns_gpt2_probe(const ns_gpt2_model *model, const int32_t *tokens, size_t L, ns_err *err);
+
 #endif

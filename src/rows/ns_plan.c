@@ -170,7 +170,7 @@ int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t
     ns_plan_memory_estimate(g, mc, n_shards, keep_samples, &m);
     if (!isfinite(m.payload)) /* too many cells to lay out (ns_plan_memory_estimate) */
         return reportf(report, user, NS_PLAN_AT_GRID, 0, err,
-                       "%.3g cells per layer, head, normalizer and L (T x N x eps) are more than "
+                       "%.4g cells per layer, head, normalizer and L (T x N x eps) are more than "
                        "any machine can hold; split the grid over several sweeps",
                        (double)g->nT * (double)g->nN * (double)(g->neps ? g->neps : 1));
     char pay[64], task[64], red[64], lim[64];

@@ -119,6 +119,31 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                                 err);
 }
 
+/* The tokens a model's forward pass is probed with before any work (ns_gpt2_probe): the first of
+ * the first shard, enough for every layer and head to see several keys. */
+#define NS_SWEEP_PROBE_TOKENS 32
+
+/* A model whose activations overflow float32 on the first shard's first tokens is refused here,
+ * at `model:`, rather than failing mid-run. */
+static int probe_model(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                       const ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
+    if (!in->model || !cfg->shard_count || !cfg->L_max)
+        return NS_OK;
+    const int32_t *ids;
+    ns_err e;
+    if (ns_corpus_shard(&in->corpus, cfg->L_max, cfg->shard_first, cfg->shard_stride, 0, &ids,
+                        &e) != NS_OK)
+        return NS_OK; /* (the shards were checked: cannot happen) */
+    size_t L = cfg->L_max < NS_SWEEP_PROBE_TOKENS ? cfg->L_max : NS_SWEEP_PROBE_TOKENS;
+    if (ns_gpt2_probe(in->model, ids, L, &e) == NS_OK)
+        return NS_OK;
+    if (e.code == NS_ERR_NOMEM)
+        return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
+    ns_sweep_mark at = MARK(marks, model);
+    return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+}
+
 int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
                             const ns_assets_fetch *fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
                             ns_err *err)
@@ -185,7 +210,10 @@ int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *ma
         char desc[NS_ASSET_PATH_MAX + 96];
         snprintf(desc, sizeof desc, "corpus %s%s", asset_desc(&in->corpus_ref),
                  cfg->strip_gutenberg ? " without its Gutenberg header and licence" : "");
+        size_t before = diags->nerrors;
         rc = ns_sweep_check_tokens(cfg, marks, in->corpus.tokens.n, desc, diags, err);
+        if (rc == NS_OK && diags->nerrors == before)
+            rc = probe_model(cfg, marks, in, diags, err);
     }
 
 done:

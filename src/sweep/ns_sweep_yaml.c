@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "corpus/ns_corpus.h"
+
 /* A range {from, to, step} may expand to at most this many values (guards against typos), a
  * list to at most NS_SWEEP_MAX_ITEMS (aliases can repeat a range many times over), and flow
  * collections nest at most NS_SWEEP_MAX_DEPTH deep (libyaml's cost grows with the square of
@@ -844,6 +846,25 @@ static ns_sweep_mark mark_of_offset(const char *text, size_t len, size_t offset)
     return m;
 }
 
+/* 1 when text is not UTF-8 (the first bad byte reported at its line and column). libyaml's own
+ * reader error names the byte after a bad lead byte (a Latin-1 "e acute" at the end of a line
+ * was reported as byte 0xa), so the text is checked here first. */
+static int not_utf8(ps *p, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        size_t k = ns_corpus_utf8_len(s + i, len - i);
+        if (k == 0) {
+            problem_at(p, mark_of_offset(text, len, i),
+                       "invalid text: byte 0x%02x is not UTF-8 (save the file as UTF-8; a Latin-1 "
+                       "file converts with iconv -f LATIN1 -t UTF-8)", (unsigned)s[i]);
+            return 1;
+        }
+        i += k;
+    }
+    return 0;
+}
+
 static void report_yaml_error(ps *p, const yaml_parser_t *parser, const char *text, size_t len)
 {
     if (parser->error == YAML_MEMORY_ERROR) {
@@ -890,6 +911,8 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
     cfg->yaml_text[len] = '\0';
 
     ns_sweep_mark deep;
+    if (not_utf8(&p, text, len))
+        goto checked;
     if (flow_depth_exceeds(text, len, NS_SWEEP_MAX_DEPTH, &deep)) {
         problem_at(&p, deep, "collections nested more than %d levels deep", NS_SWEEP_MAX_DEPTH);
         goto checked;

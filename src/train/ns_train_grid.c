@@ -12,6 +12,7 @@
 
 #include "analysis/ns_normalize.h"
 #include "common/ns_file.h"
+#include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h"
 
 /* The `normsweep train` options a grid's `train:` may set (as option names without "--";
@@ -260,6 +261,15 @@ int ns_train_grid_parse(const char *text, size_t len, const char *name, ns_train
     g->len = len;
     if (memchr(text, 0, len))
         return ns_fail(err, NS_ERR_FORMAT, "%s: not a text file (holds a NUL byte)", name);
+    size_t line = 1, col = 1;
+    for (size_t i = 0, k; i < len; i += k, col++) { /* (libyaml names the byte after a bad one) */
+        if (!(k = ns_corpus_utf8_len((const unsigned char *)text + i, len - i)))
+            return ns_fail(err, NS_ERR_FORMAT, "%s:%zu:%zu: invalid text: byte 0x%02x is not UTF-8 "
+                           "(save the file as UTF-8)", name, line, col,
+                           (unsigned)(unsigned char)text[i]);
+        if (text[i] == '\n')
+            line++, col = 0;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
