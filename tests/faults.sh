@@ -170,13 +170,18 @@ else
   "$NORMSWEEP" f.yaml --output rw/d3.nc --checkpoint-dir ck3m 2> log3m &
   pid=$!
   wait_progress log3m
-  mount -o remount,ro rw || fail "remount rw read-only"
+  # (a read-only bind mount over rw: the run holds rw/d3.nc.lock open for writing, so rw itself
+  # cannot be remounted read-only, as a checkpoint directory beside the output would not let it)
+  mounts="$work/rw $mounts"
+  mount --bind rw rw && mount -o remount,bind,ro rw || fail "rw read-only (bind mount)"
   wait $pid; rc=$?
   expect_rc 1 log3m "output directory made read-only mid-run"
   last_line log3m "normsweep run: rw/d3\.nc\.tmp\.[0-9]*: create: Permission denied (probably: Read-only file system)"
-  mount -o remount,rw rw || fail "remount rw"
-  [ -z "$(ls -A rw)" ] || fail "read-only mid-run: left behind: $(ls -A rw)"
+  umount rw || fail "umount the read-only bind mount"
+  # (the output's lock file could not be removed: unlocked, the resume takes it over)
+  [ -z "$(ls -A rw | grep -vx 'd3\.nc\.lock')" ] || fail "read-only mid-run: left behind: $(ls -A rw)"
   resume_ok rw/d3.nc ck3m "output directory made read-only mid-run"
+  [ -e rw/d3.nc.lock ] && fail "read-only mid-run: the resume left rw/d3.nc.lock"
   step "read-only directories: exit 2 at the start, 1 mid-run, resumed"
 fi
 

@@ -85,7 +85,7 @@ expect_invalid "ssmax without s" "g.yaml: normalizers: ssmax needs ssmax_s"
 grid "normalizers: [softmax, softmax]" "temperatures: [1]"
 expect_invalid "normalizer twice" "g.yaml:17: normalizers: 'softmax' listed twice"
 grid "normalizers: [softmax]" "temperatures: [0.1, 0]"
-expect_invalid "T = 0" "g.yaml:18: temperatures: 0 is outside"
+expect_invalid "T = 0" "g.yaml:18: temperatures: 0 is out of range \[1e-6, 1e6\]"
 grid "normalizers: [softmax]" "temperatures: [1]"
 sed -i 's/^  steps: 8/  steps: eight/' g.yaml
 expect_invalid "bad steps" "the train: options do not make a valid training for cell softmax-T1"

@@ -334,9 +334,9 @@ static int ns_prepare_head(ns_analysis_ws *ws, const ns_analysis_params *p,
         for (size_t k = 0; k < d; k++) {
             if (!isfinite(v[k]))
                 return ns_fail(err, NS_ERR_INVALID,
-                               "analysis shard %llu layer %u head %u: value v[%zu][%zu] = %g is not "
-                               "finite", (unsigned long long)key->shard, key->layer, key->head, i,
-                               k, (double)v[k]);
+                               "value v[%zu][%zu] = %g is not finite (the model's activations "
+                               "overflow float32: are its weights too large?)", i, k,
+                               (double)v[k]); /* (the caller names shard, layer and head) */
             x[k] = (double)v[k];
             nrm2 += x[k] * x[k];
         }
@@ -469,9 +469,9 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
         for (size_t i = 0; i < L; i++) {
             if (!isfinite(zr[i]))
                 return ns_fail(err, NS_ERR_INVALID,
-                               "analysis shard %llu layer %u head %u: logit z[%zu][%zu] = %g is "
-                               "not finite", (unsigned long long)key->shard, key->layer,
-                               key->head, m, i, (double)zr[i]);
+                               "logit z[%zu][%zu] = %g is not finite (the model's attention scores "
+                               "overflow float32: are its weights too large?)", m, i,
+                               (double)zr[i]); /* (the caller names shard, layer and head) */
             ws->z[i] = (double)zr[i];
         }
         rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];

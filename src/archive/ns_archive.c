@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_outpath.h"
+#include "common/ns_sys.h"
+#include "archive/ns_archive_layout.h"
 
 #define BLOCK (1u << 20)
 
@@ -192,9 +195,18 @@ static int put_data(struct archive *a, const void *data, size_t len, const char 
 }
 
 /* Stream one file into the archive, hashing it on the way. */
+/* The stop request (NULL: none), as an error naming what was not written. */
+static int stopped(const volatile sig_atomic_t *stop, const char *out, ns_err *err)
+{
+    if (!stop || !*stop)
+        return NS_OK;
+    return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary is "
+                   "removed)", out);
+}
+
 static int put_file(struct archive *a, const char *top, const ns_archive_source *s,
                     unsigned char *buf, const char *out, char hex[NS_SHA256_HEX_LEN + 1],
-                    uint64_t *size, ns_err *err)
+                    uint64_t *size, const volatile sig_atomic_t *stop, ns_err *err)
 {
     int rc = NS_OK;
     EVP_MD_CTX *ctx = NULL;
@@ -229,7 +241,8 @@ static int put_file(struct archive *a, const char *top, const ns_archive_source 
         if (total > *size)
             break;
         EVP_DigestUpdate(ctx, buf, (size_t)r);
-        if ((rc = put_data(a, buf, (size_t)r, out, err)) != NS_OK)
+        if ((rc = put_data(a, buf, (size_t)r, out, err)) != NS_OK ||
+            (rc = stopped(stop, out, err)) != NS_OK)
             goto done;
     }
     if (total != *size) {
@@ -245,8 +258,34 @@ done:
     return rc;
 }
 
+/* The archive must not replace a file it packs, nor lie inside the checkpoint directory whose
+ * files it packs (common/ns_outpath: links, "..", hard links). */
+static int check_out_path(const char *out, const ns_archive_source *src, size_t n, ns_err *err)
+{
+    ns_outpath_role o = {"the archive", out, 0};
+    int rc = NS_OK;
+    for (size_t i = 0; rc == NS_OK && i < n; i++) {
+        if (!src[i].path)
+            continue;
+        char what[512];
+        snprintf(what, sizeof what, "the file of member %.400s,", src[i].name);
+        ns_outpath_role in = {what, src[i].path, 0};
+        rc = ns_outpath_check(&o, &in, 1, err);
+        if (rc != NS_OK || strncmp(src[i].name, NS_ARCHIVE_CKPT_DIR "/",
+                                   strlen(NS_ARCHIVE_CKPT_DIR "/")) != 0)
+            continue;
+        char *dir = strdup(src[i].path), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+            *slash = '\0';
+        ns_outpath_role ck = {"the run's checkpoint directory", slash ? dir : ".", 1};
+        rc = dir ? ns_outpath_check(&o, &ck, 1, err) : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        free(dir);
+    }
+    return rc;
+}
+
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, ns_err *err)
+                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err)
 {
     int rc = NS_OK;
     ns_archive_list list;
@@ -267,6 +306,8 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
                 return ns_fail(err, NS_ERR_INVALID, "archive: member '%s' given twice",
                                src[i].name);
     }
+    if ((rc = check_out_path(out, src, n, err)) != NS_OK)
+        return rc;
     if (!(tmp = ns_file_temp_name(out)) || !(buf = malloc(BLOCK))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;
@@ -299,8 +340,10 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
     for (size_t i = 0; i < n; i++) {
         char hex[NS_SHA256_HEX_LEN + 1];
         uint64_t size = 0;
+        if ((rc = stopped(stop, out, err)) != NS_OK)
+            goto done;
         if (src[i].path) {
-            rc = put_file(a, top, &src[i], buf, out, hex, &size, err);
+            rc = put_file(a, top, &src[i], buf, out, hex, &size, stop, err);
         } else {
             size = src[i].len;
             if ((rc = ns_sha256_buffer(src[i].data, src[i].len, hex, err)) == NS_OK &&

@@ -5,6 +5,7 @@
 #ifndef NS_ARCHIVE_H
 #define NS_ARCHIVE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,9 +55,11 @@ int ns_archive_name_ok(const char *name);
  * keeps its permission bits; the archive file (and its manifest) is no more readable by group or
  * others than every member is (0644 at most, less by the umask). written (may be NULL) receives
  * the members (without the manifest). Names must be distinct and ns_archive_name_ok, else
- * NS_ERR_INVALID. */
+ * NS_ERR_INVALID. out must not be one of the files packed, nor lie in the checkpoint directory
+ * whose files are packed (NS_ERR_INVALID). stop (may be NULL) non-zero: stop between blocks,
+ * remove the temporary, NS_ERR_INTERRUPTED. */
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, ns_err *err);
+                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err);
 
 /* Extract the regular files of archive into the existing directory dest (as dest/NAME, NAME with
  * the top directory stripped), hashing each. Every entry must lie under one common top directory

@@ -14,6 +14,7 @@
 
 #include "assets/ns_download.h"
 #include "common/ns_file.h"
+#include "common/ns_tmp.h"
 #include "common/ns_sha256.h"
 
 #ifndef NS_ABS_TOP_SRCDIR
@@ -306,6 +307,7 @@ static int place_copy(const ns_assets_ctx *ctx, const ns_asset_set *set, const n
 {
     int rc = NS_OK, in = -1, out = -1;
     char *buf = NULL;
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -390,6 +392,7 @@ static int place_link(const ns_assets_ctx *ctx, const ns_asset_set *set, const n
     char what[NS_ASSET_PATH_MAX + 32];
     snprintf(what, sizeof what, "mirror file %s", real);
     NS_TRY(check_sum(ctx, set, file, sha, what, err));
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -424,6 +427,7 @@ static void mark_dead(ns_assets_ctx *ctx, const char *host)
 static int place_download(ns_assets_ctx *ctx, const ns_asset_set *set, const ns_asset_file *file,
                           const char *dest, const char *no_mirror, char sha[65], ns_err *err)
 {
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");

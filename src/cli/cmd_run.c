@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_range.h"
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
@@ -113,11 +114,10 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
             return NS_EXIT_USAGE;
         }
         if (strcmp(name, "--stall-timeout") == 0) {
-            char *end;
-            opt->stall_timeout = strtod(val, &end);
-            if (*end || !(opt->stall_timeout >= 1.0) || !isfinite(opt->stall_timeout)) {
-                fprintf(stderr, "normsweep run: --stall-timeout: expected seconds >= 1, got '%s'\n",
-                        val);
+            static const ns_range r_stall = NS_RANGE_REAL(1.0, 1e9, 0, "seconds");
+            ns_err e;
+            if (ns_range_parse_real(&r_stall, name, val, &opt->stall_timeout, &e) != NS_OK) {
+                fprintf(stderr, "normsweep run: %s\n", e.msg);
                 return NS_EXIT_USAGE;
             }
             continue;

@@ -62,11 +62,20 @@ static int decode_ids(const ns_tokenizer *tok, const char *path, const ns_mmap *
         }
         long v = 0;
         size_t k = 0;
-        while (i + k < map->size && c[k] >= '0' && c[k] <= '9' && v <= INT32_MAX)
-            v = v * 10 + (c[k++] - '0');
-        if (k == 0 || v > INT32_MAX || (i + k < map->size && !strchr(" \n\t\r", c[k]))) {
+        while (i + k < map->size && c[k] >= '0' && c[k] <= '9') {
+            if (v <= INT32_MAX)
+                v = v * 10 + (c[k] - '0');
+            k++;
+        }
+        if (k == 0 || (i + k < map->size && !strchr(" \n\t\r", c[k]))) {
             rc = ns_fail(err, NS_ERR_INVALID, "%s: byte %zu: expected a token id (a non-negative "
                          "integer)", path, i);
+            break;
+        }
+        if (v >= (long)ns_tokenizer_vocab_size(tok)) { /* (saturates above 2^31: no overflow) */
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: byte %zu: token id %.*s is out of range 0..%zu "
+                         "(the tokenizer's vocabulary)", path, i, (int)(k > 40 ? 40 : k), c,
+                         ns_tokenizer_vocab_size(tok) - 1);
             break;
         }
         if (n == cap) {

@@ -70,6 +70,7 @@ typedef struct sweep_ctx {
     ns_sweep_inputs in;
     size_t corpus_tokens;
     ns_lock *lock;            /* the checkpoint directory's */
+    ns_lock *out_lock;        /* the output file's (OUTPUT.lock) */
     ns_journal *journal;
     ns_results res;
     int have_res;

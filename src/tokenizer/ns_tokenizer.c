@@ -161,16 +161,23 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         goto done;
     }
     size_t used = 0;
+    json_int_t beyond = -1; /* the largest id >= n: some id below n is then missing */
+    const char *beyond_key = NULL;
     json_object_foreach(root, key, val) {
         if (!json_is_integer(val)) {
             rc = ns_fail(err, NS_ERR_FORMAT, "%s: token \"%s\": id is not an integer", path, key);
             goto done;
         }
         json_int_t id = json_integer_value(val);
-        if (id < 0 || (size_t)id >= n) {
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld out of range [0, %zu)",
-                         path, key, (long long)id, n);
+        if (id < 0) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld is negative", path, key,
+                         (long long)id);
             goto done;
+        }
+        if ((size_t)id >= n) {
+            if (id > beyond)
+                beyond = id, beyond_key = key;
+            continue;
         }
         if (seen[id]) {
             rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld is used twice", path, key,
@@ -191,6 +198,15 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         tok->off[id] = start;
         tok->len[id] = (uint32_t)(used - start);
     }
+    if (beyond >= 0) { /* n distinct ids, one of them >= n: name the first one missing */
+        size_t gap = 0;
+        while (gap < n && seen[gap])
+            gap++;
+        rc = ns_fail(err, NS_ERR_INVALID, "%s: no token has id %zu, but token \"%s\" has id %lld: "
+                     "the %zu ids must be 0..%zu without a gap (a token is missing?)", path, gap,
+                     beyond_key, (long long)beyond, n, n - 1);
+        goto done;
+    }
     for (size_t id = 0; id < n; id++)
         vocab_insert(tok, (uint32_t)id);
     for (int b = 0; b < 256; b++) {
@@ -210,16 +226,56 @@ done:
     return rc;
 }
 
-static void merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
+/* Add a merge rule; returns -1 (nothing added) when the pair already has one, its rank in *first
+ * (GPT-2's dict(zip(merges, range(n))) would silently keep the later rank: such a file is broken,
+ * and the text would tokenize differently from the tokenizer it was meant to be). */
+static int merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged,
+                      int32_t *first)
 {
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
     size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
     while (m->slots[i].key != NS_MERGE_EMPTY && m->slots[i].key != key)
         i = (i + 1) & m->mask;
-    if (m->slots[i].key == NS_MERGE_EMPTY)
-        m->count++;
-    /* a repeated pair takes its later rank, as GPT-2's dict(zip(merges, range(n))) does */
+    if (m->slots[i].key == key) {
+        *first = m->slots[i].rank;
+        return -1;
+    }
+    m->count++;
     m->slots[i] = (ns_merge_entry){key, rank, merged};
+    return 0;
+}
+
+/* A special token (GPT-2's <|endoftext|>, an added <s>): text in angle brackets, which no merge
+ * needs to make. */
+static int is_special(const ns_tokenizer *tok, size_t id)
+{
+    const char *b = tok->bytes + tok->off[id];
+    size_t n = tok->len[id];
+    return n >= 3 && b[0] == '<' && b[n - 1] == '>';
+}
+
+/* Every token of more than one byte is made by a merge rule, but for special tokens: a merges
+ * file cut short (at a line boundary, or holding only its version line) leaves tokens no rule
+ * makes, and would silently tokenize text differently. */
+static int check_complete(const ns_tokenizer *tok, const char *path, const char *vocab_path,
+                          const int32_t *made_by, ns_err *err)
+{
+    for (size_t id = 0; id < tok->n_vocab; id++) {
+        if (tok->len[id] < 2 || made_by[id] >= 0 || is_special(tok, id))
+            continue;
+        size_t n = tok->len[id] > 60 ? 60 : tok->len[id];
+        char shown[64];
+        for (size_t k = 0; k < n; k++) {
+            unsigned char c = (unsigned char)tok->bytes[tok->off[id] + k];
+            shown[k] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+        }
+        shown[n] = 0;
+        return ns_fail(err, NS_ERR_FORMAT, "%s: %zu merge rule%s, but no rule makes token \"%s\" "
+                       "(id %zu) of %s: the file is incomplete (cut short?)", path,
+                       tok->n_merge_lines, tok->n_merge_lines == 1 ? "" : "s", shown, id,
+                       vocab_path);
+    }
+    return NS_OK;
 }
 
 /* Look up one side of a merge line; fills err naming the line on failure. */
@@ -265,7 +321,7 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         tok->merges.slots[i].key = NS_MERGE_EMPTY;
     tok->merges.mask = cap - 1;
     tok->merges.count = 0;
-    size_t pos = 0, line = 0;
+    size_t pos = 0, line = 0, version = 0;
     int32_t rank = 0;
     while (pos < size) {
         line++;
@@ -275,8 +331,10 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         pos += n + 1;
         if (n > 0 && s[n - 1] == '\r')
             n--;
-        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0)
+        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0) {
+            version = 1;
             continue;
+        }
         const char *sp = memchr(s, ' ', n);
         if (!sp || sp == s || sp == s + n - 1 || memchr(sp + 1, ' ', (size_t)(s + n - sp - 1))) {
             rc = ns_fail(err, NS_ERR_FORMAT,
@@ -303,10 +361,20 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
                          line, (int)n, s, vocab_path);
             goto done;
         }
-        merges_put(&tok->merges, left, right, rank, merged);
+        int32_t first;
+        if (merges_put(&tok->merges, left, right, rank, merged, &first) != 0) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s:%zu: repeats the merge rule \"%.*s\" of line %zu",
+                         path, line, (int)(n > 80 ? 80 : n), s, (size_t)first + 1 + version);
+            goto done;
+        }
         rank++;
     }
     tok->n_merge_lines = (size_t)rank;
+    if (rank == 0) {
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: no merge rules%s (cut short or empty?)", path,
+                     version ? ", only its version line" : "");
+        goto done;
+    }
     /* Well ordered: no merge can create a pair of lower rank than the merge that made it, so
      * merging one leftmost lowest-rank pair at a time (ns_bpe_fast) equals GPT-2's procedure. */
     for (size_t id = 0; id < tok->n_vocab; id++)
@@ -316,6 +384,8 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         if (e->key != NS_MERGE_EMPTY && e->rank > made_by[e->merged])
             made_by[e->merged] = e->rank;
     }
+    if ((rc = check_complete(tok, path, vocab_path, made_by, err)) != NS_OK)
+        goto done;
     tok->well_ordered = 1;
     for (size_t i = 0; i <= tok->merges.mask; i++) {
         const ns_merge_entry *e = &tok->merges.slots[i];
