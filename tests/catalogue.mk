@@ -1,6 +1,7 @@
 # catalogue: the bad-input catalogue (tests/catalogue/*.cat: every case's command, exit status and
 # exact message, run by tests/catalogue.sh) and fault injection (tests/faults.sh: disk full,
-# unwritable output, model replaced mid-run, SIGTERM at random moments, each followed by --resume).
+# unwritable output, model replaced mid-run, SIGTERM at seeded random points, each followed by
+# --resume; mid-run faults are injected while the run is held, tests/hold.sh).
 # See docs/RELIABILITY-CATALOGUE.md.
 TESTS += tests/catalogue.sh tests/faults.sh
 EXTRA_DIST += tests/catalogue.sh tests/faults.sh tests/catalogue/README tests/catalogue/base.yaml.in \
