@@ -84,7 +84,7 @@ wait_held_job() {
 wait_script_end() {
   local t=0
   until grep -qE "full_grid.sh: (sweep complete|cancelled|checkpoint saved|normsweep failed)" "$1" 2>/dev/null; do
-    [ $t -lt "$2" ] || return 1
+    [ $t -lt $(( $2 * 5 )) ] || return 1
     sleep 0.2; t=$((t + 1))
   done
 }
@@ -172,7 +172,7 @@ wait_held_job "$id"
 scancel "$id"
 st=$(wait_end "$id" 120) || true
 # a requeue would come from the script, before its last line (the old script requeued on scancel)
-wait_script_end "$log" 600 || { cat "$log"; fail "scancel: the script did not finish"; }
+wait_script_end "$log" 120 || { cat "$log"; fail "scancel: the script did not finish"; }
 cat "$log"
 st=$(job_field "$id" JobState)
 [ "$st" = CANCELLED ] || fail "scancel: job $id is $st, not CANCELLED"
