@@ -22,8 +22,7 @@ tests_nc_datadump_CPPFLAGS = $(NS_TEST_CPP)
 tests_nc_datadump_LDADD = src/common/libns_common.a $(NS_EXT_LIBS)
 
 # The Slurm test starts real daemons and takes minutes: run by `make check-slurm` (and .ci/run).
-EXTRA_DIST += tests/slurm/local_cluster.sh tests/slurm/test_slurm.sh tests/slurm/slurm_small.yaml \
-	tests/slurm/slurm_long.yaml
+EXTRA_DIST += tests/slurm/local_cluster.sh tests/slurm/test_slurm.sh tests/slurm/slurm_small.yaml
 check-slurm: normsweep tests/nc_datadump assets.stamp
 	@$(AM_TESTS_ENVIRONMENT) bash $(top_srcdir)/tests/slurm/test_slurm.sh
 .PHONY: check-slurm

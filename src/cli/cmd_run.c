@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_range.h"
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
@@ -147,7 +148,8 @@ int ns_cmd_run(int argc, char **argv)
     opt.sweep_path = sweep_path;
     volatile sig_atomic_t *stop;
     int rank, size;
-    int started = ns_cli_mpi_start("run", "sweep", &stop, &rank, &size);
+    ns_hold hold;
+    int started = ns_cli_mpi_start("run", "sweep", &hold, &stop, &rank, &size);
     if (started != NS_EXIT_OK)
         return started;
     char *cmd = ns_cli_command_line(argc, argv, size), *seg = segment_info();
@@ -161,6 +163,7 @@ int ns_cmd_run(int argc, char **argv)
     ns_sweep_hooks hooks = {
         .line = ns_cli_show_line, .progress = ns_cli_show_progress,
         .progress_live = isatty(STDERR_FILENO), .user = &sh, .stop = stop,
+        .hold = ns_hold_hook(&hold), .hold_user = &hold,
     };
     ns_sweep_outcome out;
     ns_err err;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_blas.h"
 #include "common/ns_range.h"
 #include "model/ns_mkmodel.h"
@@ -306,7 +307,8 @@ int ns_cmd_train(int argc, char **argv)
         return r;
     volatile sig_atomic_t *stop;
     int rank, size;
-    int started = ns_cli_mpi_start("train", "training", &stop, &rank, &size);
+    ns_hold hold;
+    int started = ns_cli_mpi_start("train", "training", &hold, &stop, &rank, &size);
     if (started != NS_EXIT_OK)
         return started;
     char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
@@ -317,7 +319,7 @@ int ns_cmd_train(int argc, char **argv)
     ns_cli_show sh = {"normsweep train", 0};
     ns_train_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                             .progress_live = isatty(STDERR_FILENO), .user = &sh,
-                            .stop = stop};
+                            .stop = stop, .hold = ns_hold_hook(&hold), .hold_user = &hold};
     ns_train_outcome out;
     ns_err err;
     ns_err_clear(&err);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_datadir.h"
 #include "common/ns_file.h"
 #include "common/ns_outpath.h"
@@ -294,6 +295,7 @@ typedef struct grid_ctx {
     ns_cli_show *sh;
     volatile sig_atomic_t *stop;
     const char *cmd, *exe_sha;
+    ns_hold *hold;
 } grid_ctx;
 
 /* Train cell i and sweep its model. Returns an exit code. */
@@ -322,7 +324,8 @@ static int run_cell(grid_ctx *x, size_t i)
     o.institution = getenv("NORMSWEEP_INSTITUTION");
     o.executable_sha256 = x->exe_sha;
     ns_train_hooks th = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
-                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop};
+                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
+                         .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_train_outcome tout;
     ns_err err;
     ns_err_clear(&err);
@@ -338,7 +341,8 @@ static int run_cell(grid_ctx *x, size_t i)
                            .command_line = x->cmd, .institution = o.institution,
                            .executable_sha256 = x->exe_sha};
     ns_sweep_hooks sh = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
-                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop};
+                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
+                         .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_sweep_outcome sout;
     ns_err_clear(&err);
     rc = ns_sweep_run(MPI_COMM_WORLD, &so, &sh, &sout, &err);
@@ -406,14 +410,15 @@ int ns_cmd_train_grid(int argc, char **argv)
     }
     volatile sig_atomic_t *stop;
     int rank, size;
-    if ((code = ns_cli_mpi_start("train-grid", "grid", &stop, &rank, &size)) != NS_EXIT_OK) {
+    ns_hold hold;
+    if ((code = ns_cli_mpi_start("train-grid", "grid", &hold, &stop, &rank, &size)) != NS_EXIT_OK) {
         grid_free(&r);
         return code;
     }
     char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     ns_cli_show sh = {"normsweep train-grid", 0};
-    grid_ctx x = {&r, rank, size, &sh, stop, cmd, exe_sha};
+    grid_ctx x = {&r, rank, size, &sh, stop, cmd, exe_sha, &hold};
     ns_err err;
     ns_err_clear(&err);
     code = ns_cli_status_exit("train-grid", start_out(&r, rank, &err), rank, &err);

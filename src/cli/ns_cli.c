@@ -1,5 +1,6 @@
 /* ns_cli: shared reporting of library errors as one-line messages and exit codes. */
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 
 #include "common/ns_blas.h"
 #include "common/ns_sha256.h"
@@ -210,13 +211,16 @@ char *ns_cli_command_line(int argc, char **argv, int size)
     return s;
 }
 
-int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,
-                     int *size)
+int ns_cli_mpi_start(const char *cmd, const char *what, ns_hold *hold,
+                     volatile sig_atomic_t **stop, int *rank, int *size)
 {
     *stop = ns_cli_catch_stop();
     int provided = 0;
     *rank = 0;
     *size = 1;
+    if (ns_hold_init(hold, cmd, *stop) != 0)
+        return NS_EXIT_USAGE;
+    ns_hold_at(hold, "mpi-init", 0);
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         if (**stop)
             fprintf(stderr, "normsweep %s: interrupted before the %s started; nothing was "
@@ -228,6 +232,7 @@ int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    hold->rank = *rank;
     ns_blas_single_thread();
     return NS_EXIT_OK;
 }

@@ -55,13 +55,15 @@ void ns_cli_tmp_watch_dirs(const char *cmd, const char *base, const char *prefix
 void ns_cli_name_signal(ns_err *err, int sig);
 
 /* The start of an MPI command (run, train): the stop handlers first (a signal during MPI_Init
- * must also stop cleanly), MPI_Init_thread (FUNNELED), errors returned on MPI_COMM_WORLD, this
+ * must also stop cleanly), the test-only hold read into *hold (ns_hold.h; its point "mpi-init"
+ * is here, before MPI_Init), MPI_Init_thread (FUNNELED), errors returned on MPI_COMM_WORLD, this
  * rank and the size, and one BLAS thread per rank unless the user chose otherwise (the ranks fill
  * the cores; and every rank then computes the same way). Returns NS_EXIT_OK, or the exit code
  * after printing "normsweep CMD: ..." ("interrupted before the WHAT started; nothing was
- * written", or "MPI_Init failed"). */
-int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,
-                     int *size);
+ * written", "MPI_Init failed", or a bad NORMSWEEP_TEST_HOLD). */
+struct ns_hold;
+int ns_cli_mpi_start(const char *cmd, const char *what, struct ns_hold *hold,
+                     volatile sig_atomic_t **stop, int *rank, int *size);
 
 /* A long command's lines on stderr: whole lines (ns_cli_show_line) and progress lines
  * ("<prefix>: <line>"), rewritten in place when live (a terminal). user: an ns_cli_show. */
