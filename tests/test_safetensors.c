@@ -522,7 +522,9 @@ static void test_layout_errors(void)
     json_object_set_new(r, "__metadata__", json_pack("{s:{}}", "nested"));
     expect_fail("metadata object", write_json_case(r), NS_ERR_FORMAT, "'nested' is a JSON object");
     /* a header that does not start with '{' (valid JSON after a space) */
-    char *text = json_dumps(base_header(), JSON_COMPACT);
+    r = base_header();
+    char *text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
     char *spaced = malloc(strlen(text) + 2);
     spaced[0] = ' ';
     strcpy(spaced + 1, text);
