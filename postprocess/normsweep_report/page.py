@@ -114,6 +114,16 @@ def per_L_table(c):
     return table(["L", "verdict", "estimate [95 % interval]", "why"], rows)
 
 
+def median_text(x):
+    m = x["median_frac"]
+    if m is None or (isinstance(m, float) and math.isnan(m)):
+        return "n/a"
+    if math.isinf(m):
+        return "above %.1f %% (the median head: no N up to %s passes)" % (100.0 * x["largest_N_tested"] / x["L"],
+                                                       x["largest_N_tested"])
+    return "%.1f %%" % (100.0 * m)
+
+
 def violations_table(viol):
     return table(["check", "count", "of", "rate"], [
         [h(v["what"]), str(v["count"]), str(v["of"]),
@@ -174,6 +184,15 @@ def write_html(run, out, rep, figs, with_training=False):
         if c.get("per_L"):
             p.append("<h3>%s, by L</h3>" % h(c["claim"]))
             p.append(per_L_table(c))
+    p.append("<h3>n_crit of the paper's test by L, as the end-of-run summary prints it</h3>")
+    p.append("<p>At T = %g: the heads where an N of the grid passes, and the median over heads of "
+             "n_crit / L with a head where none passes counted above every N (the rule the "
+             "summary and this page share; docs/STATISTICS.md).</p>" % rep["T_claims"])
+    p.append(table(["L", "heads", "an N passes", "none passes", "not computable",
+                    "median n_crit / L", "rows per cell"],
+                   [[str(x["L"]), str(x["heads"]), str(x["found"]), str(x["none_found"]),
+                     str(x["not_computable"]), h(median_text(x)), str(x["rows_per_cell"])]
+                    for x in hl["n_crit_expected_by_L"]]))
     p.append("<h2>Bound checks and violations</h2><p>Counts over every cell, with the rows they "
              "were counted over. Nothing is clipped or hidden.</p>")
     p.append(violations_table(rep["violations"]))
