@@ -58,7 +58,7 @@ class Context:
                                      else N))
         parts.append("T = %s" % ("%g" % run.T[ti] if ti is not None else
                                  ", ".join("%g" % x for x in (T if T is not None else run.T))))
-        parts.append("%d shards x %d rows" % (run.n_shards, run.rows))
+        parts.append("%d shards x %d row%s" % (run.n_shards, run.rows, "" if run.rows == 1 else "s"))
         return "; ".join(parts)
 
 
