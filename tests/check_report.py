@@ -175,6 +175,12 @@ def main(nc, rep_dir):
         if got["count"] != cnt:
             problems.append("jac_fd eps=%g: %d, expected %d" % (e, got["count"], cnt))
 
+    # the model as the file records it: normsweep archive and verify compare these with the NetCDF
+    for k, attr in (("requested", "model_requested"), ("used", "model_used"),
+                    ("sha256", "model_sha256")):
+        if rep["model"][k] != str(attrs.get(attr, "unknown")):
+            problems.append("model.%s %r, the file's %s %r" % (k, rep["model"][k], attr,
+                                                              attrs.get(attr)))
     # the caveat when the model is a stand-in or a fallback
     used = " ".join(str(attrs.get(a, "")) for a in ("model_used", "model_path", "model_requested"))
     needs_caveat = str(attrs.get("model_fallback")) == "true" or "standin" in used

@@ -107,8 +107,11 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
         "file": os.path.abspath(run.path),
         "normalizer": run.norm_names[ni],
         "T_claims": float(run.T[ti]),
-        "model": {"requested": str(run.attr("model_requested")), "used": run.model_name(),
-                  "sha256": str(run.attr("model_sha256")), "caveat": run.caveat()},
+        # requested, used and sha256 exactly as the file records them: archive and verify check
+        # them against the NetCDF (src/archive); name is the model as a reader knows it
+        "model": {"requested": str(run.attr("model_requested")),
+                  "used": str(run.attr("model_used")), "sha256": str(run.attr("model_sha256")),
+                  "name": run.model_name(), "caveat": run.caveat()},
         "uncertainty": {"source": source, "description": desc,
                         "resamples": resamples if comp.samples else None,
                         "level": bootstrap.LEVEL, "seed": run.seed, "shards": run.n_shards,
