@@ -6,7 +6,7 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
 	src/analysis/ns_rng.c src/analysis/ns_rng.h \
 	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
-	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_internal.h \
+	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_kernels_internal.h \
 	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c src/analysis/ns_row_fd.c \
 	src/analysis/ns_row_gram.c \
 	src/analysis/ns_simd.h \

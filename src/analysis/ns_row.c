@@ -8,7 +8,7 @@
 
 #include "analysis/ns_jacobian.h"
 #include "analysis/ns_rng.h"
-#include "analysis/ns_row_internal.h"
+#include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_topn.h"
 
 /* Domain tags of the counter-based generator's keys. */
