@@ -36,3 +36,6 @@ dist-hook: ns-dist-git-commit
 ns-dist-git-commit:
 	$(SHELL) $(top_srcdir)/scripts/git-commit $(top_srcdir) > $(distdir)/.git-commit
 .PHONY: ns-dist-git-commit
+
+# ns_asset_ref: the resolved asset, a plain type (header only).
+noinst_HEADERS += src/common/ns_asset_ref.h
