@@ -14,6 +14,7 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "archive/ns_archive_provenance.h"
 #include "io/ns_nc_check.h"
 #include "io/ns_nc_read.h"

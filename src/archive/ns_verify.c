@@ -21,6 +21,7 @@
 #include "common/ns_blas.h"
 #include "common/ns_build.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "archive/ns_archive_layout.h"
 #include "archive/ns_verify_attrs.h"
 #include "archive/ns_verify_inputs.h"
