@@ -178,6 +178,8 @@ static int cmd_list(ns_assets_ctx *ctx, const ns_manifest *m)
                     snprintf(mpath, sizeof mpath, "%s/%s", ctx->mirror_dir, f->mirror_path);
                 if (mpath[0] && ns_file_exists(mpath))
                     printf("from mirror %s\n", mpath);
+                else if (f->archive_file)
+                    printf("from %s (member %s)\n", f->archive_file, f->archive_member);
                 else if (f->n_urls)
                     printf("from %s%s\n", f->urls[0], ctx->offline ? " (offline)" : "");
                 else
