@@ -12,5 +12,11 @@ check_PROGRAMS += tests/test_tokenizer
 tests_test_tokenizer_SOURCES = tests/test_tokenizer.c
 tests_test_tokenizer_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_tokenizer_LDADD = $(NS_TEST_LIBS)
-TESTS += tests/test_tokenizer tests/tokenize_cli.sh
-EXTRA_DIST += tests/tokenize_cli.sh
+TESTS += tests/test_tokenizer tests/tokenize_cli.sh tests/tokenizer_hf.sh tests/tokenizer_ref.sh
+EXTRA_DIST += tests/tokenize_cli.sh tests/tokenizer_hf.sh tests/tokenizer_ref.sh tests/tokref
+
+# tok_batch: encode a JSON array of strings with one loaded tokenizer (the tokenizer.json tests)
+check_PROGRAMS += tests/tok_batch
+tests_tok_batch_SOURCES = tests/tok_batch.c
+tests_tok_batch_CPPFLAGS = $(NS_TEST_CPP)
+tests_tok_batch_LDADD = $(NS_TEST_LIBS)

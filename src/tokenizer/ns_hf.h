@@ -91,6 +91,9 @@ typedef struct ns_hf {
 
 /* Load the tokenizer.json at path (and the BOS from a tokenizer_config.json beside it). */
 int ns_hf_load_file(const char *path, ns_tokenizer **out, ns_err *err);
+/* The same from the file's text already in memory (no tokenizer_config.json; the fuzz target). */
+int ns_hf_load_text(const char *path, const char *text, size_t len, ns_tokenizer **out,
+                    ns_err *err);
 /* The bytes id decodes to (an added token's content; NULL for an id without a token). */
 const char *ns_hf_token_bytes(const ns_tokenizer *tok, int32_t id, size_t *len);
 

@@ -1,6 +1,8 @@
 /* ns_hf_config: the configuration parts of a tokenizer.json -- normalizer (NFC, NFD, NFKC, NFKD,
  * Sequence), pre_tokenizer (Split, ByteLevel, Sequence), post_processor (what it adds around a
  * sequence: the BOS) and decoder -- and the translation of Oniguruma patterns to PCRE2. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -120,11 +122,121 @@ static int sb_put(sbuf *b, const char *s, size_t n)
     return 0;
 }
 
+/* ---- General categories from utf8proc (Unicode 15.0 on Debian 12; PCRE2 10.42's own tables are
+ * Unicode 14.0, and Oniguruma's in Hugging Face's tokenizers are newer): \p{L}, \p{N}, ... are
+ * written out as explicit code point ranges. ---- */
+
+#define CAT_BIT(c) (1u << (c))
+#define CAT_L (CAT_BIT(UTF8PROC_CATEGORY_LU) | CAT_BIT(UTF8PROC_CATEGORY_LL) | \
+               CAT_BIT(UTF8PROC_CATEGORY_LT) | CAT_BIT(UTF8PROC_CATEGORY_LM) | \
+               CAT_BIT(UTF8PROC_CATEGORY_LO))
+#define CAT_M (CAT_BIT(UTF8PROC_CATEGORY_MN) | CAT_BIT(UTF8PROC_CATEGORY_MC) | \
+               CAT_BIT(UTF8PROC_CATEGORY_ME))
+#define CAT_N (CAT_BIT(UTF8PROC_CATEGORY_ND) | CAT_BIT(UTF8PROC_CATEGORY_NL) | \
+               CAT_BIT(UTF8PROC_CATEGORY_NO))
+
+/* The category mask of a general-category name (L, Lu, N, Nd, ... as Oniguruma spells them), or
+ * 0 when name is not one. */
+static uint32_t cat_mask(const char *name, size_t n)
+{
+    static const char *const two[] = {"Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd",
+                                      "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm",
+                                      "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"};
+    if (n == 1) {
+        switch (name[0]) {
+        case 'L': return CAT_L;
+        case 'M': return CAT_M;
+        case 'N': return CAT_N;
+        case 'P': return 0x7Fu << UTF8PROC_CATEGORY_PC;
+        case 'S': return 0xFu << UTF8PROC_CATEGORY_SM;
+        case 'Z': return 0x7u << UTF8PROC_CATEGORY_ZS;
+        case 'C': return (0xFu << UTF8PROC_CATEGORY_CC) | CAT_BIT(UTF8PROC_CATEGORY_CN);
+        default: return 0;
+        }
+    }
+    if (n == 2 && (memcmp(name, "LC", 2) == 0 || memcmp(name, "L&", 2) == 0))
+        return CAT_BIT(UTF8PROC_CATEGORY_LU) | CAT_BIT(UTF8PROC_CATEGORY_LL) |
+               CAT_BIT(UTF8PROC_CATEGORY_LT);
+    for (uint32_t c = 0; n == 2 && c < 30; c++)
+        if (memcmp(name, two[c], 2) == 0)
+            return CAT_BIT(c);
+    return 0;
+}
+
+/* Append to out the code point ranges ("\x{a}-\x{b}...") whose category is in mask (or not, with
+ * negate), surrogates excluded; bracketed unless inside a class. */
+static int put_cats(sbuf *out, uint32_t mask, int negate, int in_class)
+{
+    if (!in_class && sb_put(out, "[", 1) != 0)
+        return -1;
+    int32_t start = -1;
+    for (int32_t cp = 0; cp <= 0x110000; cp++) {
+        int in = cp < 0x110000 && !(cp >= 0xD800 && cp <= 0xDFFF) &&
+                 (((mask >> utf8proc_category(cp)) & 1u) != (uint32_t)negate);
+        if (in && start < 0)
+            start = cp;
+        if (!in && start >= 0) {
+            char r[40];
+            int k = cp - 1 == start ? snprintf(r, sizeof r, "\\x{%x}", (unsigned)start)
+                                    : snprintf(r, sizeof r, "\\x{%x}-\\x{%x}", (unsigned)start,
+                                               (unsigned)(cp - 1));
+            if (sb_put(out, r, (size_t)k) != 0)
+                return -1;
+            start = -1;
+        }
+    }
+    return in_class ? 0 : sb_put(out, "]", 1);
+}
+
+/* An escape that names a set of characters: \p{..}/\P{..} with a general category, \w, \W, \d,
+ * \D (Oniguruma's Unicode meanings). Returns 1 and advances *i past it when handled, 0 when e is
+ * not such an escape, -1 on allocation failure. */
+static int category_escape(const char *p, size_t n, size_t *i, int in_class, sbuf *out)
+{
+    char e = p[*i];
+    uint32_t mask = 0;
+    int negate = 0;
+    size_t end = *i;
+    if (e == 'w' || e == 'W') {
+        mask = CAT_L | CAT_M | CAT_N | CAT_BIT(UTF8PROC_CATEGORY_PC);
+        negate = e == 'W';
+    } else if (e == 'd' || e == 'D') {
+        mask = CAT_BIT(UTF8PROC_CATEGORY_ND);
+        negate = e == 'D';
+    } else if ((e == 'p' || e == 'P') && *i + 1 < n) {
+        negate = e == 'P';
+        size_t k = *i + 1; /* after the p */
+        const char *name = p + k;
+        size_t len = 1;
+        end = k;
+        if (p[k] == '{') {
+            const char *close = memchr(p + k, '}', n - k);
+            if (!close)
+                return 0;
+            name = p + k + 1;
+            len = (size_t)(close - name);
+            end = (size_t)(close - p);
+        }
+        if (len > 0 && *name == '^') {
+            negate = !negate;
+            name++;
+            len--;
+        }
+        if (!(mask = cat_mask(name, len)))
+            return 0; /* a script or binary property: left to PCRE2 */
+    } else {
+        return 0;
+    }
+    if (put_cats(out, mask, negate, in_class) != 0)
+        return -1;
+    *i = end;
+    return 1;
+}
+
 /* Rewrite an Oniguruma (Ruby syntax, UTF-8) pattern into PCRE2 syntax with the same meaning. */
 static int translate(const char *p, size_t n, sbuf *out, const char *path, const char *where,
                      ns_err *err)
 {
-    static const char WORD[] = "\\p{L}\\p{M}\\p{N}\\p{Pc}"; /* Oniguruma's Unicode \w */
     int in_class = 0, class_start = 0;
     for (size_t i = 0; i < n; i++) {
         char c = p[i];
@@ -135,20 +247,15 @@ static int translate(const char *p, size_t n, sbuf *out, const char *path, const
                 return ns_fail(err, NS_ERR_INVALID, "%s: %s: the pattern ends in a backslash",
                                path, where);
             char e = p[++i];
+            int r = category_escape(p, n, &i, in_class, out);
+            if (r < 0)
+                return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+            class_start = 0;
+            if (r > 0)
+                continue;
             switch (e) {
             case 's': rep = "\\p{White_Space}"; break;
             case 'S': rep = "\\P{White_Space}"; break;
-            case 'w':
-                snprintf(tmp, sizeof tmp, in_class ? "%s" : "[%s]", WORD);
-                rep = tmp;
-                break;
-            case 'W':
-                if (in_class)
-                    return ns_fail(err, NS_ERR_INVALID, "%s: %s: \\W inside a character class is "
-                                   "not supported", path, where);
-                snprintf(tmp, sizeof tmp, "[^%s]", WORD);
-                rep = tmp;
-                break;
             case 'h': rep = in_class ? "0-9a-fA-F" : "[0-9a-fA-F]"; break;
             case 'H':
                 if (in_class)
@@ -168,8 +275,8 @@ static int translate(const char *p, size_t n, sbuf *out, const char *path, const
                 rep = tmp;
                 break;
             }
-            case 'd': case 'D': case 'p': case 'P': case 'x': case 'n': case 'r': case 't':
-            case 'f': case 'v': case 'a': case 'e': case '0':
+            case 'p': case 'P': case 'x': case 'n': case 'r': case 't': case 'f': case 'v':
+            case 'a': case 'e': case '0':
                 tmp[0] = '\\';
                 tmp[1] = e;
                 tmp[2] = '\0';
@@ -187,7 +294,6 @@ static int translate(const char *p, size_t n, sbuf *out, const char *path, const
             }
             if (sb_put(out, rep, strlen(rep)) != 0)
                 return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            class_start = 0;
             continue;
         }
         if (in_class) {

@@ -10,6 +10,10 @@
 #include "tokenizer/ns_hf.h"
 #include "tokenizer/ns_tokenizer_internal.h"
 
+/* Token ids above this are refused (the largest vocabularies in use have about 2^18 tokens; a
+ * larger id would only make the id tables big). */
+#define NS_HF_MAX_ID (1 << 24)
+
 /* ---------- small helpers ---------- */
 
 int ns_hf_check_keys(json_t *obj, const char *const *allowed, const char *path, const char *where,
@@ -96,9 +100,9 @@ static int load_vocab(ns_tokenizer *tok, json_t *vocab, const char *path, ns_err
     json_t *val;
     json_object_foreach(vocab, key, val) {
         if (!json_is_integer(val) || json_integer_value(val) < 0 ||
-            json_integer_value(val) >= INT32_MAX)
+            json_integer_value(val) >= NS_HF_MAX_ID)
             return ns_fail(err, NS_ERR_FORMAT, "%s: model.vocab: token \"%s\": the id must be an "
-                           "integer in [0, %d)", path, key, INT32_MAX);
+                           "integer in [0, %d)", path, key, NS_HF_MAX_ID);
         if ((size_t)json_integer_value(val) > max_id)
             max_id = (size_t)json_integer_value(val);
         total += strlen(key); /* a token's bytes are never longer than its text */
@@ -416,8 +420,9 @@ static int parse_added(ns_tokenizer *tok, json_t *arr, json_t *vocab, const char
         a->len = strlen(content);
         a->id = id;
         hf->n_added = i + 1;
-        if (a->normalized && hf->n_norms > 0)
-            NS_TRY(ns_hf_normalize(hf, a->content, a->len, &a->match, &a->match_len, err));
+        if (a->normalized && hf->n_norms > 0 &&
+            ns_hf_normalize(hf, a->content, a->len, &a->match, &a->match_len, err) != NS_OK)
+            return ns_err_prefix(err, "%s: %s", path, where);
         if (!a->match) {
             if (!(a->match = strdup(content)))
                 return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -613,18 +618,32 @@ done:
 
 #define NS_HF_MAX_FILE (1024u << 20) /* refuse tokenizer.json files above 1 GiB */
 
+int ns_hf_load_text(const char *path, const char *text, size_t len, ns_tokenizer **out,
+                    ns_err *err)
+{
+    *out = NULL;
+    ns_tokenizer *tok = calloc(1, sizeof *tok);
+    int rc = NS_OK;
+    if (!tok || !(tok->path = strdup(path)))
+        rc = ns_fail(err, NS_ERR_NOMEM, "tokenizer: out of memory");
+    if (rc == NS_OK)
+        rc = ns_hf_load(tok, path, text, len, err);
+    if (rc != NS_OK) {
+        ns_tokenizer_free(tok);
+        return rc;
+    }
+    *out = tok;
+    return NS_OK;
+}
+
 int ns_hf_load_file(const char *path, ns_tokenizer **out, ns_err *err)
 {
     *out = NULL;
     char *data = NULL;
     size_t size = 0;
     NS_TRY(ns_file_read_all(path, NS_HF_MAX_FILE, &data, &size, err));
-    ns_tokenizer *tok = calloc(1, sizeof *tok);
-    int rc = NS_OK;
-    if (!tok || !(tok->path = strdup(path)))
-        rc = ns_fail(err, NS_ERR_NOMEM, "tokenizer: out of memory");
-    if (rc == NS_OK)
-        rc = ns_hf_load(tok, path, data, size, err);
+    ns_tokenizer *tok = NULL;
+    int rc = ns_hf_load_text(path, data, size, &tok, err);
     free(data);
     if (rc == NS_OK) {
         char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
