@@ -178,21 +178,12 @@ static void apply_behavior(spans *l, int behavior)
                 l->v[w++] = l->v[i];
         l->n = w;
         return;
-    case NS_HF_CONTIGUOUS:
+    case NS_HF_CONTIGUOUS: /* runs of matches (and of gaps) become one piece */
+    case NS_HF_MERGED_WITH_PREVIOUS: /* a match joins the gap before it */
         for (size_t i = 0; i < l->n; i++) {
             int m = l->v[i].match;
-            if (m == prev_match && w > 0)
-                l->v[w - 1].end = l->v[i].end;
-            else
-                l->v[w++] = (span){l->v[i].start, l->v[i].end, 0};
-            prev_match = m;
-        }
-        l->n = w;
-        return;
-    case NS_HF_MERGED_WITH_PREVIOUS:
-        for (size_t i = 0; i < l->n; i++) {
-            int m = l->v[i].match;
-            if (m && !prev_match && w > 0)
+            int join = behavior == NS_HF_CONTIGUOUS ? m == prev_match : m && !prev_match;
+            if (join && w > 0)
                 l->v[w - 1].end = l->v[i].end;
             else
                 l->v[w++] = (span){l->v[i].start, l->v[i].end, 0};

@@ -45,14 +45,6 @@ int ns_hf_get_bool(json_t *obj, const char *key, int def, int *out, const char *
     return NS_OK;
 }
 
-static size_t pow2_at_least(size_t n)
-{
-    size_t c = 16;
-    while (c < n)
-        c *= 2;
-    return c;
-}
-
 /* The id of a token string in model.vocab (Hugging Face looks merges and options up by string),
  * or -1. */
 static int32_t vocab_get(json_t *vocab, const char *s)
@@ -111,17 +103,12 @@ static int load_vocab(ns_tokenizer *tok, json_t *vocab, const char *path, ns_err
     tok->hf->model_vocab = n;
     if (!(tok->bytes = malloc(total + 1)))
         return ns_fail(err, NS_ERR_NOMEM, "%s: cannot allocate the vocabulary", path);
-    size_t cap = pow2_at_least(2 * n);
+    size_t cap = ns_tok_pow2(2 * n);
     if (!(tok->vocab_slots = calloc(cap, sizeof *tok->vocab_slots)))
         return ns_fail(err, NS_ERR_NOMEM, "%s: cannot allocate the vocabulary", path);
     tok->vocab_mask = cap - 1;
-    uint32_t cp[256];
     int16_t dec[NS_BYTE_UNICODE_SPAN];
-    ns_byte_to_unicode(cp);
-    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
-        dec[i] = -1;
-    for (int b = 0; b < 256; b++)
-        dec[cp[b]] = (int16_t)b;
+    ns_byte_decoder(dec);
     size_t used = 0;
     json_object_foreach(vocab, key, val) {
         size_t id = (size_t)json_integer_value(val), klen = strlen(key), start = used;
@@ -187,7 +174,7 @@ static int load_merges(ns_tokenizer *tok, json_t *vocab, json_t *merges, const c
     if (!json_is_array(merges))
         return ns_fail(err, NS_ERR_FORMAT, "%s: model.merges must be an array", path);
     size_t n = json_array_size(merges);
-    size_t cap = pow2_at_least(2 * n + 2);
+    size_t cap = ns_tok_pow2(2 * n + 2);
     if (!(tok->merges.slots = malloc(cap * sizeof *tok->merges.slots)))
         return ns_fail(err, NS_ERR_NOMEM, "%s: cannot allocate %zu merge rules", path, n);
     for (size_t i = 0; i < cap; i++)
@@ -547,13 +534,8 @@ static int32_t id_of_content(const ns_tokenizer *tok, const char *content)
     for (size_t i = 0; i < hf->n_added; i++)
         if (strcmp(hf->added[i].content, content) == 0)
             return hf->added[i].id;
-    uint32_t cp[256];
     int16_t dec[NS_BYTE_UNICODE_SPAN];
-    ns_byte_to_unicode(cp);
-    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
-        dec[i] = -1;
-    for (int b = 0; b < 256; b++)
-        dec[cp[b]] = (int16_t)b;
+    ns_byte_decoder(dec);
     size_t n = strlen(content), used = 0;
     char *buf = malloc(n + 1);
     int32_t id = -1;

@@ -26,6 +26,16 @@ void ns_byte_to_unicode(uint32_t cp[256])
     }
 }
 
+void ns_byte_decoder(int16_t dec[NS_BYTE_UNICODE_SPAN])
+{
+    uint32_t cp[256];
+    ns_byte_to_unicode(cp);
+    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
+        dec[i] = -1;
+    for (int b = 0; b < 256; b++)
+        dec[cp[b]] = (int16_t)b;
+}
+
 uint64_t ns_tok_hash(const void *data, size_t len)
 {
     const unsigned char *p = data;
@@ -121,6 +131,11 @@ static void vocab_insert(ns_tokenizer *tok, uint32_t id)
     while (tok->vocab_slots[i] != 0)
         i = (i + 1) & tok->vocab_mask;
     tok->vocab_slots[i] = id + 1;
+}
+
+size_t ns_tok_pow2(size_t n)
+{
+    return pow2_at_least(n);
 }
 
 void ns_tok_vocab_insert(ns_tokenizer *tok, uint32_t id)
@@ -419,13 +434,8 @@ static int load_gpt2(const char *dir, ns_tokenizer **out, ns_err *err)
     }
     tok->merges_path = merges_path;
     merges_path = NULL;
-    uint32_t cp[256];
     int16_t dec[NS_BYTE_UNICODE_SPAN];
-    ns_byte_to_unicode(cp);
-    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
-        dec[i] = -1;
-    for (int b = 0; b < 256; b++)
-        dec[cp[b]] = (int16_t)b;
+    ns_byte_decoder(dec);
     if ((rc = load_vocab(tok, vocab_path, dec, err)) != NS_OK)
         goto fail;
     if ((rc = load_merges(tok, tok->merges_path, vocab_path, dec, err)) != NS_OK)

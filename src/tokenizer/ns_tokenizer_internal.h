@@ -23,6 +23,9 @@
  * themselves, the other 68 bytes to 256, 257, ... in byte order. */
 void ns_byte_to_unicode(uint32_t cp[256]);
 
+/* The inverse of the map: dec[code point] = byte, -1 outside GPT-2's alphabet. */
+void ns_byte_decoder(int16_t dec[NS_BYTE_UNICODE_SPAN]);
+
 /* 64-bit FNV-1a hash of a byte string. */
 uint64_t ns_tok_hash(const void *data, size_t len);
 
@@ -73,6 +76,7 @@ void ns_pretok_free(ns_pretok *it);
 int ns_tok_unmap(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n, char *buf,
                  size_t *used);
 void ns_tok_vocab_insert(ns_tokenizer *tok, uint32_t id);
+size_t ns_tok_pow2(size_t n); /* the least power of two >= n (at least 16) */
 void ns_tok_merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged);
 int ns_tokens_reserve(ns_tokens *t, size_t extra, ns_err *err);
 /* BPE of one pre-token's bytes with Hugging Face's kernel and options (ignore_merges, byte
