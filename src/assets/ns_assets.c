@@ -819,7 +819,8 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
     snprintf(out->source, sizeof out->source, "path");
     snprintf(out->path, sizeof out->path, "%s", real);
     if (strcmp(kind, "corpus") == 0 || (strcmp(kind, "data") == 0 && S_ISREG(sb.st_mode)) ||
-        (strcmp(kind, "tokenizer") == 0 && S_ISREG(sb.st_mode))) { /* a tokenizer.json */
+        (strcmp(kind, "tokenizer") == 0 && S_ISREG(sb.st_mode) && ns_str_ends_with(real, ".json"))) {
+        /* a corpus, a data file, or a tokenizer.json */
         if (!S_ISREG(sb.st_mode))
             return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a file, this is not a regular file",
                            path, kind);
@@ -830,8 +831,8 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         return NS_OK; /* a data directory has no single identifying file */
     } else {
         if (!S_ISDIR(sb.st_mode))
-            return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory, this is not one",
-                           path, kind);
+            return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory%s, this is not one",
+                           path, kind, strcmp(kind, "tokenizer") == 0 ? " or a tokenizer.json file" : "");
         static const char *const model_files[] = {"model.safetensors", NULL};
         static const char *const tok_files[] = {"tokenizer.json", "vocab.bpe", "merges.txt", NULL};
         const char *const *cand = strcmp(kind, "model") == 0 ? model_files : tok_files;
