@@ -47,6 +47,9 @@ typedef struct ns_asset_file {
     char *mirror_path;   /* relative to the mirror directory; NULL when none */
     char **urls;         /* download locations, tried in order */
     size_t n_urls;
+    char *archive_file;  /* "from_archive": made by extracting archive_member from this earlier
+                            file of the set (a package, e.g. an npm tarball); NULL when none */
+    char *archive_member;
 } ns_asset_file;
 
 /* A named set of files that live together in one directory of the assets directory. */
