@@ -253,8 +253,10 @@ done:
 }
 
 /* Add a merge rule; returns -1 (nothing added) when the pair already has one, its rank in *first
- * (GPT-2's dict(zip(merges, range(n))) would silently keep the later rank: such a file is broken,
- * and the text would tokenize differently from the tokenizer it was meant to be). */
+ * (GPT-2's dict(zip(merges, range(n))) would silently keep the later rank: such a vocab.bpe is
+ * broken, and the text would tokenize differently from the tokenizer it was meant to be). With
+ * first NULL (tokenizer.json) a repeated pair takes its later rank, as the tokenizers library's
+ * merge map does. */
 static int merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged,
                       int32_t *first)
 {
@@ -262,11 +264,12 @@ static int merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, i
     size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
     while (m->slots[i].key != NS_MERGE_EMPTY && m->slots[i].key != key)
         i = (i + 1) & m->mask;
-    if (m->slots[i].key == key) {
+    if (m->slots[i].key == key && first) {
         *first = m->slots[i].rank;
         return -1;
     }
-    m->count++;
+    if (m->slots[i].key != key)
+        m->count++;
     m->slots[i] = (ns_merge_entry){key, rank, merged};
     return 0;
 }
@@ -306,7 +309,7 @@ static int check_complete(const ns_tokenizer *tok, const char *path, const char 
 
 void ns_tok_merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
 {
-    merges_put(m, left, right, rank, merged);
+    merges_put(m, left, right, rank, merged, NULL);
 }
 
 /* Look up one side of a merge line; fills err naming the line on failure. */
