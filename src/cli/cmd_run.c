@@ -150,8 +150,10 @@ int ns_cmd_run(int argc, char **argv)
     int rank, size;
     ns_hold hold;
     int started = ns_cli_mpi_start("run", "sweep", &hold, &stop, &rank, &size);
-    if (started != NS_EXIT_OK)
+    if (started != NS_EXIT_OK) {
+        free(sweep_path);
         return started;
+    }
     char *cmd = ns_cli_command_line(argc, argv, size), *seg = segment_info();
     opt.command_line = cmd;
     opt.segment_info = seg;
