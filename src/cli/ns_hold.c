@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const points[] = {"mpi-init", "opened", "journal", "task", "step"};
+static const char *const points[] = {"mpi-init", "opened", "journal", "task", "step", "temp"};
 
 /* The n characters at s as a decimal count: 1 to 9 digits, nothing else. 0, or -1. */
 static int parse_count(const char *s, size_t n, unsigned long long *out)
@@ -60,7 +60,7 @@ int ns_hold_init(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop)
     }
     if (!ok || *p) {
         fprintf(stderr, "normsweep %s: NORMSWEEP_TEST_HOLD='%s': expected POINT[:COUNT][@RANK] "
-                "with POINT one of mpi-init, opened, journal, task, step\n", cmd, spec);
+                "with POINT one of mpi-init, opened, journal, task, step, temp\n", cmd, spec);
         return -1;
     }
     h->dir = getenv("NORMSWEEP_TEST_HOLD_DIR");
