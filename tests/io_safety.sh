@@ -99,6 +99,15 @@ kill -TERM "$pid"; wait "$pid"; rc=$?
 [ $rc -eq 3 ] || { cat logd >&2; fail "dump SIGTERM: exit $rc, expected 3"; }
 same_stderr logd "normsweep dump: interrupted by SIGTERM; d.nc was not written (its temporary is removed)"
 ls d.nc* > /dev/null 2>&1 && fail "dump SIGTERM left $(ls d.nc*)"
+# held and released, a writer goes on to the same bytes; a misspelt point is refused (exit 2)
+start_held temp pid logmh mkmodel --layers 2 --heads 2 --embd 8 --ctx 64 --vocab 50257 --out mh > /dev/null
+release; wait "$pid" || { cat logmh >&2; fail "mkmodel held and released"; }
+cmp mh/model.safetensors m/model.safetensors && cmp mh/config.json m/config.json ||
+  fail "mkmodel held and released: other bytes"
+NORMSWEEP_TEST_HOLD=tmp NORMSWEEP_TEST_HOLD_DIR=$work "$NORMSWEEP" mkmodel --layers 2 --heads 2 \
+  --embd 8 --ctx 64 --vocab 50257 --out mx > /dev/null 2> logmx; rc=$?
+[ $rc -eq 2 ] && grep -q "NORMSWEEP_TEST_HOLD='tmp': expected POINT" logmx && [ ! -e mx ] ||
+  { cat logmx >&2; fail "mkmodel with a misspelt hold: exit $rc, expected 2 and nothing written"; }
 echo "ok 2 - SIGTERM to mkmodel, archive, verify, dump: exit 3, no temporary left"
 
 # (3) temporaries of dead processes go at the next start (a line says so), a live one stays.
