@@ -87,10 +87,8 @@ int ns_cmd_archive(int argc, char **argv)
     volatile sig_atomic_t *stop = ns_cli_catch_stop();
     o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_init(&hold, "archive", stop) != 0)
+    if (ns_hold_setup(&hold, "archive", stop, &o.hold, &o.hold_user) != 0)
         return NS_EXIT_USAGE;
-    o.hold = ns_hold_hook(&hold);
-    o.hold_user = &hold;
     ns_cli_tmp_watch("archive", o.out);
     ns_err err;
     ns_err_clear(&err);

@@ -141,10 +141,8 @@ int ns_cmd_mkmodel(int argc, char **argv)
     volatile sig_atomic_t *stop = ns_cli_catch_stop();
     mo.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_init(&hold, "mkmodel", stop) != 0)
+    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hold, &mo.hold_user) != 0)
         return NS_EXIT_USAGE;
-    mo.hold = ns_hold_hook(&hold);
-    mo.hold_user = &hold;
     char *files[2] = {ns_path_join(out, NS_MKMODEL_WEIGHTS), ns_path_join(out, NS_MKMODEL_CONFIG)};
     for (int k = 0; k < 2; k++)
         if (files[k])

@@ -129,10 +129,8 @@ int ns_cmd_verify(int argc, char **argv)
     volatile sig_atomic_t *stop = ns_cli_catch_stop();
     o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_init(&hold, "verify", stop) != 0)
+    if (ns_hold_setup(&hold, "verify", stop, &o.hold, &o.hold_user) != 0)
         return NS_EXIT_USAGE;
-    o.hold = ns_hold_hook(&hold);
-    o.hold_user = &hold;
     ns_cli_tmp_watch_dirs("verify", o.tmpdir ? o.tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX);
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);

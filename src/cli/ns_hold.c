@@ -127,3 +127,13 @@ void (*ns_hold_hook(const ns_hold *h))(void *, const char *, unsigned long long)
 {
     return h->point[0] ? ns_hold_at : NULL;
 }
+
+int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop,
+                  void (**fn)(void *, const char *, unsigned long long), void **user)
+{
+    if (ns_hold_init(h, cmd, stop) != 0)
+        return -1;
+    *fn = ns_hold_hook(h);
+    *user = h;
+    return 0;
+}

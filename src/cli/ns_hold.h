@@ -40,4 +40,8 @@ void ns_hold_at(void *user, const char *point, unsigned long long count);
 /* The hook to pass to the library: ns_hold_at when a hold is set, else NULL. */
 void (*ns_hold_hook(const ns_hold *h))(void *, const char *, unsigned long long);
 
+/* ns_hold_init, then the hook pair a library's options take: *fn = ns_hold_hook(h), *user = h. */
+int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop,
+                  void (**fn)(void *, const char *, unsigned long long), void **user);
+
 #endif
