@@ -74,18 +74,6 @@ whole_records() {
     fail "$1: $size bytes are not a header and whole records of $((88 + plen)) bytes"
   echo "$k"
 }
-# start_held POINT PID-VAR LOG ARGS...: normsweep ARGS in the background (stderr to LOG), held at
-# POINT (tests/hold.sh); once it is held, its pid in PID-VAR
-start_held() {
-  sh_point=$1 sh_var=$2 sh_log=$3; shift 3
-  hold_at "$sh_point"
-  "$NORMSWEEP" "$@" 2> "$sh_log" &
-  sh_pid=$!
-  hold_off
-  sh_held=$(wait_held $sh_pid) || exit 1
-  [ "$sh_held" = "$sh_pid" ] || fail "$sh_log: the held process is not normsweep's"
-  eval "$sh_var=\$sh_pid"
-}
 # tmpfs DIR SIZE [ro]: a small tmpfs, unmounted by the EXIT trap
 tmpfs() {
   mkdir -p "$1" && mount -t tmpfs -o "size=$2${3:+,$3}" tmpfs "$1" 2> /dev/null || return 1

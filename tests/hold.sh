@@ -3,7 +3,7 @@
 # the test-only hold of src/cli/ns_hold.h, described in docs/RELIABILITY.md ("How the tests hold
 # a run"). A test never starts a run and hopes it is still running when it acts: it waits for the
 # hold's marker, which the run writes at the point itself, however fast or slow the machine.
-# Needs $work (the test's directory) and fail().
+# Needs $work (the test's directory) and fail(); start_held also $NORMSWEEP.
 
 # hold_at POINT[:COUNT][@RANK]: normsweep processes started from here on hold at that point
 # (NORMSWEEP_TEST_HOLD, with NORMSWEEP_TEST_HOLD_DIR=$work/hold, emptied); until hold_off. A
@@ -36,3 +36,16 @@ held_field() { cut -d' ' -f"$1" "$work/hold/held"; }
 
 # release: the held process goes on (a stop signal sent to it while held also ends the hold)
 release() { : > "$work/hold/release"; }
+
+# start_held POINT PID-VAR LOG ARGS...: $NORMSWEEP ARGS in the background (stderr to LOG), held at
+# POINT; once it is held (it is the held process itself, not a launcher), its pid in PID-VAR
+start_held() {
+  sh_point=$1 sh_var=$2 sh_log=$3; shift 3
+  hold_at "$sh_point"
+  "$NORMSWEEP" "$@" 2> "$sh_log" &
+  sh_pid=$!
+  hold_off
+  sh_held=$(wait_held $sh_pid) || exit 1
+  [ "$sh_held" = "$sh_pid" ] || fail "$sh_log: the held process is not normsweep's"
+  eval "$sh_var=\$sh_pid"
+}

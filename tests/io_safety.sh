@@ -3,7 +3,8 @@
 # with different checkpoint directories but one output (the second is refused while the first
 # runs; the first completes; no OUTPUT.lock is left); (2) SIGTERM to mkmodel, archive, verify and
 # dump while they write their temporary (exit 3, the exact message, no temporary and no
-# extraction directory left); (3) temporaries left by dead processes are removed at the next
+# extraction directory left); the runs acted on in (1) and (2) are held at a chosen point
+# (tests/hold.sh), whatever the machine's speed; (3) temporaries left by dead processes are removed at the next
 # start, those of a running process are not; (4) an output inside the checkpoint directory named
 # through a bind mount of it (root; skipped when mounting is not possible).
 # See docs/RELIABILITY-CATALOGUE.md.
@@ -21,13 +22,6 @@ mkdir tmp
 TMPDIR=$work/tmp; export TMPDIR
 NORMSWEEP_OFFLINE=1; export NORMSWEEP_OFFLINE
 
-# wait_for GLOB: until a path matching GLOB exists (60 s at most)
-wait_for() {
-  end=$(( $(date +%s) + 60 ))
-  while ! ls -d $1 > /dev/null 2>&1; do
-    [ "$(date +%s)" -lt $end ] || fail "nothing matched $1 after 60 s"; sleep 0.01
-  done
-}
 # same_stderr FILE LINE...: FILE holds exactly these lines
 same_stderr() {
   f=$1; shift
@@ -50,13 +44,12 @@ grid: {L: [16, 32], N: [1, 4], T: [1.0]}
 EOF
 
 # (1) one output, two checkpoint directories: the second run is refused while the first holds
-# OUTPUT.lock (stopped with SIGSTOP once it took it), the first then completes.
-"$NORMSWEEP" run s.yaml --output o.nc --checkpoint-dir ckA 2> logA &
-pidA=$!
-wait_for o.nc.lock
-kill -STOP "$pidA"
+# OUTPUT.lock (held at journal:1, one task recorded: it took the lock before it opened the
+# sweep), the first then completes once released.
+start_held journal:1 pidA logA run s.yaml --output o.nc --checkpoint-dir ckA
+[ -e o.nc.lock ] || fail "the first run, held at journal:1, has no o.nc.lock"
 "$NORMSWEEP" run s.yaml --output o.nc --checkpoint-dir ckB 2> logB; rc=$?
-kill -CONT "$pidA"
+release
 [ $rc -eq 2 ] || { cat logB >&2; fail "second run on one output: exit $rc, expected 2"; }
 grep -qx "normsweep run: output o.nc is being written by another normsweep run (host $(hostname), pid $pidA, since .*: normsweep run s.yaml --output o.nc --checkpoint-dir ckA); wait for it to end or choose another output" logB ||
   { cat logB >&2; fail "second run: message"; }
@@ -70,10 +63,12 @@ wait "$pidA" || { cat logA >&2; fail "the first run failed"; }
 [ -e o2.nc.lock ] && fail "o2.nc.lock left after the run"
 echo "ok 1 - one output, two checkpoint directories: the second run refused, exit 2"
 
-# (2) SIGTERM while a temporary is being written: exit 3, nothing left.
-"$NORMSWEEP" mkmodel --preset gpt2 --out mg 2> logmk &
-pid=$!
-wait_for 'mg/model.safetensors.tmp.*'
+# (2) SIGTERM while a temporary is being written: exit 3, nothing left. Each command is held at
+# "temp" (its temporary exists, it has not finished), which the signal ends.
+# held_with GLOB: what the held process has made exists (its temporary)
+held_with() { ls -d $1 > /dev/null 2>&1 || fail "held at temp without $1"; }
+start_held temp pid logmk mkmodel --preset gpt2 --out mg
+held_with "mg/model.safetensors.tmp.$pid"
 kill -TERM "$pid"; wait "$pid"; rc=$?
 [ $rc -eq 3 ] || { cat logmk >&2; fail "mkmodel SIGTERM: exit $rc, expected 3"; }
 same_stderr logmk "normsweep mkmodel: interrupted by SIGTERM; mg/model.safetensors was not written (its temporary is removed)"
@@ -81,33 +76,38 @@ same_stderr logmk "normsweep mkmodel: interrupted by SIGTERM; mg/model.safetenso
 
 mkdir -p run/logs
 cp o.nc run/o.nc && cp -r ckA run/checkpoint
-head -c 30000000 /dev/urandom > run/logs/big.log   # incompressible: seconds of gzip
-"$NORMSWEEP" archive run --out a.tar.gz -q 2> logar &
-pid=$!
-wait_for 'a.tar.gz.tmp.*'
+echo "a log" > run/logs/run.log
+start_held temp pid logar archive run --out a.tar.gz -q
+held_with "a.tar.gz.tmp.$pid"
 kill -TERM "$pid"; wait "$pid"; rc=$?
 [ $rc -eq 3 ] || { cat logar >&2; fail "archive SIGTERM: exit $rc, expected 3"; }
 same_stderr logar "normsweep archive: interrupted by SIGTERM; a.tar.gz was not written (its temporary is removed)"
 ls a.tar.gz* > /dev/null 2>&1 && fail "archive SIGTERM left $(ls a.tar.gz*)"
 
 "$NORMSWEEP" archive run --out a.tar.gz -q 2> /dev/null || fail "archive"
-"$NORMSWEEP" verify a.tar.gz --offline > /dev/null 2> logv &
-pid=$!
-wait_for "$TMPDIR/normsweep-verify.$pid.*"
+start_held temp pid logv verify a.tar.gz --offline > /dev/null
+held_with "$TMPDIR/normsweep-verify.$pid.*"
 kill -TERM "$pid"; wait "$pid"; rc=$?
 [ $rc -eq 3 ] || { cat logv >&2; fail "verify SIGTERM: exit $rc, expected 3"; }
 same_stderr logv "normsweep verify: interrupted by SIGTERM; the verification did not finish (its extraction directory is removed)"
 [ -n "$(ls -A "$TMPDIR")" ] && fail "verify SIGTERM left $(ls -A "$TMPDIR")"
 
-"$NORMSWEEP" dump --model "$NS_TEST_MODEL_DIR" --tokenizer "$NS_TEST_TOKENIZER_DIR" \
-  --text "$NS_TEST_CORPUS" --offset 0 --length 1024 --N 1,2,4,8,16,32,64 --T 0.1,1,10 \
-  --out d.nc 2> logd &
-pid=$!
-wait_for 'd.nc.tmp.*'
+start_held temp pid logd dump --model "$NS_TEST_MODEL_DIR" --tokenizer "$NS_TEST_TOKENIZER_DIR" \
+  --text "$NS_TEST_CORPUS" --offset 0 --length 1024 --N 1,2,4,8,16,32,64 --T 0.1,1,10 --out d.nc
+held_with "d.nc.tmp.$pid"
 kill -TERM "$pid"; wait "$pid"; rc=$?
 [ $rc -eq 3 ] || { cat logd >&2; fail "dump SIGTERM: exit $rc, expected 3"; }
 same_stderr logd "normsweep dump: interrupted by SIGTERM; d.nc was not written (its temporary is removed)"
 ls d.nc* > /dev/null 2>&1 && fail "dump SIGTERM left $(ls d.nc*)"
+# held and released, a writer goes on to the same bytes; a misspelt point is refused (exit 2)
+start_held temp pid logmh mkmodel --layers 2 --heads 2 --embd 8 --ctx 64 --vocab 50257 --out mh > /dev/null
+release; wait "$pid" || { cat logmh >&2; fail "mkmodel held and released"; }
+cmp mh/model.safetensors m/model.safetensors && cmp mh/config.json m/config.json ||
+  fail "mkmodel held and released: other bytes"
+NORMSWEEP_TEST_HOLD=tmp NORMSWEEP_TEST_HOLD_DIR=$work "$NORMSWEEP" mkmodel --layers 2 --heads 2 \
+  --embd 8 --ctx 64 --vocab 50257 --out mx > /dev/null 2> logmx; rc=$?
+[ $rc -eq 2 ] && grep -q "NORMSWEEP_TEST_HOLD='tmp': expected POINT" logmx && [ ! -e mx ] ||
+  { cat logmx >&2; fail "mkmodel with a misspelt hold: exit $rc, expected 2 and nothing written"; }
 echo "ok 2 - SIGTERM to mkmodel, archive, verify, dump: exit 3, no temporary left"
 
 # (3) temporaries of dead processes go at the next start (a line says so), a live one stays.

@@ -285,8 +285,9 @@ static int check_out_path(const char *out, const ns_archive_source *src, size_t 
 }
 
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err)
+                     ns_archive_list *written, const ns_archive_hooks *hooks, ns_err *err)
 {
+    const volatile sig_atomic_t *stop = hooks ? hooks->stop : NULL;
     int rc = NS_OK;
     ns_archive_list list;
     memset(&list, 0, sizeof list);
@@ -336,6 +337,8 @@ int ns_archive_write(const char *out, const char *top, const ns_archive_source *
         goto done;
     }
     opened = 1;
+    if (hooks && hooks->hold) /* test only: NULL but in a test that holds the writer */
+        hooks->hold(hooks->hold_user, "temp", 0);
     time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
         char hex[NS_SHA256_HEX_LEN + 1];

@@ -24,6 +24,11 @@ typedef struct ns_verify_options {
     const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
     const volatile sig_atomic_t *stop; /* non-zero: stop (NS_ERR_INTERRUPTED), the extraction
                                           directory removed */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called with point "temp" and count 0 once the extraction directory exists, before the
+     * archive is read and the stop flag looked at. */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "archive/ns_run_archive.h"
 
 static void usage(FILE *out)
@@ -83,7 +84,11 @@ int ns_cmd_archive(int argc, char **argv)
     }
     o.run_dir = argv[optind];
     o.log = quiet ? NULL : log_line;
-    o.stop = ns_cli_catch_stop();
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    o.stop = stop;
+    ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
+    if (ns_hold_setup(&hold, "archive", stop, &o.hold, &o.hold_user) != 0)
+        return NS_EXIT_USAGE;
     ns_cli_tmp_watch("archive", o.out);
     ns_err err;
     ns_err_clear(&err);

@@ -18,6 +18,7 @@
 
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_file.h"
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
@@ -518,8 +519,9 @@ static int check_out_paths(const dump_opts *o, const dump_run_state *s, ns_err *
     return rc;
 }
 
-/* The whole command after option parsing; returns an ns_status with err filled. */
-static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
+/* The whole command after option parsing; returns an ns_status with err filled. hold: the
+ * test-only hold (cli/ns_hold.h), at "temp" once the file's temporary exists. */
+static int dump_run(dump_opts *o, ns_hold *hold, int argc, char **argv, ns_err *err)
 {
     dump_run_state s;
     memset(&s, 0, sizeof s);
@@ -548,6 +550,7 @@ static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
         (rc = ns_rows_new(&s.plan, s.model, NS_KERNEL_FAST, &s.rows, err)) ||
         (rc = create_file(o, &s, argc, argv, err)))
         goto done;
+    ns_hold_at(hold, "temp", 0); /* test only: returns at once unless a test holds the dump */
     ns_rows_hooks hooks = {.layer = write_layer, .layer_user = &s};
     if ((rc = ns_rows_run(s.rows, 0, s.corpus.tokens.ids + o->offset, &hooks, s.payload, err)))
         goto done;
@@ -575,8 +578,13 @@ int ns_cmd_dump(int argc, char **argv)
     else if (rc != NS_OK)
         status = ns_cli_report("dump", &err);
     else {
+        ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp */
+        if (ns_hold_init(&hold, "dump", ns_cli_catch_stop()) != 0) {
+            ns_sweep_config_free(&o.cfg);
+            return NS_EXIT_USAGE;
+        }
         ns_cli_tmp_watch("dump", o.out); /* stale temporaries of --out go; ours at exit */
-        if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK) {
+        if ((rc = dump_run(&o, &hold, argc, argv, &err)) != NS_OK) {
             ns_cli_name_signal(&err, *ns_cli_catch_stop());
             status = ns_cli_report("dump", &err);
         }

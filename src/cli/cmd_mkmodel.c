@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_file.h"
 #include "common/ns_range.h"
 #include "model/ns_mkmodel.h"
@@ -137,7 +138,11 @@ int ns_cmd_mkmodel(int argc, char **argv)
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
     /* SIGTERM/SIGINT/SIGUSR1 stop the writer, which removes its temporary (exit 3) */
-    mo.stop = ns_cli_catch_stop();
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    mo.stop = stop;
+    ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
+    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hold, &mo.hold_user) != 0)
+        return NS_EXIT_USAGE;
     char *files[2] = {ns_path_join(out, NS_MKMODEL_WEIGHTS), ns_path_join(out, NS_MKMODEL_CONFIG)};
     for (int k = 0; k < 2; k++)
         if (files[k])

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_range.h"
 #include "common/ns_tmp.h"
 #include "archive/ns_verify.h"
@@ -125,7 +126,11 @@ int ns_cmd_verify(int argc, char **argv)
     }
     o.archive = argv[optind];
     /* a signal stops the verification, which removes its extraction directory (exit 3) */
-    o.stop = ns_cli_catch_stop();
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    o.stop = stop;
+    ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
+    if (ns_hold_setup(&hold, "verify", stop, &o.hold, &o.hold_user) != 0)
+        return NS_EXIT_USAGE;
     ns_cli_tmp_watch_dirs("verify", o.tmpdir ? o.tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX);
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const points[] = {"mpi-init", "opened", "journal", "task", "step"};
+static const char *const points[] = {"mpi-init", "opened", "journal", "task", "step", "temp"};
 
 /* The n characters at s as a decimal count: 1 to 9 digits, nothing else. 0, or -1. */
 static int parse_count(const char *s, size_t n, unsigned long long *out)
@@ -60,7 +60,7 @@ int ns_hold_init(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop)
     }
     if (!ok || *p) {
         fprintf(stderr, "normsweep %s: NORMSWEEP_TEST_HOLD='%s': expected POINT[:COUNT][@RANK] "
-                "with POINT one of mpi-init, opened, journal, task, step\n", cmd, spec);
+                "with POINT one of mpi-init, opened, journal, task, step, temp\n", cmd, spec);
         return -1;
     }
     h->dir = getenv("NORMSWEEP_TEST_HOLD_DIR");
@@ -126,4 +126,14 @@ void ns_hold_at(void *user, const char *point, unsigned long long count)
 void (*ns_hold_hook(const ns_hold *h))(void *, const char *, unsigned long long)
 {
     return h->point[0] ? ns_hold_at : NULL;
+}
+
+int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop,
+                  void (**fn)(void *, const char *, unsigned long long), void **user)
+{
+    if (ns_hold_init(h, cmd, stop) != 0)
+        return -1;
+    *fn = ns_hold_hook(h);
+    *user = h;
+    return 0;
 }

@@ -31,6 +31,11 @@ typedef struct ns_mkmodel_opts {
                                (a trainer's record); a member named like a written key is refused */
     const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop: the
                                temporary is removed and NS_ERR_INTERRUPTED returned */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called with point "temp" and count 0 once model.safetensors's temporary holds its header,
+     * before the first tensor is written and the stop flag looked at. */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_mkmodel_opts;
 
 /* The two files of a model directory. */
