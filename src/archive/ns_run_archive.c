@@ -451,7 +451,8 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
             o->log(o->log_user, line);
         }
     }
-    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, err);
+    ns_archive_hooks hooks = {.stop = o->stop, .hold = o->hold, .hold_user = o->hold_user};
+    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, &hooks, err);
 done:
     free(nc);
     free(nc_member);

@@ -4,6 +4,7 @@
 #ifndef NS_RUN_ARCHIVE_H
 #define NS_RUN_ARCHIVE_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "common/ns_error.h"
@@ -19,6 +20,11 @@ typedef struct ns_run_archive_options {
     int with_model;              /* pack the model's files (model/): a rerun needs no copy */
     void (*log)(void *user, const char *line); /* one line per member added; NULL: silent */
     void *log_user;
+    const volatile sig_atomic_t *stop; /* non-zero: stop writing, no archive (NS_ERR_INTERRUPTED) */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called with point "temp" and count 0 once the archive's temporary is open (ns_archive_hooks). */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_run_archive_options;
 
 /* Pack a finished run into o->out (atomically). Errors the user can cause (missing run

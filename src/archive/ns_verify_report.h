@@ -5,6 +5,7 @@
 #ifndef NS_VERIFY_REPORT_H
 #define NS_VERIFY_REPORT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,13 @@ typedef struct ns_verify_options {
     void (*progress)(void *user, const char *line, int live);
     void *progress_user;
     int progress_live;
+    const volatile sig_atomic_t *stop; /* non-zero: stop (NS_ERR_INTERRUPTED), the extraction
+                                          directory removed */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called with point "temp" and count 0 once the extraction directory exists, before the
+     * archive is read and the stop flag looked at. */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

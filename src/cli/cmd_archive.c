@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "archive/ns_run_archive.h"
 
 static void usage(FILE *out)
@@ -38,7 +39,8 @@ static void usage(FILE *out)
             "  -q, --quiet           do not list the members\n"
             "  -h, --help            show this help\n"
             "\n"
-            "Exit status: 0 written, 1 I/O failure, 2 bad options or an unusable run directory.\n");
+            "Exit status: 0 written, 1 I/O failure, 2 bad options or an unusable run directory,\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 (nothing written).\n");
 }
 
 static void log_line(void *user, const char *line)
@@ -93,10 +95,18 @@ int ns_cmd_archive(int argc, char **argv)
     }
     o.run_dir = argv[optind];
     o.log = quiet ? NULL : log_line;
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    o.stop = stop;
+    ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
+    if (ns_hold_setup(&hold, "archive", stop, &o.hold, &o.hold_user) != 0)
+        return NS_EXIT_USAGE;
+    ns_cli_tmp_watch("archive", o.out);
     ns_err err;
     ns_err_clear(&err);
-    if (ns_run_archive(&o, &err) != NS_OK)
+    if (ns_run_archive(&o, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *o.stop);
         return ns_cli_report("archive", &err);
+    }
     fprintf(stderr, "normsweep archive: wrote %s\n", o.out);
     return NS_EXIT_OK;
 }

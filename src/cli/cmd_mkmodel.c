@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
+#include "common/ns_file.h"
+#include "common/ns_range.h"
 #include "model/ns_mkmodel.h"
 
 static void usage(FILE *out)
@@ -50,7 +53,12 @@ int ns_cmd_mkmodel(int argc, char **argv)
     const char *preset = NULL, *out = NULL, *dtype_s = "f32";
     /* dims: layers, heads, embd, ctx, vocab, inner (0 = not given) */
     static const char *dim_names[] = {"--layers", "--heads", "--embd", "--ctx", "--vocab", "--inner"};
-    unsigned long long dims[6] = {0}, seed = 0;
+    /* their ranges (model/ns_mkmodel.h): none holds 0, which stands for "not given" */
+    static const ns_range *const dim_ranges[] = {
+        &ns_mkmodel_range_layers, &ns_mkmodel_range_heads, &ns_mkmodel_range_embd,
+        &ns_mkmodel_range_ctx,    &ns_mkmodel_range_vocab, &ns_mkmodel_range_inner};
+    static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+    uint64_t dims[6] = {0}, seed = 0;
     ns_err err;
     ns_err_clear(&err);
 
@@ -64,18 +72,13 @@ int ns_cmd_mkmodel(int argc, char **argv)
         case O_OUT: out = optarg; break;
         case O_DTYPE: dtype_s = optarg; break;
         case O_SEED:
-            if (ns_cli_parse_u64(optarg, &seed) != 0) {
-                fprintf(stderr, "normsweep mkmodel: --seed '%s' is not an integer in 0..2^64-1\n", optarg);
-                return NS_EXIT_USAGE;
-            }
+            if (ns_range_parse_u64(&r_seed, "--seed", optarg, &seed, &err) != NS_OK)
+                return ns_cli_report("mkmodel", &err);
             break;
         case O_LAYERS: case O_HEADS: case O_EMBD: case O_CTX: case O_VOCAB: case O_INNER: {
             int k = c - O_LAYERS;
-            if (ns_cli_parse_u64(optarg, &dims[k]) != 0 || dims[k] == 0) {
-                fprintf(stderr, "normsweep mkmodel: %s '%s' is not a positive integer\n", dim_names[k],
-                        optarg);
-                return NS_EXIT_USAGE;
-            }
+            if (ns_range_parse_u64(dim_ranges[k], dim_names[k], optarg, &dims[k], &err) != NS_OK)
+                return ns_cli_report("mkmodel", &err);
             break;
         }
         case ':':
@@ -124,10 +127,6 @@ int ns_cmd_mkmodel(int argc, char **argv)
     for (int k = 0; k < 6; k++) {
         if (!dims[k])
             continue;
-        if (dims[k] > (1ull << 30)) {
-            fprintf(stderr, "normsweep mkmodel: %s %llu is too large\n", dim_names[k], dims[k]);
-            return NS_EXIT_USAGE;
-        }
         *field[k] = (size_t)dims[k];
     }
     if (dims[2] && !dims[5] && preset)
@@ -138,11 +137,26 @@ int ns_cmd_mkmodel(int argc, char **argv)
         mo.config.ln_eps = 1e-5;
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
-    if (ns_mkmodel_write(out, &mo, &err) != NS_OK)
+    /* SIGTERM/SIGINT/SIGUSR1 stop the writer, which removes its temporary (exit 3) */
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    mo.stop = stop;
+    ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
+    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hold, &mo.hold_user) != 0)
+        return NS_EXIT_USAGE;
+    char *files[2] = {ns_path_join(out, NS_MKMODEL_WEIGHTS), ns_path_join(out, NS_MKMODEL_CONFIG)};
+    for (int k = 0; k < 2; k++)
+        if (files[k])
+            ns_cli_tmp_watch("mkmodel", files[k]);
+    free(files[0]);
+    free(files[1]);
+    if (ns_mkmodel_write(out, &mo, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *mo.stop);
         return ns_cli_report("mkmodel", &err);
+    }
     printf("normsweep mkmodel: wrote %s/model.safetensors and %s/config.json "
            "(n_layer %zu, n_head %zu, n_embd %zu, n_ctx %zu, vocab %zu, %zu parameters, %s, seed %llu)\n",
            out, out, mo.config.n_layer, mo.config.n_head, mo.config.n_embd, mo.config.n_ctx,
-           mo.config.vocab_size, ns_mkmodel_param_count(&mo.config), dtype_s, seed);
+           mo.config.vocab_size, ns_mkmodel_param_count(&mo.config), dtype_s,
+           (unsigned long long)seed);
     return NS_EXIT_OK;
 }

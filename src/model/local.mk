@@ -8,6 +8,7 @@ src_model_libns_model_a_SOURCES = \
 	src/model/ns_mkmodel.c \
 	src/model/ns_gpt2_kernels.c \
 	src/model/ns_gpt2_forward.c \
+	src/model/ns_gpt2_probe.c \
 	src/model/ns_gpt2_attn.c
 src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 # No contraction of a * b + c into FMA: the AVX2 kernels (src/model/ns_gpt2_kernels.c) then round

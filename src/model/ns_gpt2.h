@@ -10,11 +10,31 @@
 
 #include "analysis/ns_normalize.h"
 #include "common/ns_error.h"
+#include "common/ns_range.h"
 
 /* The attention temperature a config.json may name lies in this range (z / T stays finite in
  * double for any float logit, and training at it is meaningful). */
 #define NS_GPT2_MIN_TEMPERATURE 1e-6
 #define NS_GPT2_MAX_TEMPERATURE 1e6
+/* ... and ssmax's s (normsweep_ssmax_s). */
+#define NS_GPT2_MIN_SSMAX_S 1e-6
+#define NS_GPT2_MAX_SSMAX_S 1e6
+
+/* The same two ranges as declared values (common/ns_range.h), for every option and key that
+ * sets them: train's --temperature and --s, a training grid's temperatures: and ssmax_s:. */
+extern const ns_range ns_gpt2_range_temperature;
+extern const ns_range ns_gpt2_range_ssmax_s;
+
+/* The largest shape config.json may name (GPT-2 XL: 48 layers, 25 heads, n_embd 1600, vocab
+ * 50257, 1024 positions, n_inner 6400): every later size computation stays far from overflow.
+ * The options that set a shape (train, mkmodel) and the grid's indices take their ranges from
+ * these. */
+#define NS_GPT2_MAX_LAYER 1024u
+#define NS_GPT2_MAX_HEAD 4096u
+#define NS_GPT2_MAX_EMBD 65536u
+#define NS_GPT2_MAX_CTX 1048576u
+#define NS_GPT2_MAX_VOCAB 16777216u
+#define NS_GPT2_MAX_INNER 1048576u
 
 typedef struct ns_gpt2_config {
     size_t n_layer;
@@ -94,5 +114,12 @@ double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max);
  * L <= min(L_max, n_ctx). The LM head is not computed. fn may be NULL. */
 int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
                     size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err);
+
+/* One forward pass over tokens[0..L) through every layer (L <= n_ctx) checking that the attention
+ * logits, weights and value vectors stay finite: NS_ERR_INVALID "a forward pass over L tokens
+ * overflows float32: layer l head h: logit z[m][i] = inf is not finite (the model's weights are
+ * too large: ...)" naming the largest weight (ns_gpt2_probe.c). Validation runs it on the first
+ * tokens of the first shard. */
+int ns_gpt2_probe(const ns_gpt2_model *model, const int32_t *tokens, size_t L, ns_err *err);
 
 #endif

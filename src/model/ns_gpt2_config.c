@@ -8,15 +8,18 @@
 #include "model/ns_gpt2.h"
 #include "common/ns_file.h"
 
-/* Upper bounds that keep every later size computation (and allocation made before the weights
- * are checked) far from overflow; GPT-2 XL has n_layer 48, n_embd 1600, vocab 50257, n_positions
- * 1024, n_inner 6400. */
-#define NS_MAX_LAYER ((json_int_t)1024)
-#define NS_MAX_HEAD ((json_int_t)4096)
-#define NS_MAX_EMBD ((json_int_t)1 << 16)
-#define NS_MAX_CTX ((json_int_t)1 << 20)
-#define NS_MAX_VOCAB ((json_int_t)1 << 24)
-#define NS_MAX_INNER ((json_int_t)1 << 20)
+/* Upper bounds (ns_gpt2.h) that keep every later size computation (and allocation made before
+ * the weights are checked) far from overflow. */
+#define NS_MAX_LAYER ((json_int_t)NS_GPT2_MAX_LAYER)
+#define NS_MAX_HEAD ((json_int_t)NS_GPT2_MAX_HEAD)
+#define NS_MAX_EMBD ((json_int_t)NS_GPT2_MAX_EMBD)
+#define NS_MAX_CTX ((json_int_t)NS_GPT2_MAX_CTX)
+#define NS_MAX_VOCAB ((json_int_t)NS_GPT2_MAX_VOCAB)
+#define NS_MAX_INNER ((json_int_t)NS_GPT2_MAX_INNER)
+
+const ns_range ns_gpt2_range_temperature =
+    NS_RANGE_REAL(NS_GPT2_MIN_TEMPERATURE, NS_GPT2_MAX_TEMPERATURE, 0, NULL);
+const ns_range ns_gpt2_range_ssmax_s = NS_RANGE_REAL(NS_GPT2_MIN_SSMAX_S, NS_GPT2_MAX_SSMAX_S, 0, NULL);
 
 /* config.json is small; anything above this is not a config. */
 #define NS_CFG_MAX_BYTES ((size_t)1 << 20)
@@ -59,8 +62,8 @@ static int get_dim(const char *path, json_t *root, const char *key, int required
     return NS_OK;
 }
 
-/* A number key in [lo, hi]; *present says whether it was there. */
-static int get_number(const char *path, json_t *root, const char *key, double lo, double hi,
+/* A number key of range r; *present says whether it was there. */
+static int get_number(const char *path, json_t *root, const char *key, const ns_range *r,
                       double *out, int *present, ns_err *err)
 {
     json_t *v = json_object_get(root, key);
@@ -71,9 +74,9 @@ static int get_number(const char *path, json_t *root, const char *key, double lo
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is %s, expected a number", path, key,
                        type_name(v));
     double x = json_number_value(v);
-    if (!(x >= lo && x <= hi))
-        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %g is out of range [%g, %g]", path,
-                       key, x, lo, hi);
+    char why[256];
+    if (ns_range_check_real(r, x, why, sizeof why))
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\": %s", path, key, why);
     *out = x;
     return NS_OK;
 }
@@ -95,9 +98,10 @@ static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, 
                            json_string_value(nv));
     }
     int have;
-    NS_TRY(get_number(path, root, "normsweep_attn_temperature", NS_GPT2_MIN_TEMPERATURE,
-                      NS_GPT2_MAX_TEMPERATURE, &cfg->attn_temperature, &have, err));
-    NS_TRY(get_number(path, root, "normsweep_ssmax_s", 1e-6, 1e6, &cfg->attn_norm.s, &have, err));
+    NS_TRY(get_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,
+                      &cfg->attn_temperature, &have, err));
+    NS_TRY(get_number(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, &cfg->attn_norm.s,
+                      &have, err));
     if (cfg->attn_norm.kind == NS_NORM_SSMAX && !have)
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_ssmax_s\" is missing (required "
                        "with \"normsweep_attn_normalizer\" = \"ssmax\")", path);

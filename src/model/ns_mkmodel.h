@@ -4,12 +4,23 @@
 #ifndef NS_MKMODEL_H
 #define NS_MKMODEL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/ns_error.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_safetensors.h"
+
+/* The longest context a written model may have: the file holds an n_ctx x n_ctx causal mask per
+ * layer (Hugging Face's h.N.attn.bias buffers). */
+#define NS_MKMODEL_MAX_CTX 65536u
+
+/* The ranges of a written model's shape (common/ns_range.h), for every option that sets one
+ * (mkmodel's and train's --layers, --heads, --embd, --ctx/--positions, --vocab, --inner): what
+ * config.json may name (the model must load again) and NS_MKMODEL_MAX_CTX. */
+extern const ns_range ns_mkmodel_range_layers, ns_mkmodel_range_heads, ns_mkmodel_range_embd,
+    ns_mkmodel_range_ctx, ns_mkmodel_range_vocab, ns_mkmodel_range_inner;
 
 typedef struct ns_mkmodel_opts {
     ns_gpt2_config config; /* n_inner 0 means 4 * n_embd; ln_eps 0 means 1e-5; attn_temperature
@@ -18,7 +29,18 @@ typedef struct ns_mkmodel_opts {
     ns_st_dtype dtype;     /* NS_ST_F32, NS_ST_F16 or NS_ST_BF16 */
     const char *extra_json; /* NULL, or a JSON object whose members are added to config.json
                                (a trainer's record); a member named like a written key is refused */
+    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop: the
+                               temporary is removed and NS_ERR_INTERRUPTED returned */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called with point "temp" and count 0 once model.safetensors's temporary holds its header,
+     * before the first tensor is written and the stop flag looked at. */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_mkmodel_opts;
+
+/* The two files of a model directory. */
+#define NS_MKMODEL_WEIGHTS "model.safetensors"
+#define NS_MKMODEL_CONFIG "config.json"
 
 /* One tensor of the Hugging Face file, in file order. */
 typedef struct ns_mkmodel_tensor {
@@ -59,7 +81,8 @@ typedef int (*ns_mkmodel_fill_fn)(void *user, size_t tensor, size_t start, size_
                                   ns_err *err);
 
 /* Create out_dir (mkdir -p) and write out_dir/model.safetensors then out_dir/config.json, each
- * through a temporary name renamed into place, so a failure never leaves a partial file.
+ * through a temporary name renamed into place, so a failure never leaves a partial file (nor an
+ * out_dir this call created); temporaries of dead processes there are removed first (ns_tmp).
  * Tensor order: wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
  * mlp.c_proj, attn.bias (the mask buffer Hugging Face files carry and the loader ignores). */
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err);
