@@ -55,6 +55,12 @@ int ns_verify_lean_journal(ns_vreport *v, const char *dir, const ns_sweep_config
     for (size_t k = 0; rc == NS_OK && k < M; k++) {
         const int32_t *ids;
         uint64_t at;
+        if (o->stop && *o->stop) { /* a signal: the caller removes the extraction directory */
+            rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted after %zu of the %zu tasks of "
+                         "this lean archive; the verification did not finish (its extraction "
+                         "directory is removed)", k, M);
+            break;
+        }
         if ((rc = ns_corpus_shard(corpus, cfg->L_max, cfg->shard_first, cfg->shard_stride, k,
                                   &ids, err)) == NS_OK &&
             (rc = ns_rows_run(rows, k, ids, NULL, buf, err)) == NS_OK &&
