@@ -6,7 +6,7 @@
 
 #include "common/ns_file.h"
 #include "rows/ns_rows.h"
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 
 /* Bytes a journal record adds to its payload (head and digest), rounded up; and the slack the
  * file system keeps beside the journal. */

@@ -12,7 +12,8 @@ src_common_libns_common_a_SOURCES = \
 	src/common/ns_build.c src/common/ns_build.h \
 	src/common/ns_range.c src/common/ns_range.h \
 	src/common/ns_outpath.c src/common/ns_outpath.h \
-	src/common/ns_tmp.c src/common/ns_tmp.h
+	src/common/ns_tmp.c src/common/ns_tmp.h \
+	src/common/ns_progress.c src/common/ns_progress.h
 # ns_datadir: the installed data directory and the source and build trees, compiled in.
 src_common_libns_common_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS) $(BLAS_CFLAGS) \
 	-DNS_ABS_TOP_SRCDIR='"$(abs_top_srcdir)"' -DNS_ABS_TOP_BUILDDIR='"$(abs_top_builddir)"' \

@@ -7,7 +7,7 @@ src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep
 	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h \
 	src/sweep/ns_sweep_check.c src/sweep/ns_sweep_check.h \
 	src/sweep/ns_sweep_inputs.c src/sweep/ns_sweep_inputs.h \
-	src/sweep/ns_journal.c src/sweep/ns_journal.h src/sweep/ns_progress.c src/sweep/ns_progress.h \
+	src/sweep/ns_journal.c src/sweep/ns_journal.h \
 	src/sweep/ns_results.c src/sweep/ns_results.h \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \

@@ -13,7 +13,7 @@
 #include <signal.h>
 
 #include "common/ns_error.h"
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 
 typedef struct ns_sweep_options {
     const char *sweep_path;      /* NULL: the embedded default sweep */

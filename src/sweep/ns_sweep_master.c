@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 #include "sweep/ns_sweep_internal.h"
 
 typedef struct master {

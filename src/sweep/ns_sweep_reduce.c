@@ -13,7 +13,7 @@
 #include "analysis/ns_reduce.h"
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 #include "sweep/ns_sweep_internal.h"
 
 /* Rank 0's result store on every rank (offsets of every shard's payload, forward counts). */

@@ -6,7 +6,7 @@
  * or a stop request. */
 #include <string.h>
 
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 #include "sweep/ns_sweep_internal.h"
 
 typedef struct worker {

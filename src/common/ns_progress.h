@@ -1,6 +1,7 @@
-/* ns_progress: the sweep's progress lines (tasks done/total, shards/s, ETA), handed to a callback
- * that shows them (the CLI: a live carriage-return line on a terminal, plain lines in batch logs):
- * every 0.5 s when live, else every 10 s or 5 % of the tasks. Prints nothing itself. */
+/* ns_progress: progress lines of long work -- the sweep's tasks, a lean archive's recomputation
+ * (tasks done/total, shards/s, ETA) -- handed to a callback that shows them (the CLI: a live
+ * carriage-return line on a terminal, plain lines in batch logs): every 0.5 s when live, else
+ * every 10 s or 5 % of the tasks. Prints nothing itself. */
 #ifndef NS_PROGRESS_H
 #define NS_PROGRESS_H
 

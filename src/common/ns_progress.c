@@ -1,5 +1,5 @@
 /* ns_progress: live or periodic progress lines for the sweep (see ns_progress.h). */
-#include "sweep/ns_progress.h"
+#include "common/ns_progress.h"
 
 #include <math.h>
 #include <stdio.h>
