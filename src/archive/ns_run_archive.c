@@ -270,16 +270,23 @@ static int check_report(const char *run_dir, const char *nc, const ns_nc_info *i
     return rc;
 }
 
+/* The file the asset manifest member (NS_ARCHIVE_ASSETS) comes from; NULL when src has none. */
+static const char *assets_source(const ns_run_files *src)
+{
+    const char *path = NULL;
+    for (size_t i = 0; i < src->n; i++)
+        if (strcmp(src->items[i].name, NS_ARCHIVE_ASSETS) == 0)
+            path = src->items[i].path;
+    return path;
+}
+
 /* The asset manifest archived (src's member) lists, for each input the NetCDF records by a set's
  * name, the SHA-256 the run recorded: a manifest that says otherwise (another normsweep's, whose
  * sets changed) would make the archive contradict itself, and is refused. */
 static int check_assets(const ns_run_files *src, const char *nc, const ns_nc_info *info,
                         ns_err *err)
 {
-    const char *path = NULL;
-    for (size_t i = 0; i < src->n; i++)
-        if (strcmp(src->items[i].name, NS_ARCHIVE_ASSETS) == 0)
-            path = src->items[i].path;
+    const char *path = assets_source(src);
     ns_manifest m;
     ns_err e;
     if (!path || ns_manifest_load(path, &m, &e) != NS_OK)
@@ -341,10 +348,7 @@ static int add_members(const ns_run_archive_options *o, const char *nc, const ch
 static int add_model(const ns_run_archive_options *o, const ns_nc_info *info, ns_run_files *src,
                      ns_model_files *mf, ns_err *err)
 {
-    const char *mpath = NULL;
-    for (size_t i = 0; i < src->n; i++)
-        if (strcmp(src->items[i].name, NS_ARCHIVE_ASSETS) == 0)
-            mpath = src->items[i].path;
+    const char *mpath = assets_source(src);
     ns_manifest m;
     ns_err e;
     int have = mpath && ns_manifest_load(mpath, &m, &e) == NS_OK;

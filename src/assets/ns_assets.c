@@ -521,19 +521,13 @@ static void mirror_lookup(const ns_assets_ctx *ctx, const ns_asset_file *file, c
     }
 }
 
-/* A file only a download could supply, when this command downloads nothing (ctx->no_download):
- * NS_ERR_INVALID naming the command that downloads its set when the download host answers a
- * probe (the set can be had: no fallback hides it), else NS_ERR_IO (it cannot be had here; the
- * caller may fall back). */
+/* A file only a download could supply (the manifest lists a URL, not offline), when this command
+ * downloads nothing (ctx->no_download): NS_ERR_INVALID naming the command that downloads its set
+ * when the download host answers a probe (the set can be had: no fallback hides it), else
+ * NS_ERR_IO (it cannot be had here; the caller may fall back). */
 static int download_declined(ns_assets_ctx *ctx, const ns_asset_set *set,
                              const ns_asset_file *file, const char *why, ns_err *err)
 {
-    if (file->n_urls == 0)
-        return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
-                       set->name, file->name, why);
-    if (ctx->offline)
-        return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and downloads are disabled (offline); "
-                       "would download %s", set->name, file->name, why, file->urls[0]);
     char host[256];
     ns_download_host(file->urls[0], host, sizeof host);
     int unreachable = 0;
@@ -662,14 +656,14 @@ acquire:
         logf_(ctx, "[%s] %s: extracted %s from %s (sha256 %s verified)\n", set->name, file->name,
               file->archive_member, file->archive_file, ss);
     } else {
-        if (ctx->no_download)
-            return download_declined(ctx, set, file, why, err);
         if (file->n_urls == 0)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
                            set->name, file->name, why);
         if (ctx->offline)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and downloads are disabled (offline); "
                            "would download %s", set->name, file->name, why, file->urls[0]);
+        if (ctx->no_download)
+            return download_declined(ctx, set, file, why, err);
         NS_TRY(place_download(ctx, set, file, path, why, sha, err));
         *source = "download";
         short_sha(sha, ss);
