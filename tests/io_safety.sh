@@ -51,7 +51,7 @@ start_held journal:1 pidA logA run s.yaml --output o.nc --checkpoint-dir ckA
 "$NORMSWEEP" run s.yaml --output o.nc --checkpoint-dir ckB 2> logB; rc=$?
 release
 [ $rc -eq 2 ] || { cat logB >&2; fail "second run on one output: exit $rc, expected 2"; }
-grep -qx "normsweep run: output o.nc is being written by another normsweep run (host $(hostname), pid $pidA, since .*: normsweep run s.yaml --output o.nc --checkpoint-dir ckA); wait for it to end or choose another output" logB ||
+grep -qx "normsweep run: output o.nc is being written by another normsweep run (host $(hostname), pid $pidA, since .*: $NORMSWEEP run s.yaml --output o.nc --checkpoint-dir ckA); wait for it to end or choose another output" logB ||
   { cat logB >&2; fail "second run: message"; }
 [ -e ckB ] && fail "the refused run created its checkpoint directory"
 wait "$pidA" || { cat logA >&2; fail "the first run failed"; }
