@@ -1,10 +1,14 @@
 # tokenizer: byte-level BPE from GPT-2's files or a Hugging Face tokenizer.json (loading, PCRE2
 # pre-tokenizers, utf8proc normalizers, added tokens, BPE, cache).
 noinst_LIBRARIES += src/tokenizer/libns_tokenizer.a
+# ns_tokenizer.c dispatches; ns_tokens, ns_tok_vocab and ns_hf_json are the leaves the others use.
 src_tokenizer_libns_tokenizer_a_SOURCES = src/tokenizer/ns_tokenizer.h \
 	src/tokenizer/ns_tokenizer_internal.h src/tokenizer/ns_bpe.h src/tokenizer/ns_tokenizer.c \
+	src/tokenizer/ns_tokens.h src/tokenizer/ns_tokens.c src/tokenizer/ns_tok_vocab.h \
+	src/tokenizer/ns_tok_vocab.c src/tokenizer/ns_pretok.h \
 	src/tokenizer/ns_pretok.c src/tokenizer/ns_bpe.c src/tokenizer/ns_wordcache.h \
 	src/tokenizer/ns_wordcache.c src/tokenizer/ns_hf.h src/tokenizer/ns_hf_load.c \
+	src/tokenizer/ns_hf_json.h src/tokenizer/ns_hf_json.c \
 	src/tokenizer/ns_hf_config.c src/tokenizer/ns_hf_added.c src/tokenizer/ns_hf_encode.c
 src_tokenizer_libns_tokenizer_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 

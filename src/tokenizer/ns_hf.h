@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "tokenizer/ns_bpe.h"
 
 typedef struct ns_tokenizer ns_tokenizer;
 typedef struct ns_tokens ns_tokens;
@@ -109,14 +110,6 @@ int ns_hf_parse_pre_tokenizer(ns_hf *hf, json_t *v, const char *path, ns_err *er
 int ns_hf_parse_post_processor(ns_hf *hf, json_t *v, const char *path, ns_err *err);
 int ns_hf_parse_decoder(json_t *v, const char *path, ns_err *err);
 
-/* Keys of obj that are not in allowed (NULL-terminated) are refused: "path: where: unknown key
- * \"k\" (not implemented by normsweep)". */
-int ns_hf_check_keys(json_t *obj, const char *const *allowed, const char *path, const char *where,
-                     ns_err *err);
-/* Optional boolean member (absent or null: def). */
-int ns_hf_get_bool(json_t *obj, const char *key, int def, int *out, const char *path,
-                   const char *where, ns_err *err);
-
 /* Compile a pattern written for Oniguruma (Hugging Face's regex engine) with PCRE2 in UTF mode:
  * \s, \S, \w, \W, \h, \H and \uHHHH are rewritten to PCRE2's spelling of Oniguruma's meaning;
  * constructs whose meaning differs and that are not rewritten are refused. literal: the pattern
@@ -138,6 +131,11 @@ int ns_hf_next_added(const ns_hf *hf, const ns_hf_trie *t, const char *s, size_t
  * NS_ERR_LIBRARY (utf8proc) on failure. */
 int ns_hf_normalize(const ns_hf *hf, const char *s, size_t n, char **out, size_t *out_len,
                     ns_err *err);
+
+/* BPE of one pre-token's bytes with Hugging Face's kernel and options (ignore_merges, byte
+ * fallback, unk), appended to out. */
+int ns_hf_encode_word(const ns_tokenizer *tok, const char *w, size_t n, ns_bpe_work *work,
+                      ns_tokens *out, ns_err *err);
 
 /* Encode text[0..len) with tok's tokenizer.json pipeline, appending to out. Invalid UTF-8 is
  * refused (NS_ERR_INVALID naming the byte offset): Hugging Face tokenizers take Unicode text. */

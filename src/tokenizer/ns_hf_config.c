@@ -16,7 +16,8 @@
 #endif
 
 #include "tokenizer/ns_hf.h"
-#include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_hf_json.h"
+#include "tokenizer/ns_tok_vocab.h" /* NS_GPT2_PATTERN */
 
 #define NS_HF_MAX_DEPTH 8 /* nested Sequences */
 

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokenizer/ns_bpe.h"
 #include "tokenizer/ns_hf.h"
-#include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_tok_vocab.h"
+#include "tokenizer/ns_tokens.h"
 #include "tokenizer/ns_wordcache.h"
 
 /* A piece of the text of one step: [start, end) and whether it is a pattern match. */
@@ -44,7 +46,7 @@ int ns_hf_encode_word(const ns_tokenizer *tok, const char *w, size_t n, ns_bpe_w
     NS_TRY(ns_tokens_reserve(out, 2 * n, err));
     int32_t *ids = out->ids + out->n;
     if (hf->ignore_merges) { /* a pre-token that is itself a token is taken whole */
-        int32_t id = ns_tokenizer_token_id(tok, w, n);
+        int32_t id = ns_tok_vocab_find(tok, w, n);
         if (id >= 0) {
             ids[0] = id;
             out->n++;

@@ -8,42 +8,14 @@
 
 #include "common/ns_file.h"
 #include "tokenizer/ns_hf.h"
-#include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_hf_json.h"
+#include "tokenizer/ns_tok_vocab.h"
 
 /* Token ids above this are refused (the largest vocabularies in use have about 2^18 tokens; a
  * larger id would only make the id tables big). */
 #define NS_HF_MAX_ID (1 << 24)
 
 /* ---------- small helpers ---------- */
-
-int ns_hf_check_keys(json_t *obj, const char *const *allowed, const char *path, const char *where,
-                     ns_err *err)
-{
-    const char *key;
-    json_t *val;
-    json_object_foreach(obj, key, val) {
-        int ok = 0;
-        for (size_t i = 0; allowed[i] && !ok; i++)
-            ok = strcmp(key, allowed[i]) == 0;
-        if (!ok)
-            return ns_fail(err, NS_ERR_INVALID, "%s: %s%sunknown key \"%s\" (not implemented by "
-                           "normsweep)", path, where, *where ? ": " : "", key);
-    }
-    return NS_OK;
-}
-
-int ns_hf_get_bool(json_t *obj, const char *key, int def, int *out, const char *path,
-                   const char *where, ns_err *err)
-{
-    json_t *v = json_object_get(obj, key);
-    *out = def;
-    if (!v || json_is_null(v))
-        return NS_OK;
-    if (!json_is_boolean(v))
-        return ns_fail(err, NS_ERR_FORMAT, "%s: %s.%s must be true or false", path, where, key);
-    *out = json_is_true(v);
-    return NS_OK;
-}
 
 /* The id of a token string in model.vocab (Hugging Face looks merges and options up by string),
  * or -1. */
@@ -164,7 +136,7 @@ static int add_merge(ns_tokenizer *tok, json_t *vocab, const char *a, size_t la,
         return ns_fail(err, NS_ERR_INVALID, "%s: model.merges[%zu]: token \"%.*s\" is not in "
                        "model.vocab", path, i, left < 0 ? (int)la : right < 0 ? (int)lb : (int)(la + lb),
                        left < 0 ? a : right < 0 ? b : *buf);
-    ns_tok_merges_put(&tok->merges, left, right, rank, merged);
+    ns_tok_merges_put(&tok->merges, left, right, rank, merged, NULL);
     return NS_OK;
 }
 
@@ -540,7 +512,7 @@ static int32_t id_of_content(const ns_tokenizer *tok, const char *content)
     char *buf = malloc(n + 1);
     int32_t id = -1;
     if (buf && ns_tok_unmap(dec, content, n, buf, &used) == 0)
-        id = ns_tokenizer_token_id(tok, buf, used);
+        id = ns_tok_vocab_find(tok, buf, used);
     free(buf);
     return id;
 }
@@ -598,6 +570,14 @@ done:
     return rc;
 }
 
+/* ns_tokenizer_free, without calling back into ns_tokenizer.c (docs/STRUCTURE.md, rule 4). */
+static void free_tokenizer(ns_tokenizer *tok)
+{
+    if (tok)
+        ns_hf_free(tok->hf);
+    ns_tok_release(tok);
+}
+
 #define NS_HF_MAX_FILE (1024u << 20) /* refuse tokenizer.json files above 1 GiB */
 
 int ns_hf_load_text(const char *path, const char *text, size_t len, ns_tokenizer **out,
@@ -611,7 +591,7 @@ int ns_hf_load_text(const char *path, const char *text, size_t len, ns_tokenizer
     if (rc == NS_OK)
         rc = ns_hf_load(tok, path, text, len, err);
     if (rc != NS_OK) {
-        ns_tokenizer_free(tok);
+        free_tokenizer(tok);
         return rc;
     }
     *out = tok;
@@ -643,7 +623,7 @@ int ns_hf_load_file(const char *path, ns_tokenizer **out, ns_err *err)
         free(dir);
     }
     if (rc != NS_OK) {
-        ns_tokenizer_free(tok);
+        free_tokenizer(tok);
         return rc;
     }
     *out = tok;

@@ -1,5 +1,5 @@
 /* ns_pretok: GPT-2's pre-tokenizer regex with PCRE2 (UTF + UCP + invalid-UTF matching, JIT). */
-#include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_pretok.h"
 
 int ns_pretok_init(ns_pretok *it, const ns_tokenizer *tok, const char *text, size_t len,
                    ns_err *err)

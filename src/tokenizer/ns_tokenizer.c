@@ -1,5 +1,7 @@
-/* ns_tokenizer: loading GPT-2's vocabulary and merges, encoding with a per-call word cache,
- * decoding ids back to bytes. */
+/* ns_tokenizer: the module's dispatcher -- loading GPT-2's vocabulary and merges (a tokenizer.json
+ * goes to ns_hf_load), encoding with a per-call word cache (a tokenizer.json's to ns_hf_encode),
+ * decoding ids back to bytes. The tables it fills live in ns_tok_vocab, the id arrays in
+ * ns_tokens. */
 #include "tokenizer/ns_tokenizer.h"
 
 #include <errno.h>
@@ -15,132 +17,11 @@
 
 #define NS_TOK_MAX_FILE (256u << 20) /* refuse vocab/merges files above 256 MiB */
 
-/* ---------- small helpers ---------- */
-
-void ns_byte_to_unicode(uint32_t cp[256])
-{
-    uint32_t extra = 256;
-    for (uint32_t b = 0; b < 256; b++) {
-        int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
-        cp[b] = printable ? b : extra++;
-    }
-}
-
-void ns_byte_decoder(int16_t dec[NS_BYTE_UNICODE_SPAN])
-{
-    uint32_t cp[256];
-    ns_byte_to_unicode(cp);
-    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
-        dec[i] = -1;
-    for (int b = 0; b < 256; b++)
-        dec[cp[b]] = (int16_t)b;
-}
-
-uint64_t ns_tok_hash(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static size_t pow2_at_least(size_t n)
-{
-    size_t c = 16;
-    while (c < n)
-        c *= 2;
-    return c;
-}
-
-/* Decode one UTF-8 code point from s[0..n); returns its length, or 0 if invalid. */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    if (n == 0)
-        return 0;
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t k;
-    uint32_t v, min;
-    if ((c & 0xE0) == 0xC0) { k = 2; v = c & 0x1F; min = 0x80; }
-    else if ((c & 0xF0) == 0xE0) { k = 3; v = c & 0x0F; min = 0x800; }
-    else if ((c & 0xF8) == 0xF0) { k = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < k)
-        return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = v << 6 | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return k;
-}
-
-/* Map a token written in GPT-2's byte-to-unicode alphabet back to raw bytes, appended to
- * buf[*used..] (buf must hold at least n more bytes: each character gives one byte).
- * Returns 0, or -1 when a character is outside the alphabet or the UTF-8 is invalid. */
-static int unmap_token(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n,
-                       char *buf, size_t *used)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        uint32_t cp;
-        size_t k = utf8_next(p + i, n - i, &cp);
-        if (k == 0 || cp >= NS_BYTE_UNICODE_SPAN || dec[cp] < 0)
-            return -1;
-        buf[(*used)++] = (char)dec[cp];
-        i += k;
-    }
-    return 0;
-}
-
-int ns_tok_unmap(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n, char *buf,
-                 size_t *used)
-{
-    return unmap_token(dec, s, n, buf, used);
-}
-
 /* ---------- the vocabulary map (bytes -> id) ---------- */
 
 int32_t ns_tokenizer_token_id(const ns_tokenizer *tok, const char *bytes, size_t len)
 {
-    size_t i = (size_t)ns_tok_hash(bytes, len) & tok->vocab_mask;
-    for (;;) {
-        uint32_t s = tok->vocab_slots[i];
-        if (s == 0)
-            return -1;
-        uint32_t id = s - 1;
-        if (tok->len[id] == len && memcmp(tok->bytes + tok->off[id], bytes, len) == 0)
-            return (int32_t)id;
-        i = (i + 1) & tok->vocab_mask;
-    }
-}
-
-static void vocab_insert(ns_tokenizer *tok, uint32_t id)
-{
-    size_t i = (size_t)ns_tok_hash(tok->bytes + tok->off[id], tok->len[id]) & tok->vocab_mask;
-    while (tok->vocab_slots[i] != 0)
-        i = (i + 1) & tok->vocab_mask;
-    tok->vocab_slots[i] = id + 1;
-}
-
-size_t ns_tok_pow2(size_t n)
-{
-    return pow2_at_least(n);
-}
-
-void ns_tok_vocab_insert(ns_tokenizer *tok, uint32_t id)
-{
-    vocab_insert(tok, id);
+    return ns_tok_vocab_find(tok, bytes, len);
 }
 
 /* ---------- loading ---------- */
@@ -179,7 +60,7 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
     tok->off = malloc(n * sizeof *tok->off);
     tok->len = malloc(n * sizeof *tok->len);
     seen = calloc(n, 1);
-    size_t cap = pow2_at_least(2 * n);
+    size_t cap = ns_tok_pow2(2 * n);
     tok->vocab_slots = calloc(cap, sizeof *tok->vocab_slots);
     tok->vocab_mask = cap - 1;
     if (!tok->bytes || !tok->off || !tok->len || !seen || !tok->vocab_slots) {
@@ -212,7 +93,7 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         }
         seen[id] = 1;
         size_t start = used;
-        if (unmap_token(dec, key, strlen(key), tok->bytes, &used) != 0) {
+        if (ns_tok_unmap(dec, key, strlen(key), tok->bytes, &used) != 0) {
             rc = ns_fail(err, NS_ERR_FORMAT,
                          "%s: token \"%s\" has a character outside GPT-2's byte alphabet", path, key);
             goto done;
@@ -234,7 +115,7 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         goto done;
     }
     for (size_t id = 0; id < n; id++)
-        vocab_insert(tok, (uint32_t)id);
+        ns_tok_vocab_insert(tok, (uint32_t)id);
     for (int b = 0; b < 256; b++) {
         char c = (char)b;
         tok->byte_id[b] = ns_tokenizer_token_id(tok, &c, 1);
@@ -250,28 +131,6 @@ done:
     json_decref(root);
     free(data);
     return rc;
-}
-
-/* Add a merge rule; returns -1 (nothing added) when the pair already has one, its rank in *first
- * (GPT-2's dict(zip(merges, range(n))) would silently keep the later rank: such a vocab.bpe is
- * broken, and the text would tokenize differently from the tokenizer it was meant to be). With
- * first NULL (tokenizer.json) a repeated pair takes its later rank, as the tokenizers library's
- * merge map does. */
-static int merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged,
-                      int32_t *first)
-{
-    uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
-    while (m->slots[i].key != NS_MERGE_EMPTY && m->slots[i].key != key)
-        i = (i + 1) & m->mask;
-    if (m->slots[i].key == key && first) {
-        *first = m->slots[i].rank;
-        return -1;
-    }
-    if (m->slots[i].key != key)
-        m->count++;
-    m->slots[i] = (ns_merge_entry){key, rank, merged};
-    return 0;
 }
 
 /* A special token (GPT-2's <|endoftext|>, an added <s>): text in angle brackets, which no merge
@@ -307,18 +166,13 @@ static int check_complete(const ns_tokenizer *tok, const char *path, const char 
     return NS_OK;
 }
 
-void ns_tok_merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
-{
-    merges_put(m, left, right, rank, merged, NULL);
-}
-
 /* Look up one side of a merge line; fills err naming the line on failure. */
 static int merge_part(const ns_tokenizer *tok, const int16_t *dec, const char *path,
                       const char *vocab_path, size_t line, const char *s, size_t n, char *buf,
                       size_t *used, int32_t *id, ns_err *err)
 {
     size_t start = *used;
-    if (unmap_token(dec, s, n, buf, used) != 0)
+    if (ns_tok_unmap(dec, s, n, buf, used) != 0)
         return ns_fail(err, NS_ERR_FORMAT,
                        "%s:%zu: token \"%.*s\" has a character outside GPT-2's byte alphabet", path,
                        line, (int)n, s);
@@ -343,7 +197,7 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
     size_t lines = 1;
     for (size_t i = 0; i < size; i++)
         lines += data[i] == '\n';
-    size_t cap = pow2_at_least(2 * lines);
+    size_t cap = ns_tok_pow2(2 * lines);
     tok->merges.slots = malloc(cap * sizeof *tok->merges.slots);
     buf = malloc(size + 1);
     made_by = malloc(tok->n_vocab * sizeof *made_by);
@@ -396,7 +250,7 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
             goto done;
         }
         int32_t first;
-        if (merges_put(&tok->merges, left, right, rank, merged, &first) != 0) {
+        if (ns_tok_merges_put(&tok->merges, left, right, rank, merged, &first) != 0) {
             rc = ns_fail(err, NS_ERR_FORMAT, "%s:%zu: repeats the merge rule \"%.*s\" of line %zu",
                          path, line, (int)(n > 80 ? 80 : n), s, (size_t)first + 1 + version);
             goto done;
@@ -572,16 +426,7 @@ void ns_tokenizer_free(ns_tokenizer *tok)
     if (!tok)
         return;
     ns_hf_free(tok->hf);
-    free(tok->present);
-    free(tok->path);
-    pcre2_code_free(tok->re);
-    free(tok->merges.slots);
-    free(tok->vocab_slots);
-    free(tok->bytes);
-    free(tok->off);
-    free(tok->len);
-    free(tok->merges_path);
-    free(tok);
+    ns_tok_release(tok);
 }
 
 size_t ns_tokenizer_vocab_size(const ns_tokenizer *tok) { return tok->n_vocab; }
@@ -598,44 +443,13 @@ const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t
     return tok->bytes + tok->off[id];
 }
 
-/* ---------- token arrays ---------- */
-
-void ns_tokens_free(ns_tokens *t)
-{
-    if (!t)
-        return;
-    free(t->ids);
-    t->ids = NULL;
-    t->n = t->cap = 0;
-}
-
-static int tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
-{
-    if (t->n + extra <= t->cap)
-        return NS_OK;
-    size_t cap = t->cap ? t->cap : 256;
-    while (cap < t->n + extra)
-        cap *= 2;
-    int32_t *ids = realloc(t->ids, cap * sizeof *ids);
-    if (!ids)
-        return ns_fail(err, NS_ERR_NOMEM, "tokenizer: cannot grow the token array to %zu ids", cap);
-    t->ids = ids;
-    t->cap = cap;
-    return NS_OK;
-}
-
-int ns_tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
-{
-    return tokens_reserve(t, extra, err);
-}
-
 /* ---------- encoding ---------- */
 
 /* BPE of one pre-token, appended to out (no cache). */
 static int encode_word(const ns_tokenizer *tok, const char *w, size_t n, int use_reference,
                        ns_bpe_work *work, ns_tokens *out, ns_err *err)
 {
-    NS_TRY(tokens_reserve(out, n, err));
+    NS_TRY(ns_tokens_reserve(out, n, err));
     int32_t *ids = out->ids + out->n;
     for (size_t i = 0; i < n; i++)
         ids[i] = tok->byte_id[(unsigned char)w[i]];
@@ -684,7 +498,7 @@ int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, n
         uint64_t h = ns_tok_hash(w, n);
         const ns_word_slot *s = ns_word_cache_find(&cache, h, w, n);
         if (s) {
-            if ((rc = tokens_reserve(out, s->ids_n, err)) != NS_OK)
+            if ((rc = ns_tokens_reserve(out, s->ids_n, err)) != NS_OK)
                 goto done;
             memcpy(out->ids + out->n, cache.ids + s->ids_off, s->ids_n * sizeof *out->ids);
             out->n += s->ids_n;

@@ -8,17 +8,9 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "tokenizer/ns_tokens.h" /* ns_tokens, ns_tokens_free */
 
 typedef struct ns_tokenizer ns_tokenizer;
-
-/* A growable array of token ids; owned by the caller, released with ns_tokens_free. */
-typedef struct ns_tokens {
-    int32_t *ids;
-    size_t n;
-    size_t cap;
-} ns_tokens;
-
-void ns_tokens_free(ns_tokens *t);
 
 /* Load a tokenizer from path: a tokenizer.json file, or a directory holding tokenizer.json
  * (preferred), encoder.json + vocab.bpe (OpenAI names) or vocab.json + merges.txt (Hugging Face
