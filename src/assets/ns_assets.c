@@ -821,7 +821,8 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         if (!S_ISDIR(sb.st_mode))
             return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory, this is not one",
                            path, kind);
-        static const char *const model_files[] = {"model.safetensors", NULL};
+        static const char *const model_files[] = {"model.safetensors",
+                                                  "model.safetensors.index.json", NULL};
         static const char *const tok_files[] = {"vocab.bpe", "merges.txt", NULL};
         const char *const *cand = strcmp(kind, "model") == 0 ? model_files : tok_files;
         char f[NS_ASSET_PATH_MAX];
@@ -832,7 +833,7 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         }
         if (!found)
             return ns_fail(err, NS_ERR_INVALID, "%s: %s directory without %s", path, kind,
-                           strcmp(kind, "model") == 0 ? "model.safetensors"
+                           strcmp(kind, "model") == 0 ? "model.safetensors (or its index)"
                                                       : "vocab.bpe or merges.txt");
         snprintf(out->main_file, sizeof out->main_file, "%s", f);
     }

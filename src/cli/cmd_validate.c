@@ -86,10 +86,13 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         printf("  corpus:      %s%s (not read)\n", cfg->corpus,
                cfg->strip_gutenberg ? ", Gutenberg header and licence stripped" : "");
     } else {
-        const ns_gpt2_config *mc = &in->model_cfg;
-        printf("  model:       %s (%s%s), %zu layers, %zu heads, n_ctx %zu\n", in->model_ref.name,
-               in->model_ref.path, in->model_ref.is_fallback ? "; fallback" : "", mc->n_layer,
-               mc->n_head, mc->n_ctx);
+        const ns_model_config *mc = &in->model_cfg;
+        char kv[48] = "";
+        if (mc->n_kv_head != mc->n_head)
+            snprintf(kv, sizeof kv, " (%zu key/value)", mc->n_kv_head);
+        printf("  model:       %s (%s%s), %s, %zu layers, %zu heads%s, n_ctx %zu\n",
+               in->model_ref.name, in->model_ref.path, in->model_ref.is_fallback ? "; fallback" : "",
+               mc->model_type, mc->n_layer, mc->n_head, kv, mc->n_ctx);
         if (strcmp(cfg->model, in->model_ref.name) != 0)
             printf("               (requested: %s)\n", cfg->model);
         printf("  tokenizer:   %s (%s), vocabulary %zu\n", in->tokenizer_ref.name,

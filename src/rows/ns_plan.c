@@ -61,13 +61,18 @@ int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, n
     return NS_OK;
 }
 
-int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
+int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err)
 {
     if (g->L_max > mc->n_ctx)
         NS_TRY(reportf(report, user, NS_PLAN_AT_L_MAX, 0, err,
                        "%zu exceeds the context of the model %s (n_ctx = %zu)", g->L_max,
                        model_desc, mc->n_ctx));
+    else if (mc->sliding_window && g->L_max > mc->sliding_window)
+        NS_TRY(reportf(report, user, NS_PLAN_AT_L_MAX, 0, err,
+                       "%zu exceeds the sliding window of the model %s (config.json key "
+                       "\"sliding_window\" = %zu): a query would not see every earlier key, which "
+                       "normsweep does not implement", g->L_max, model_desc, mc->sliding_window));
     for (size_t i = 0; i < g->nlayers; i++)
         if (g->layers[i] >= mc->n_layer)
             NS_TRY(reportf(report, user, NS_PLAN_AT_LAYER, i, err,
@@ -124,7 +129,24 @@ static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+/* The distinct prefix rows L - 1 - r (r < rows) over the grid's L (ascending), into out (may be
+ * NULL) in ascending order; returns how many. */
+static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
+{
+    size_t n = 0, next = 0; /* rows below `next` are taken */
+    for (size_t Li = 0; Li < g->nL; Li++) {
+        size_t lo = g->L[Li] > g->rows ? g->L[Li] - g->rows : 0;
+        lo = lo > next ? lo : next;
+        for (size_t m = lo; out && m < g->L[Li]; m++)
+            out[n + m - lo] = m;
+        n += g->L[Li] > lo ? g->L[Li] - lo : 0;
+        if (g->L[Li] > next)
+            next = g->L[Li];
+    }
+    return n;
+}
+
+void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m)
 {
     *m = (ns_plan_memory){0, 0, 0};
@@ -152,9 +174,9 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, si
     }
     double heads = (double)g->nlayers * (double)g->nheads, rows = (double)g->rows;
     m->payload = sizeof(double) * (2.0 + heads * rows * rec_sum);
-    size_t L_fwd = g->L[g->nL - 1], d = mc->n_head ? mc->n_embd / mc->n_head : 0;
-    m->task = ns_gpt2_workspace_bytes(mc, L_fwd) + ns_analysis_ws_bytes(g->probes, L_fwd, d) +
-              2.0 * m->payload;
+    size_t L_fwd = g->L[g->nL - 1], d = mc->d_head;
+    m->task = ns_model_workspace_bytes(mc, L_fwd, fwd_rows(g, NULL)) +
+              ns_analysis_ws_bytes(g->probes, L_fwd, d) + 2.0 * m->payload;
     /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
     ns_slice_shape sh = {.lay = &lay, .L = L_fwd, .N = g->N, .nN = g->nN, .T = g->T,
                          .nT = g->nT, .neps = g->neps, .ks_alpha = 0.0};
@@ -170,7 +192,7 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, si
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
 }
 
-int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                          int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
                          ns_err *err)
 {
@@ -198,7 +220,7 @@ int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t
     return NS_OK;
 }
 
-int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err)
+int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_model_config *mc, ns_err *err)
 {
     memset(p, 0, sizeof *p);
     first_problem fp = {"", 0};
@@ -216,13 +238,16 @@ int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns
         if (g->layers[i] + 1 > p->n_layers_run)
             p->n_layers_run = g->layers[i] + 1;
     size_t nnorm = g->nnormalizers, nL = g->nL, nblocks = g->nlayers * g->nheads * nnorm * nL;
+    p->n_fwd_rows = fwd_rows(&p->g, NULL);
+    p->fwd_rows = malloc(p->n_fwd_rows * sizeof *p->fwd_rows + 1);
     p->nN_L = malloc(nL * sizeof *p->nN_L);
     p->lay = malloc(nnorm * nL * sizeof *p->lay);
     p->block = malloc(nblocks * sizeof *p->block);
-    if (!p->nN_L || !p->lay || !p->block) {
+    if (!p->fwd_rows || !p->nN_L || !p->lay || !p->block) {
         ns_plan_free(p);
         return ns_fail(err, NS_ERR_NOMEM, "plan: out of memory");
     }
+    fwd_rows(&p->g, p->fwd_rows);
     for (size_t Li = 0; Li < nL; Li++) {
         size_t k = 0;
         while (k < g->nN && g->N[k] < p->g.L[Li])
@@ -254,6 +279,7 @@ int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns
 void ns_plan_free(ns_plan *p)
 {
     free(p->own);
+    free(p->fwd_rows);
     free(p->nN_L);
     free(p->lay);
     free(p->block);

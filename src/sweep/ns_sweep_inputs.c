@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "analysis/ns_normalize.h"
 #include "common/ns_sha256.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_yaml.h"
@@ -26,11 +27,11 @@ void ns_sweep_inputs_free(ns_sweep_inputs *in)
     if (!in)
         return;
     ns_corpus_free(&in->corpus);
-    ns_gpt2_free(in->model);
+    ns_model_free(in->model);
     memset(in, 0, sizeof *in);
 }
 
-int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err *err)
+int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_model **out, ns_err *err)
 {
     const ns_asset_ref *ref = &in->model_ref;
     *out = NULL;
@@ -41,17 +42,72 @@ int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err 
          * a fetch's): a model.safetensors replaced before the map would otherwise be used under
          * the old checksum. */
         char hex[NS_SHA256_HEX_LEN + 1];
-        NS_TRY(ns_gpt2_sha256(in->model, hex, err));
+        NS_TRY(ns_model_sha256(in->model, hex, err));
         if (strcmp(hex, ref->sha256) != 0)
             return ns_fail(err, NS_ERR_IO,
-                           "%s/model.safetensors changed during start-up (sha256 %.12s... when "
-                           "checked, %.12s... when loaded); nothing was written: run again",
-                           ref->path, ref->sha256, hex);
+                           "%s changed during start-up (sha256 %.12s... when checked, %.12s... "
+                           "when loaded); nothing was written: run again",
+                           ns_model_weights_path(in->model), ref->sha256, hex);
         in->model_sha_of_map = 1;
     }
     *out = in->model;
     in->model = NULL;
     return NS_OK;
+}
+
+size_t ns_sweep_model_attrs(const ns_model_config *mc, ns_nc_attr *a, char *buf, size_t size)
+{
+    size_t k = 0, used = 0;
+#define TEXT(n, t) (a[k++] = (ns_nc_attr){.name = (n), .text = (t)})
+#define INT(n, v) (a[k++] = (ns_nc_attr){.name = (n), .ival = (long long)(v)})
+#define DBL(n, v) (a[k++] = (ns_nc_attr){.name = (n), .is_double = 1, .dval = (v)})
+    TEXT("model_architecture", ns_arch_name(mc->arch));
+    TEXT("model_type", mc->model_type);
+    INT("model_num_layers", mc->n_layer);
+    INT("model_num_attention_heads", mc->n_head);
+    INT("model_num_key_value_heads", mc->n_kv_head);
+    INT("model_head_dim", mc->d_head);
+    INT("model_hidden_size", mc->n_embd);
+    INT("model_intermediate_size", mc->n_inner);
+    INT("model_max_positions", mc->n_ctx);
+    INT("model_vocab_size", mc->vocab_size);
+    TEXT("model_norm", mc->rms_norm ? "RMSNorm" : "LayerNorm");
+    DBL("model_norm_eps", mc->norm_eps);
+    TEXT("model_hidden_act", mc->hidden_act);
+    TEXT("model_mlp", mc->gated_mlp ? "gated: down(act(gate x) * up x)" : "down(act(up x))");
+    TEXT("model_residual", mc->parallel_residual ? "parallel: x + attn(ln1 x) + mlp(ln2 x)"
+                                                 : "sequential");
+    char *bias = buf + used;
+    used += (size_t)snprintf(bias, size - used, "q/k/v %s, attention output %s, MLP %s",
+                             mc->qkv_bias ? "yes" : "no", mc->o_bias ? "yes" : "no",
+                             mc->mlp_bias ? "yes" : "no") + 1;
+    TEXT("model_biases", bias);
+    TEXT("model_tied_embeddings", mc->tied_embeddings ? "true" : "false");
+    if (mc->rotary_dim) {
+        TEXT("model_positions", "rotary (Hugging Face convention: dimension i rotated with i + "
+                                "rotary_dim/2 by the angle position * rope_theta^(-2i/rotary_dim), "
+                                "computed in double, cosine and sine rounded to float)");
+        INT("model_rotary_dim", mc->rotary_dim);
+        DBL("model_rope_theta", mc->rope_theta);
+    } else {
+        TEXT("model_positions", "learned position embeddings");
+    }
+    INT("model_sliding_window", mc->sliding_window);
+    char *att = buf + used;
+    double T = mc->attn_temperature > 0.0 ? mc->attn_temperature : 1.0;
+    char s_arg[48] = "";
+    if (mc->attn_norm_kind == NS_NORM_SSMAX)
+        snprintf(s_arg, sizeof s_arg, " (s = %g)", mc->attn_norm_s);
+    used += (size_t)snprintf(att, size - used, "%s%s of q.k / sqrt(head_dim) / %g%s",
+                             ns_normalizer_name((ns_normalizer_kind)mc->attn_norm_kind), s_arg, T,
+                             mc->n_kv_head < mc->n_head ? "; grouped-query: query head h uses "
+                             "key/value head h / (heads / key_value_heads)" : "") + 1;
+    TEXT("model_attention", att);
+#undef TEXT
+#undef INT
+#undef DBL
+    (void)used;
+    return k;
 }
 
 /* A diagnostic whose text is "<key>: <err message>" at mark; returns NS_OK or NS_ERR_NOMEM. */
@@ -91,16 +147,16 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                           "model: '%s' is not available; using '%s' instead", cfg->model,
                           in->model_ref.name) != NS_OK)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (ns_gpt2_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
+    if (ns_model_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
     /* The weights too: a NaN or infinity, a wrong shape or a truncated file is refused here,
      * before any work (a map and one pass over the weights: 0.2 s for 124M, 2.8 s for GPT-2 XL's
      * 6.4 GB). The map is kept for the run. */
-    ns_gpt2_free(in->model);
+    ns_model_free(in->model);
     in->model = NULL;
     in->model_sha_of_map = 0;
     int unhashed = in->model_ref.sha256[0] == 0;
-    if (ns_gpt2_load(in->model_ref.path, &in->model, &e) != NS_OK) {
+    if (ns_model_load(in->model_ref.path, &in->model, &e) != NS_OK) {
         if (e.code == NS_ERR_NOMEM)
             return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
         if (unhashed) /* the checksum of what the path holds still describes it */
@@ -108,7 +164,7 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
     }
     if (unhashed) {
-        NS_TRY(ns_gpt2_sha256(in->model, in->model_ref.sha256, err));
+        NS_TRY(ns_model_sha256(in->model, in->model_ref.sha256, err));
         in->model_sha_of_map = 1;
     }
     in->have_model = 1;
