@@ -14,6 +14,8 @@ src_model_libns_model_a_SOURCES = \
 	src/model/ns_gpt2_load.c \
 	src/model/ns_decoder_load.c \
 	src/model/ns_mkmodel.c \
+	src/model/ns_mkmodel_write.c \
+	src/model/ns_mkdecoder.c \
 	src/model/ns_model_kernels.c \
 	src/model/ns_model_forward.c \
 	src/model/ns_gpt2_attn.c
@@ -48,3 +50,13 @@ tests_test_forward_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_forward_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_forward
 
+# every architecture: causality, kept rows, sharding, the index's checks, rotary and kernels
+check_PROGRAMS += tests/test_models
+tests_test_models_SOURCES = tests/test_models.c
+tests_test_models_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_models_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_models
+
+# dump of every architecture against an independent float64 reference; sweeps on them
+TESTS += tests/models_ref.sh tests/models_sweep.sh
+EXTRA_DIST += tests/models_ref.sh tests/models_sweep.sh tests/ref_models.py tests/mkmodel_layout.py

@@ -167,6 +167,7 @@ int ns_llama_config_parse(const char *path, json_t *root, const char *type, ns_m
 {
     memset(c, 0, sizeof *c);
     c->arch = NS_ARCH_LLAMA;
+    c->attn_temperature = 1.0; /* softmax at 1: the released models' attention */
     snprintf(c->model_type, sizeof c->model_type, "%s", type);
     NS_TRY(parse_sizes(path, root, c, err));
     int have = 0;
@@ -218,6 +219,7 @@ int ns_neox_config_parse(const char *path, json_t *root, ns_model_config *c, ns_
 {
     memset(c, 0, sizeof *c);
     c->arch = NS_ARCH_GPT_NEOX;
+    c->attn_temperature = 1.0;
     snprintf(c->model_type, sizeof c->model_type, "gpt_neox");
     NS_TRY(parse_sizes(path, root, c, err));
     if (c->n_embd % c->n_head != 0)
