@@ -347,7 +347,16 @@ static void test_memory_estimate(void)
                  8.0 * NS_GPT2_ATTN_WORK(16) + 14 * 64.0 + 8.0 * (9 + 16);
     CU_ASSERT_EQUAL(plan.n_fwd_rows, 9);
     CU_ASSERT_EQUAL(ns_model_workspace_bytes(&mc, 16, 9), fwd);
-    CU_ASSERT_EQUAL(m.task, fwd + ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
+    /* one analysis workspace per normalizer (the rows stage makes one for each) */
+    CU_ASSERT_EQUAL(m.task, fwd + 2.0 * ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
+    /* the work of a task, counted by hand: layers 0..2 run (layer 2 the deepest analysed); per
+     * layer q/k/v 2 L C 3C = 6144 and per head q k^T and w v over one block of 16 rows
+     * 2 x 2 x 16 x 16 x 4 = 4096; before the last layer also the output map 2 L C C = 2048 and the
+     * MLP 2 x 2 L C F = 16384; the Gram matrices L^2 d per (layer, head, normalizer): 8 x 1024 */
+    ns_plan_work w;
+    ns_plan_work_estimate(&g, &mc, &w);
+    CU_ASSERT_EQUAL(w.forward_flops, 3.0 * (6144 + 2 * 4096) + 2.0 * (2048 + 16384));
+    CU_ASSERT_EQUAL(w.gram_flops, 8.0 * 16 * 16 * 4);
     /* rank 0: every slice's result twice, plus one slice's 9 rows of the largest record */
     size_t maxrec = 0;
     for (size_t i = 0; i < 2 * 3; i++)

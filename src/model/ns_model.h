@@ -126,6 +126,10 @@ void ns_model_workspace_free(ns_model_workspace *ws);
  * absurd L_max gives a huge number, never a wrapped one). */
 double ns_model_workspace_bytes(const ns_model_config *cfg, size_t L_max, size_t n_rows);
 
+/* Floating-point operations of ns_model_forward's matrix products over L tokens through n_layers
+ * layers (2 M N K per GEMM; the causal blocks counted as computed): for time estimates. */
+double ns_model_forward_flops(const ns_model_config *cfg, size_t L, size_t n_layers);
+
 /* Causal forward over tokens[0..L) through layers 0..n_layers-1 (1 <= n_layers <= n_layer),
  * calling fn (may be NULL) after each layer's attention. Token ids must be < vocab_size and
  * L <= min(L_max, n_ctx). The LM head is never computed. */

@@ -64,6 +64,19 @@ static size_t qkv_width(const ns_model_config *c)
     return (c->n_head + 2 * c->n_kv_head) * c->d_head;
 }
 
+double ns_model_forward_flops(const ns_model_config *c, size_t L, size_t n_layers)
+{
+    double Ld = (double)L, C = (double)c->n_embd, D = (double)c->d_head, H = (double)c->n_head;
+    double W = (double)qkv_width(c), F = (double)c->n_inner, att = 0.0;
+    for (size_t m0 = 0; m0 < L; m0 += NS_MODEL_ATT_BLOCK) { /* q k^T and w v per block */
+        double m1 = (double)(m0 + NS_MODEL_ATT_BLOCK < L ? m0 + NS_MODEL_ATT_BLOCK : L);
+        att += 2.0 * 2.0 * (m1 - (double)m0) * m1 * D;
+    }
+    double first = 2.0 * Ld * C * W + H * att;                       /* q/k/v, attention */
+    double rest = 2.0 * Ld * H * D * C + 2.0 * Ld * C * F * (c->gated_mlp ? 3.0 : 2.0);
+    return (double)n_layers * first + (double)(n_layers ? n_layers - 1 : 0) * rest;
+}
+
 /* The buffers of a workspace in floats (SIZE_MAX when one would overflow), in the order of the
  * struct: x, ln, qkv, values, att, fc, fc2, zb, wb, keep_z, keep_w, cs, sn, then attn_work
  * (doubles, counted as 2 floats). */

@@ -176,7 +176,8 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
     m->payload = sizeof(double) * (2.0 + heads * rows * rec_sum);
     size_t L_fwd = g->L[g->nL - 1], d = mc->d_head;
     m->task = ns_model_workspace_bytes(mc, L_fwd, fwd_rows(g, NULL)) +
-              ns_analysis_ws_bytes(g->probes, L_fwd, d) + 2.0 * m->payload;
+              (double)g->nnormalizers * ns_analysis_ws_bytes(g->probes, L_fwd, d) +
+              2.0 * m->payload;
     /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
     ns_slice_shape sh = {.lay = &lay, .L = L_fwd, .N = g->N, .nN = g->nN, .T = g->T,
                          .nT = g->nT, .neps = g->neps, .ks_alpha = 0.0};
@@ -190,6 +191,20 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
     m->reduce = sizeof(double) * (2.0 * nsl * (double)sl.total + S * rec_max);
     if (keep_samples)
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
+}
+
+void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w)
+{
+    *w = (ns_plan_work){0.0, 0.0};
+    if (!g->nL || !g->nlayers)
+        return;
+    size_t deepest = 0;
+    for (size_t i = 0; i < g->nlayers; i++)
+        deepest = g->layers[i] + 1 > deepest ? g->layers[i] + 1 : deepest;
+    double L = (double)g->L[g->nL - 1];
+    w->forward_flops = ns_model_forward_flops(mc, g->L[g->nL - 1], deepest);
+    w->gram_flops = L * L * (double)mc->d_head * (double)g->nlayers * (double)g->nheads *
+                    (double)g->nnormalizers;
 }
 
 int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,

@@ -75,12 +75,22 @@ int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const 
 typedef struct ns_plan_memory {
     double payload;   /* one task's results */
     double task;      /* computing a task: forward workspace (with the analysed rows' logits)
-                         + analysis scratch + the payload and the master's receive buffer */
+                         + analysis scratch (one per normalizer) + the payload and the master's
+                         receive buffer */
     double reduce;    /* rank 0 reducing: every cell's result twice (gathered and laid out for
                          NetCDF), one slice's rows, and the samples when keep_samples */
 } ns_plan_memory;
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);
+
+/* What one task computes, in floating-point operations (for time estimates; computed in double). */
+typedef struct ns_plan_work {
+    double forward_flops; /* the forward pass's matrix products over the largest L, through the
+                             deepest layer analysed (ns_model_forward_flops) */
+    double gram_flops;    /* the analysis's Gram matrices: L^2 d per analysed (layer, head,
+                             normalizer), the part of the analysis that grows as L^2 */
+} ns_plan_work;
+void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w);
 
 /* One task's results travel in one MPI message: at most this many doubles (16 GiB). */
 #define NS_PLAN_MAX_PAYLOAD 2147483600.0
