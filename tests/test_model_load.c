@@ -104,17 +104,18 @@ static int message_has(const ns_err *e, const char *a, const char *b)
 
 static void test_standin_config(void)
 {
-    ns_gpt2_config c;
+    ns_model_config c;
     ns_err e;
     ns_err_clear(&e);
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(ns_test_env("NS_TEST_MODEL_DIR"), &c, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_config_read(ns_test_env("NS_TEST_MODEL_DIR"), &c, &e), NS_OK);
     CU_ASSERT_EQUAL(c.n_layer, 4);
     CU_ASSERT_EQUAL(c.n_head, 4);
     CU_ASSERT_EQUAL(c.n_embd, 128);
     CU_ASSERT_EQUAL(c.n_ctx, 1024);
     CU_ASSERT_EQUAL(c.vocab_size, 50257);
     CU_ASSERT_EQUAL(c.n_inner, 512); /* n_inner absent -> 4 * n_embd */
-    CU_ASSERT_EQUAL(c.ln_eps, 1e-5);
+    CU_ASSERT_EQUAL(c.norm_eps, 1e-5);
+    CU_ASSERT(c.arch == NS_ARCH_GPT2 && c.n_kv_head == 4 && c.d_head == 32 && c.rotary_dim == 0);
 }
 
 static void test_standin_load(void)
@@ -742,10 +743,10 @@ static void test_config_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text(dir, "config.json", cases[i].text);
-        ns_gpt2_config c;
+        ns_model_config c;
         ns_err e;
         ns_err_clear(&e);
-        int rc = ns_gpt2_config_read(dir, &c, &e);
+        int rc = ns_model_config_read(dir, &c, &e);
         int ok = rc == cases[i].code && message_has(&e, path, cases[i].what);
         if (!ok)
             fprintf(stderr, "\n  case '%s': rc %d (want %d): %s\n", cases[i].label, rc, cases[i].code, e.msg);
@@ -766,12 +767,11 @@ static void test_attention_keys(void)
     CU_ASSERT_FATAL(dir != NULL);
     ns_err e;
     ns_err_clear(&e);
-    ns_gpt2_config c;
+    ns_model_config c;
     write_text(dir, "config.json", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": "
                "16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5}");
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
-    CU_ASSERT(c.attn_norm.kind == NS_NORM_SOFTMAX && c.attn_temperature == 1.0);
-    CU_ASSERT(ns_gpt2_attn_is_default(&c));
+    CU_ASSERT_EQUAL_FATAL(ns_model_config_read(dir, &c, &e), NS_OK);
+    CU_ASSERT(c.attn_norm_kind == NS_NORM_SOFTMAX && c.attn_temperature == 1.0);
     static const struct { ns_normalizer_kind kind; double s, T; } want[] = {
         {NS_NORM_SSMAX, 0.43, 0.1}, {NS_NORM_SPARSEMAX, 0, 2.5}, {NS_NORM_ENTMAX15, 0, 1e-3},
         {NS_NORM_SOFTMAX, 0, 0.05}};
@@ -782,12 +782,15 @@ static void test_attention_keys(void)
                                     .attn_temperature = want[k].T};
         /* the parameters' values come from the caller: element i of tensor t is t + i / 1024 */
         CU_ASSERT_EQUAL_FATAL(ns_mkmodel_write_from(dir, &o, fill_index, NULL, &e), NS_OK);
-        CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
-        CU_ASSERT_EQUAL(c.attn_norm.kind, want[k].kind);
-        CU_ASSERT_EQUAL(c.attn_norm.s, want[k].s);
+        CU_ASSERT_EQUAL_FATAL(ns_model_config_read(dir, &c, &e), NS_OK);
+        CU_ASSERT_EQUAL(c.attn_norm_kind, (int)want[k].kind);
+        CU_ASSERT_EQUAL(c.attn_norm_s, want[k].s);
         CU_ASSERT_EQUAL(c.attn_temperature, want[k].T);
         ns_gpt2_model *m = load_ok(dir);
         CU_ASSERT_FATAL(m != NULL);
+        CU_ASSERT_EQUAL(ns_gpt2_config_of(m)->attn_norm.kind, want[k].kind);
+        CU_ASSERT_EQUAL(ns_gpt2_attn_is_default(ns_gpt2_config_of(m)),
+                        want[k].kind == NS_NORM_SOFTMAX && want[k].T == 1.0);
         ns_mkmodel_tensor *t = NULL;
         size_t n = 0, numel = 0, params = 0;
         CU_ASSERT_EQUAL_FATAL(ns_mkmodel_tensors(&o.config, &t, &n, &e), NS_OK);

@@ -9,6 +9,7 @@
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "model/ns_model_json.h"
 
 /* An index is a list of names; anything above this is not an index. */
 #define NS_CKPT_INDEX_MAX_BYTES ((size_t)64 << 20)
@@ -138,21 +139,11 @@ static int open_files(ns_ckpt *ck, ns_err *err)
 static int open_index(ns_ckpt *ck, ns_err *err)
 {
     const char *path = ck->weights_path;
-    char *text = NULL;
-    size_t len = 0;
-    NS_TRY(ns_file_read_all(path, NS_CKPT_INDEX_MAX_BYTES, &text, &len, err));
-    json_error_t jerr;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-    free(text);
+    json_t *root = NULL;
+    NS_TRY(ns_json_load_object(path, NS_CKPT_INDEX_MAX_BYTES, &root, err));
     int rc = NS_OK;
-    json_t *map = root ? json_object_get(root, "weight_map") : NULL;
-    json_t *meta = root ? json_object_get(root, "metadata") : NULL;
-    if (!root)
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not valid JSON: %s (line %d)", path, jerr.text,
-                     jerr.line);
-    else if (!json_is_object(root))
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: top level is not an object", path);
-    else if (!json_is_object(map))
+    json_t *map = json_object_get(root, "weight_map"), *meta = json_object_get(root, "metadata");
+    if (!json_is_object(map))
         rc = ns_fail(err, NS_ERR_FORMAT, "%s: key \"weight_map\" is %s, expected an object of "
                      "tensor names to file names", path, map ? "not an object" : "missing");
     else if (meta && !json_is_object(meta) && !json_is_null(meta))

@@ -121,19 +121,3 @@ int ns_gpt2_config_parse(const char *path, json_t *root, ns_gpt2_config *cfg, ns
                        cfg->n_embd, cfg->n_head);
     return parse_attention(path, root, cfg, err);
 }
-
-int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err)
-{
-    memset(cfg, 0, sizeof *cfg);
-    char *path = ns_path_join(dir, "config.json");
-    if (!path)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    json_t *root = NULL;
-    ns_gpt2_config tmp = {0};
-    int rc = ns_json_load_object(path, &root, err);
-    if (rc == NS_OK && (rc = ns_gpt2_config_parse(path, root, &tmp, err)) == NS_OK)
-        *cfg = tmp;
-    json_decref(root);
-    free(path);
-    return rc;
-}

@@ -9,10 +9,6 @@
 
 #include "model/ns_gpt2.h"
 
-/* Read and validate dir/config.json as a GPT-2 config (the tests' direct view; the program reads
- * configs through ns_model_config_read). Errors name the file and the key. */
-int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err);
-
 /* Validate a GPT-2 config.json already loaded as root (path names it in messages). */
 int ns_gpt2_config_parse(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err);
 

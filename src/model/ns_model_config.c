@@ -59,7 +59,7 @@ int ns_model_config_read(const char *dir, ns_model_config *cfg, ns_err *err)
     json_t *root = NULL;
     ns_model_config tmp;
     memset(&tmp, 0, sizeof tmp);
-    int rc = ns_json_load_object(path, &root, err);
+    int rc = ns_json_load_object(path, 0, &root, err);
     if (rc == NS_OK && (rc = parse_root(path, root, &tmp, err)) == NS_OK)
         *cfg = tmp;
     json_decref(root);

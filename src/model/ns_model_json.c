@@ -23,12 +23,12 @@ const char *ns_json_type_name(const json_t *v)
     return "a value";
 }
 
-int ns_json_load_object(const char *path, json_t **root, ns_err *err)
+int ns_json_load_object(const char *path, size_t max_bytes, json_t **root, ns_err *err)
 {
     char *text = NULL;
     size_t len = 0;
     *root = NULL;
-    NS_TRY(ns_file_read_all(path, NS_CFG_MAX_BYTES, &text, &len, err));
+    NS_TRY(ns_file_read_all(path, max_bytes ? max_bytes : NS_CFG_MAX_BYTES, &text, &len, err));
     json_error_t jerr;
     json_t *r = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     free(text);

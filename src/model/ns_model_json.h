@@ -23,8 +23,9 @@
 /* "an object", "a string", "null", ... for messages. */
 const char *ns_json_type_name(const json_t *v);
 
-/* Read path (at most 1 MB) as a JSON object into *root (caller json_decref's it). */
-int ns_json_load_object(const char *path, json_t **root, ns_err *err);
+/* Read path (at most max_bytes; 0: 1 MB, a config's bound) as a JSON object into *root (caller
+ * json_decref's it); duplicate names refused. */
+int ns_json_load_object(const char *path, size_t max_bytes, json_t **root, ns_err *err);
 
 /* A positive integer key <= max into *out. *present (may be NULL) says whether it was there; an
  * absent key is an error only when required. null counts as absent when null_absent. */
