@@ -489,6 +489,17 @@ static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
         *err = first;
         return first.code;
     }
+    /* dump keeps every row's weights and logits (the plan's estimate counts the analysed row) */
+    double need = ns_model_workspace_bytes(&s->mc, o->length, o->length);
+    double have = (double)ns_sys_memory_bytes();
+    if (have > 0 && need > have) {
+        char n[64], h[64];
+        ns_sys_format_bytes(need, n, sizeof n);
+        ns_sys_format_bytes(have, h, sizeof h);
+        return ns_fail(err, NS_ERR_INVALID, "--length: %zu tokens: the dump holds every row's "
+                       "attention, about %s, more than this machine's %s of memory", o->length,
+                       n, h);
+    }
     NS_TRY(ns_plan_init(&s->plan, &g, &s->mc, err));
     s->have_plan = 1;
     return NS_OK;
