@@ -14,7 +14,9 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: normsweep mkmodel [--arch ARCH] (--preset NAME | --layers N --heads N --embd N\n"
-            "                         --ctx N --vocab N) [--inner N] [options] --out DIR\n"
+            "                         --ctx N --vocab N) [--inner N] [--kv-heads N] [--head-dim N]\n"
+            "                         [--seed S] [--dtype f32|f16|bf16] [--shards K] [OPTIONS]\n"
+            "                         --out DIR\n"
             "\n"
             "Write DIR/config.json and the weights (DIR/model.safetensors, or --shards K files and\n"
             "DIR/model.safetensors.index.json): a model with random weights in the Hugging Face\n"
