@@ -27,27 +27,6 @@ static char *make_tmpdir(void)
     return d ? strdup(d) : NULL;
 }
 
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *p = ns_path_join(dir, e->d_name);
-        struct stat st;
-        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(p);
-        else if (p)
-            unlink(p);
-        free(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 /* Read one little-endian float32 at an absolute file offset. */
 static float file_f32(const char *path, size_t off)
 {
@@ -321,7 +300,7 @@ static void roundtrip(ns_st_dtype dtype)
     ns_st_close(&st);
     free(path);
     ns_gpt2_free(m);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -362,9 +341,9 @@ static void test_deterministic(void)
     CU_ASSERT_EQUAL(ns_mkmodel_value(&o, "h.1.mlp.c_fc.weight", 77), ns_mkmodel_value(&big, "h.1.mlp.c_fc.weight", 77));
     CU_ASSERT(isnan(ns_mkmodel_value(&o, "h.2.ln_1.weight", 0))); /* beyond n_layer */
     CU_ASSERT(isnan(ns_mkmodel_value(&o, "wte.weight", 32 * 8)));  /* beyond numel */
-    rm_tree(d1);
-    rm_tree(d2);
-    rm_tree(d3);
+    ns_test_rm_tree(d1);
+    ns_test_rm_tree(d2);
+    ns_test_rm_tree(d3);
     free(d1);
     free(d2);
     free(d3);
@@ -492,7 +471,7 @@ static void case_close(case_dir *cd)
     json_decref(cd->header);
     free(cd->data);
     free(cd->st_path);
-    rm_tree(cd->dir);
+    ns_test_rm_tree(cd->dir);
     free(cd->dir);
 }
 
@@ -755,7 +734,7 @@ static void test_config_errors(void)
         expect_load_fail(cases[i].label, dir, cases[i].code, path, cases[i].what);
     }
     free(path);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -821,7 +800,7 @@ static void test_attention_keys(void)
     o.config.attn_temperature = 0.1234567890123;
     CU_ASSERT_EQUAL(ns_mkmodel_write(dir, &o, &e), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "10 significant digits"));
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 

@@ -24,26 +24,8 @@
 #include "model/ns_model_kernels.h"
 #include "ns_test.h"
 
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *p = ns_path_join(dir, e->d_name);
-        if (p)
-            unlink(p);
-        free(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 /* A small random model of each kind: GQA Llama, Qwen2 (biases), GPT-NeoX (partial rotary,
- * parallel residual). Written into a fresh temporary directory (caller rm_tree's it). */
+ * parallel residual). Written into a fresh temporary directory (the caller removes it: ns_test_rm_tree). */
 static char *make_model(int kind, size_t shards, ns_st_dtype dtype)
 {
     char tmpl[] = "/tmp/ns_test_models_XXXXXX";
@@ -179,7 +161,7 @@ static void check_kind(int kind)
     free_copy(&b);
     free_copy(&k);
     ns_model_free(m);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -234,8 +216,8 @@ static void test_sharded_equals_single(void)
     free_copy(&y);
     ns_model_free(a);
     ns_model_free(b);
-    rm_tree(one);
-    rm_tree(four);
+    ns_test_rm_tree(one);
+    ns_test_rm_tree(four);
     free(one);
     free(four);
 }
@@ -283,7 +265,7 @@ static void test_index_errors(void)
     }
     free(text);
     free(index);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -428,7 +410,7 @@ static void test_presets_load(void)
                                                                                : "gpt_neox")
                                                           : "mistral");
         ns_model_free(m);
-        rm_tree(tmpl);
+        ns_test_rm_tree(tmpl);
     }
 }
 
