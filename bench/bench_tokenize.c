@@ -1,5 +1,6 @@
-/* bench_tokenize: median wall time of encoding one text file with the GPT-2 tokenizer (the
- * load is timed separately and excluded). Usage: bench_tokenize TOKENIZER_DIR FILE [RUNS] */
+/* bench_tokenize: median wall time of encoding one text file with a tokenizer (GPT-2's files or
+ * a tokenizer.json; the load is timed separately and excluded).
+ * Usage: bench_tokenize TOKENIZER FILE [RUNS] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,7 +13,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
-        fprintf(stderr, "usage: bench_tokenize TOKENIZER_DIR FILE [RUNS]\n");
+        fprintf(stderr, "usage: bench_tokenize TOKENIZER FILE [RUNS]\n");
         return 2;
     }
     int runs = argc == 4 ? atoi(argv[3]) : 5;

@@ -9,6 +9,7 @@
 
 #include "common/ns_file.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "ns_fuzz.h"
 
 static char fuzz_dir[4096];

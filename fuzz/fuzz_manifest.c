@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "ns_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

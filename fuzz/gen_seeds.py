@@ -257,9 +257,81 @@ def nc_seeds(out):
     write(out, p, "hdf5_magic_only.nc", b"\x89HDF\r\n\x1a\n" + bytes(40))
 
 
+def tokenizer_json_seeds(out):
+    """Small Hugging Face tokenizer.json files (byte-level BPE on a few letters) exercising every
+    option the loader implements, each followed by "\n--\n" and a text to encode."""
+    p = "tokenizer_json"
+    letters = "abcdefghijklmnopqrstuvwxyz\u0120\u010a"
+    vocab = {"<unk>": 0}
+    for c in letters:
+        vocab[c] = len(vocab)
+    for code in ["<0x%02X>" % b for b in (0xC3, 0xA9, 0xC4, 0xA0, 0x31)]:
+        vocab[code] = len(vocab)
+    merges = ["t h", "th e", "\u0120 th", "a n", "an d", "\u0120 a", "e r"]
+    for m in merges:
+        vocab[m.replace(" ", "")] = len(vocab)
+
+    def tok(pre, normalizer=None, added=(), model=None, post=None):
+        m = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+             "ignore_merges": False, "vocab": vocab, "merges": merges}
+        m.update(model or {})
+        return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": list(added),
+                "normalizer": normalizer, "pre_tokenizer": pre, "post_processor": post,
+                "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                            "use_regex": True}, "model": m}
+
+    bl = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    bl_plain = dict(bl, use_regex=False)
+
+    def split(pattern, behavior, invert=False, key="Regex"):
+        return {"type": "Split", "pattern": {key: pattern}, "behavior": behavior, "invert": invert}
+
+    def seq(*steps):
+        return {"type": "Sequence", "pretokenizers": list(steps)}
+
+    def added(i, content, **kw):
+        a = {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+        a.update(kw)
+        return a
+
+    llama = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+             "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+    text = "the band and the THE caf\u00e9 it's 12345 \u4e2d \n\n x<mask> y  <s>"
+    n = len(vocab)
+    seeds = {
+        "bytelevel": tok(bl),
+        "prefix_space": tok(dict(bl, add_prefix_space=True)),
+        "llama_split": tok(seq(split(llama, "Isolated"), bl_plain), model={"ignore_merges": True}),
+        "behaviors": tok(seq(split("\\s+", "MergedWithPrevious"), split("[.,]", "MergedWithNext"),
+                             split("\\p{P}", "Contiguous"), split("e", "Removed", key="String"),
+                             split("\\p{L}+", "Isolated", invert=True), bl_plain)),
+        "nfc_added": tok(bl, normalizer={"type": "Sequence", "normalizers": [{"type": "NFKD"},
+                                                                              {"type": "NFC"}]},
+                         added=[added(n, "<mask>", lstrip=True, rstrip=True),
+                                added(n + 1, "caf\u00e9", normalized=True, special=False),
+                                added(vocab["the"], "the", single_word=True, special=False)]),
+        "fallback_unk": tok(bl, model={"byte_fallback": True, "unk_token": "<unk>", "fuse_unk": True}),
+        "pairs": tok(bl, model={"merges": [m.split(" ") for m in merges]}),
+        "template": tok(bl, added=[added(n, "<s>")],
+                        post={"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                         {"Sequence": {"id": "A", "type_id": 0}}],
+                              "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [n],
+                                                                     "tokens": ["<s>"]}}}),
+    }
+    for name, t in seeds.items():
+        write(out, p, name + ".json", json.dumps(t, ensure_ascii=False) + "\n--\n" + text)
+    write(out, p, "invalid_text.json", (json.dumps(seeds["bytelevel"]) + "\n--\nok ").encode() +
+          b"\xff\xc3(")
+    write(out, p, "truncated.json", json.dumps(seeds["bytelevel"])[:200])
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     tokenizer_seeds(outdir)
+    tokenizer_json_seeds(outdir)
     safetensors_seeds(outdir)
     config_seeds(outdir)
     sweep_seeds(outdir)

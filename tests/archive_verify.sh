@@ -143,8 +143,8 @@ expect 0 "verify: PASS" "$NORMSWEEP" verify o.tar.gz
 # unusable input and bad options: exit 2
 expect 2 "No such file" "$NORMSWEEP" verify missing.tar.gz
 expect 2 "not a readable" "$NORMSWEEP" verify tiny.yaml
-expect 2 "--sample 'x'" "$NORMSWEEP" verify arc.tar.gz --sample x
-expect 2 "--tolerance '-1'" "$NORMSWEEP" verify arc.tar.gz --tolerance -1
+expect 2 "--sample: expected an integer in 0..2147483647, got 'x'" "$NORMSWEEP" verify arc.tar.gz --sample x
+expect 2 "--tolerance: -1 is out of range [0, 1)" "$NORMSWEEP" verify arc.tar.gz --tolerance -1
 expect 2 "is required" "$NORMSWEEP" verify
 
 # ---- tampered copies: exit 4 naming what differs ---------------------------------------------

@@ -34,6 +34,21 @@ ns_np2() { "$MPIEXEC" --quiet --oversubscribe -np 2 "$NORMSWEEP" "$@"; }
 model() { cp -r "$BASE/m0" "$1"; }
 # poke FILE OFFSET PRINTF-STRING: overwrite bytes in place
 poke() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
+# st_edit FILE PYTHON: rewrite a safetensors file: the code sees its header h (a dict, in file
+# order) and data d (bytes) and may change both, or set pre (bytes written before the header)
+st_edit() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+p, code = sys.argv[1], sys.argv[2]
+b = open(p, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h, d, pre = json.loads(b[8:8 + n]), b[8 + n:], b""
+exec(code)
+t = pre + json.dumps(h, separators=(",", ":")).encode()
+t += b" " * ((8 - len(t) % 8) % 8)
+open(p, "wb").write(struct.pack("<Q", len(t)) + t + d)
+PY
+}
 # tokdir DIR: a copy of the GPT-2 tokenizer (encoder.json + vocab.bpe)
 tokdir() { mkdir -p "$1" && cp "$TOK/encoder.json" "$TOK/vocab.bpe" "$1/"; }
 # corpus FILE: the catalogue's small text (200 sentences, 2001 GPT-2 tokens)
@@ -86,7 +101,8 @@ snapshot() {
 # normalise FILE: temp and source paths replaced by placeholders
 normalise() {
   sed -e "s|$W|@W@|g" -e "s|$BASE|@BASE@|g" -e "s|$TOK|@TOK@|g" -e "s|$SRC|@SRC@|g" \
-      -e "s|$top_srcdir|@SRC@|g" "$1"
+      -e "s|$top_srcdir|@SRC@|g" \
+      -e "s|this machine's [0-9.]* [KMGTPE]*i*B of memory|this machine's @MEM@ of memory|" "$1"
 }
 
 total=0 passed=0 failed=0 xfailed=0 xpassed=0

@@ -90,30 +90,30 @@ expect_error() {
   got=$?
   if [ "$got" -ne 2 ]; then
     bad "dump $* exited $got, expected 2"; cat "$tmp/stderr"
-  elif ! grep -q -- "$pattern" "$tmp/stderr"; then
+  elif ! grep -qF -- "$pattern" "$tmp/stderr"; then
     bad "dump $*: message lacks '$pattern':"; cat "$tmp/stderr"
   elif [ "$(wc -l <"$tmp/stderr")" -ne 1 ]; then
     bad "dump $*: expected a one-line message:"; cat "$tmp/stderr"
   fi
   if ls "$tmp"/err.nc* >/dev/null 2>&1; then bad "dump $* left output behind"; fi
 }
-expect_error "--T: every T must be finite and between 1e-100 and 1e100, got '0'" --N 4 --T 0
-expect_error "--T: every T must be finite and between 1e-100 and 1e100, got '-1'" --N 4 --T 1,-1
-expect_error "--T: expected numbers separated by commas, got 'abc'" --N 4 --T abc
-expect_error "--T: every T must be finite and between 1e-100 and 1e100, got 'inf'" --N 4 --T inf
+expect_error "--T: 0 is out of range [1e-100, 1e100]" --N 4 --T 0
+expect_error "--T: -1 is out of range [1e-100, 1e100]" --N 4 --T 1,-1
+expect_error "--T: expected a number in [1e-100, 1e100], got 'abc'" --N 4 --T abc
+expect_error "--T: expected a number in [1e-100, 1e100], got 'inf'" --N 4 --T inf
 expect_error "--T: empty item in '1,,2'" --N 4 --T 1,,2
-expect_error "--eps: every eps must be finite and between 1e-100 and 1e100, got '0'" --N 4 --eps 0
+expect_error "--eps: 0 is out of range [1e-100, 1e100]" --N 4 --eps 0
 expect_error "--N: empty list" --N ""
 expect_error "--N: empty item in '4,'" --N 4,
-expect_error "--N: every N must be >= 1, got 0" --N 0,4
-expect_error "--N: expected integers >= 1 separated by commas, got '2.5'" --N 2.5
+expect_error "--N: 0 is out of range 1..2147483647" --N 0,4
+expect_error "--N: expected an integer in 1..2147483647, got '2.5'" --N 2.5
 expect_error "--N: 4 appears more than once" --N 4,2,4
 expect_error "--normalizer: unknown normalizer 'softermax'" --N 4 --normalizer softermax
 expect_error "--normalizer ssmax needs its parameter --s" --N 4 --normalizer ssmax
 expect_error "--s applies only to --normalizer ssmax" --N 4 --s 2
 expect_error "--sphere: expected true or false, got 'yes'" --N 4 --sphere yes
-expect_error "--probes: at most 4096" --N 4 --probes 5000
-expect_error "--seed: expected an integer" --N 4 --seed -1
+expect_error "--probes: 5000 is out of range 0..4096" --N 4 --probes 5000
+expect_error "--seed: -1 is out of range 0..18446744073709551615" --N 4 --seed -1
 expect_error "--T needs --N" --T 1
 expect_error "option --N needs a value" --N
 

@@ -5,14 +5,17 @@
 # Each fuzz target linked with fuzz/fuzz_driver.c (a plain main, normal compiler): with no
 # arguments it replays fuzz/corpus/<parser>/ and fuzz/regressions/<parser>/ from $top_srcdir.
 FUZZ_REPLAY_CPP = $(NS_TEST_CPP)
-check_PROGRAMS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config \
+check_PROGRAMS += fuzz/replay_tokenizer fuzz/replay_tokenizer_json fuzz/replay_safetensors fuzz/replay_config \
 	fuzz/replay_sweep_yaml fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest \
 	fuzz/replay_train_grid
-TESTS += fuzz/replay_tokenizer fuzz/replay_safetensors fuzz/replay_config fuzz/replay_sweep_yaml \
+TESTS += fuzz/replay_tokenizer fuzz/replay_tokenizer_json fuzz/replay_safetensors fuzz/replay_config fuzz/replay_sweep_yaml \
 	fuzz/replay_nc_read fuzz/replay_archive fuzz/replay_manifest fuzz/replay_train_grid
 fuzz_replay_tokenizer_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_tokenizer.c fuzz/ns_fuzz.h
 fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"tokenizer"'
 fuzz_replay_tokenizer_LDADD = $(NS_TEST_LIBS)
+fuzz_replay_tokenizer_json_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_tokenizer_json.c fuzz/ns_fuzz.h
+fuzz_replay_tokenizer_json_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"tokenizer_json"'
+fuzz_replay_tokenizer_json_LDADD = $(NS_TEST_LIBS)
 fuzz_replay_safetensors_SOURCES = fuzz/fuzz_driver.c fuzz/fuzz_safetensors.c fuzz/ns_fuzz.h
 fuzz_replay_safetensors_CPPFLAGS = $(FUZZ_REPLAY_CPP) -DNS_FUZZ_NAME='"safetensors"'
 fuzz_replay_safetensors_LDADD = $(NS_TEST_LIBS)

@@ -5,7 +5,8 @@
 #    $(pkgdatadir) the manifest, the sweeps, the Slurm script (executable) and every doc;
 #  - the installed normsweep uses the installed manifest and finds the installed sweeps by name
 #    (`normsweep validate ablation.yaml`); NORMSWEEP_DATADIR overrides the place;
-#  - it runs a tiny sweep at -np 2 whose data are byte-identical to the build tree's normsweep's.
+#  - it runs a tiny sweep at -np 2 whose data are byte-identical to the build tree's normsweep's;
+#  - the installed normsweep-report finds its installed package and reports on that sweep.
 set -eu
 : "${bindir:?}" "${pkgdatadir:?}" "${mandir:?}" "${NS_SWEEPS:?}" "${NS_DIST_DOCS:?}"
 : "${NORMSWEEP:?}" "${MPIEXEC:?}"
@@ -20,6 +21,7 @@ pkg=$(cd "$pkgdatadir" && pwd -P) || fail "no $pkgdatadir"
 # ---- the installed files
 [ -x "$ns" ] || fail "$ns not installed"
 [ -x "$bindir/normsweep-report" ] || fail "normsweep-report not installed"
+[ -f "$pkg/postprocess/normsweep_report/cli.py" ] || fail "the report's package not installed"
 [ -f "$mandir/man1/normsweep.1" ] || fail "man page not installed"
 [ -f "$pkg/assets/manifest.json" ] || fail "manifest not installed"
 [ -x "$pkg/slurm/full_grid.sh" ] || fail "slurm/full_grid.sh not installed executable"
@@ -66,3 +68,11 @@ cmp -s inst.cdl build.cdl || fail "the installed normsweep's data differ from th
 ncdump -h inst.nc | grep -q "sweep_file = \"$work/tiny.yaml\"\|sweep_file = \"tiny.yaml\"" ||
   fail "sweep_file not recorded: $(ncdump -h inst.nc | grep sweep_file)"
 echo "ok 3 - the installed normsweep runs a tiny sweep at -np 2: same data as the build tree's"
+
+# ---- the installed report, with its installed package (not the source tree's)
+"$bindir/normsweep-report" inst.nc --out rep --format png --quiet > rep.log 2>&1 ||
+  { cat rep.log; fail "normsweep-report on the tiny sweep"; }
+[ -s rep/report.html ] && [ -s rep/report.json ] || fail "normsweep-report wrote no report"
+grep -q 'no interval: the file has neither samples nor intervals' rep.log ||
+  { cat rep.log; fail "normsweep-report: no warning about the missing intervals"; }
+echo "ok 4 - the installed normsweep-report reports on it"

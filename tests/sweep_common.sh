@@ -70,24 +70,6 @@ workers_of() {
 # master_pid LOG: the master's pid, from its first line
 master_pid() { sed -n 's/.*master pid \([0-9]*\).*/\1/p' "$1" | head -n 1; }
 
-# wait_progress LOG: until the master has reported a progress line (>= 5 % done; at most 30 s)
-wait_progress() {
-  i=0
-  while ! grep -q "tasks (.*%)" "$1" 2> /dev/null; do
-    i=$((i + 1)); [ $i -lt 1500 ] || { cat "$1" >&2; fail "no progress in $1"; }; sleep 0.02
-  done
-}
-
-# hold_worker LOG: once the run writing LOG has made progress, stop one of its workers (SIGSTOP)
-# and print its pid. While it is held its task stays outstanding, so the task loop cannot end
-# however fast the machine is: a signal sent next finds the run in progress (on a fast machine the
-# test sweeps take well under a second, and a run that ended first failed the test). Fails when the
-# run had already left its task loop.
-hold_worker() {
-  wait_progress "$1"
-  hw=$(workers_of "$(master_pid "$1")" | head -n 1)
-  [ -n "$hw" ] || fail "no worker process found"
-  kill -STOP "$hw"
-  ! grep -q "sweep_wall_seconds" "$1" || fail "the run of $1 ended before a worker was held"
-  echo "$hw"
-}
+# Runs caught in progress are held at a chosen point (hold_at, wait_held, release: tests/hold.sh),
+# never started and signalled in the hope that they are still running.
+. "$top_srcdir/tests/hold.sh"

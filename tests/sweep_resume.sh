@@ -1,32 +1,46 @@
 #!/bin/sh
 # sweep_resume: (1) SIGKILL a worker mid-run, resume with another rank count: the result equals an
 # uninterrupted run's; (2) SIGTERM the master: exit 3 with the journal saved, no output file;
-# --resume finishes with identical data and recomputes nothing already journaled.
+# --resume finishes with identical data and recomputes nothing already journaled. Each run is
+# caught in progress by holding its master once 10 tasks are journalled (tests/hold.sh).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
 
 run_np 2 slow.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
 
-# (1) a worker killed with SIGKILL
+# a misspelt hold is refused before anything runs (a test must never run unheld by mistake)
+NORMSWEEP_TEST_HOLD=jounral:10 NORMSWEEP_TEST_HOLD_DIR=$work "$NORMSWEEP" slow.yaml --output x.nc \
+  --checkpoint-dir ckx 2> logx; rc=$?
+[ $rc -eq 2 ] && grep -q "NORMSWEEP_TEST_HOLD='jounral:10': expected POINT\[:COUNT\]\[@RANK\]" logx &&
+  [ ! -e ckx ] || { cat logx >&2; fail "a misspelt NORMSWEEP_TEST_HOLD: exit $rc"; }
+
+# (1) a worker killed with SIGKILL while the master holds with 10 of the 120 tasks in the journal
+hold_at journal:10
 run_np 3 slow.yaml --output a.nc --checkpoint-dir cka 2> loga &
 launcher=$!
-worker=$(hold_worker loga) || exit 1
+hold_off
+master=$(wait_held $launcher) || exit 1
+worker=$(workers_of "$master" | head -n 1)
+[ -n "$worker" ] || fail "no worker process found"
 kill -KILL "$worker"
+release
 wait "$launcher" && fail "run with a killed worker exited 0"
 [ -f a.nc ] && fail "output written despite the killed worker"
 [ -f cka/journal.nsj ] || fail "no journal after the killed run"
 run_np 2 slow.yaml --output a.nc --checkpoint-dir cka --resume 2> loga2 || { cat loga2 >&2; fail "resume after SIGKILL"; }
 done_before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' loga2)
-[ "${done_before:-0}" -gt 0 ] || fail "resume found nothing in the journal"
+[ "${done_before:-0}" -ge 10 ] || fail "resume found ${done_before:-no} tasks in the journal, expected at least 10"
 same_data ref.nc a.nc "SIGKILL + resume vs uninterrupted"
 
-# (2) SIGTERM to the master
+# (2) SIGTERM to the master, held with 10 tasks in the journal (the signal ends the hold)
+hold_at journal:10
 run_np 2 slow.yaml --output b.nc --checkpoint-dir ckb 2> logb &
 launcher=$!
-worker=$(hold_worker logb) || exit 1
-kill -TERM "$(master_pid logb)"
-kill -CONT "$worker"
+hold_off
+master=$(wait_held $launcher) || exit 1
+[ "$master" = "$(master_pid logb)" ] || fail "the held process is not the master"
+kill -TERM "$master"
 wait "$launcher"; rc=$?
 [ $rc -eq 3 ] || { cat logb >&2; fail "SIGTERM to the master: exit $rc, expected 3"; }
 grep -q "continue with --resume" logb || fail "no resume hint after SIGTERM"
@@ -34,7 +48,7 @@ grep -q "continue with --resume" logb || fail "no resume hint after SIGTERM"
 run_np 1 slow.yaml --output b.nc --checkpoint-dir ckb --resume 2> logb2 || { cat logb2 >&2; fail "resume after SIGTERM"; }
 before=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' logb2)
 computed=$(sed -n 's/.*master computed \([0-9]*\) task.*/\1/p' logb2)
-[ "${before:-0}" -gt 0 ] || fail "nothing journaled before SIGTERM"
+[ "${before:-0}" -ge 10 ] || fail "${before:-no} tasks journalled before SIGTERM, expected at least 10"
 [ $((before + computed)) -eq 120 ] || fail "resume recomputed work: $before journaled + $computed computed != 120"
 same_data ref.nc b.nc "SIGTERM + resume vs uninterrupted"
 [ "$(forward_counts b.nc | tr ',' '\n' | sort -u)" = "1" ] || fail "a shard's forward ran more than once"

@@ -32,22 +32,31 @@ cp node1/ck/journal.nsj stale.copy
 
 # run_split OUTPUT [DIR [copy-lock]]: rank 1 (Open MPI's or MPICH's numbering) starts in DIR (when
 # given), where the relative checkpoint path ck names another directory than rank 0's: a
-# node-local directory of the same path. With copy-lock, a background job of rank 1 copies rank
-# 0's lock file into it as soon as rank 0 has written its record (within 30 s). Every other path
-# of the sweep is absolute.
+# node-local directory of the same path. With copy-lock, rank 1 is held before it looks at the
+# checkpoint directory (tests/hold.sh; rank 0 has locked it by then), rank 0's lock file is copied
+# into DIR/ck, and rank 1 goes on: it finds this run's lock record there from the start. Every
+# other path of the sweep is absolute.
 run_split() {
   rm -rf ck; mkdir ck
   cat > rank1_cd.sh <<EOF
 #!/bin/sh
 [ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] && [ -n "$2" ] && { cd "$2" || exit 9; }
-[ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ] && [ "${3:-}" = copy-lock ] &&
-  ( i=0; while [ ! -s "$work/ck/lock" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
-    cp "$work/ck/lock" ck/lock ) &
 exec "\$@"
 EOF
   chmod +x rank1_cd.sh
+  [ "${3:-}" = copy-lock ] && hold_at opened@1
   mpi_launch -np 2 "$work/rank1_cd.sh" "$NORMSWEEP" "$work/short.yaml" --output "$1" \
-    --checkpoint-dir ck 2> "log_$1"
+    --checkpoint-dir ck 2> "log_$1" &
+  rs_pid=$!
+  hold_off
+  if [ "${3:-}" = copy-lock ]; then
+    wait_held $rs_pid > /dev/null || exit 1
+    [ "$(held_field 2)" = 1 ] || fail "the held process is not rank 1"
+    [ -s ck/lock ] || fail "rank 0 has not written its lock record before rank 1 looks"
+    cp ck/lock "$2/ck/lock" || fail "copy of rank 0's lock record"
+    release
+  fi
+  wait $rs_pid
 }
 
 # rank0_alone OUTPUT DIR LABEL: after run_split OUTPUT DIR: rank 1 was noticed, rank 0 reduced
@@ -72,7 +81,10 @@ echo "sweep_unshared: stale copy on rank 1 noticed, reduced on rank 0, output ri
 mkdir -p node2/ck
 cp stale.copy node2/ck/journal.nsj
 run_split l.nc "$work/node2" copy-lock || { cat log_l.nc >&2; fail "run with a copied lock record"; }
-cmp -s ck/lock node2/ck/lock || fail "the wrapper did not copy rank 0's lock record"
+cmp -s ck/lock node2/ck/lock || fail "node2/ck/lock is not rank 0's lock record"
+# rank 1 found the lock record from the start: its part there was refused too
+grep -q "normsweep: rank 1 journals its results through rank 0 (read .*ck/journal.s1.r1.nsj" log_l.nc ||
+  { cat log_l.nc >&2; fail "copied lock record: rank 0 did not refuse the part it cannot see"; }
 rank0_alone l.nc node2 "unshared checkpoint directory with this run's lock record"
 echo "sweep_unshared: same lock record, other records: noticed, reduced on rank 0, output right"
 

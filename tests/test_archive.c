@@ -14,6 +14,7 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "archive/ns_archive_provenance.h"
 #include "io/ns_nc_check.h"
 #include "io/ns_nc_read.h"
@@ -152,7 +153,7 @@ static void test_round_trip(void)
         {"empty", NULL, "", 0, 0},
     };
     ns_archive_list written;
-    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "rt", src, 3, &written, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "rt", src, 3, &written, NULL, &err), NS_OK);
     CU_ASSERT_EQUAL(written.n, 3);
     char hex[NS_SHA256_HEX_LEN + 1];
     CU_ASSERT_EQUAL(ns_sha256_file(f1, hex, &err), NS_OK);
@@ -207,20 +208,20 @@ static void test_write_errors(void)
     char *out = in_tmp("bad.tar.gz");
     unlink(out);
     ns_archive_source missing[] = {{"x", "/nonexistent/file", NULL, 0, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", missing, 1, NULL, &err), NS_ERR_IO);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", missing, 1, NULL, NULL, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/file"));
     CU_ASSERT_FALSE(ns_file_exists(out));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q 'bad.tar.gz.tmp'", tmp);
     CU_ASSERT_NOT_EQUAL(system(cmd), 0); /* the temporary was removed */
     ns_archive_source dup[] = {{"a", NULL, "1", 1, 0}, {"a", NULL, "2", 1, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", dup, 2, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", dup, 2, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source unsafe[] = {{"../a", NULL, "1", 1, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", unsafe, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", unsafe, 1, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source man[] = {{NS_ARCHIVE_MANIFEST, NULL, "1", 1, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out, "t", man, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out, "t", man, 1, NULL, NULL, &err), NS_ERR_INVALID);
     ns_archive_source ok[] = {{"a", NULL, "1", 1, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write("/nonexistent/dir/x.tar.gz", "t", ok, 1, NULL, &err),
+    CU_ASSERT_EQUAL(ns_archive_write("/nonexistent/dir/x.tar.gz", "t", ok, 1, NULL, NULL, &err),
                     NS_ERR_IO);
     CU_ASSERT_FALSE(ns_file_exists(out));
     free(out);
@@ -568,7 +569,7 @@ static void test_modes_and_links(void)
     ns_archive_source src[] = {{"logs/private.log", priv, NULL, 0, 0},
                                {"logs/public.log", pub, NULL, 0, 0},
                                {"sweep.yaml", NULL, "x: 1\n", 5, 0640}};
-    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "m", src, 3, NULL, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_archive_write(out, "m", src, 3, NULL, NULL, &err), NS_OK);
     struct stat st;
     CU_ASSERT_EQUAL(stat(out, &st), 0);
     CU_ASSERT_EQUAL(st.st_mode & 0077, 0); /* 0600 at most: one member is private */
@@ -596,7 +597,7 @@ static void test_modes_and_links(void)
     unlink(link);
     CU_ASSERT_EQUAL(symlink(priv, link), 0);
     ns_archive_source lsrc[] = {{"logs/link.log", link, NULL, 0, 0}};
-    CU_ASSERT_EQUAL(ns_archive_write(out2, "l", lsrc, 1, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_archive_write(out2, "l", lsrc, 1, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
     CU_ASSERT_FALSE(ns_file_exists(out2));
     free(priv), free(pub), free(out), free(link), free(out2);

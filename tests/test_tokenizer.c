@@ -434,11 +434,12 @@ static void test_tiny_tokenizer_and_merge_order(void)
     ns_tokenizer *tok = NULL;
     ns_err err;
     ns_tokens ids = {0};
-    /* well ordered: "a b" (rank 0) then "ab c" (rank 1); CRLF endings are accepted */
-    write_tiny(dir, extra, 3, "#version: 0.2\r\na b\r\nab c\r\n");
+    /* well ordered: "a b" (rank 0), "ab c" (rank 1), "ab a" (rank 2); CRLF endings are
+     * accepted (every token of more than one byte is made by a rule) */
+    write_tiny(dir, extra, 3, "#version: 0.2\r\na b\r\nab c\r\nab a\r\n");
     CU_ASSERT_EQUAL_FATAL(ns_tokenizer_load(dir, &tok, &err), NS_OK);
     CU_ASSERT_EQUAL(ns_tokenizer_vocab_size(tok), 259);
-    CU_ASSERT_EQUAL(ns_tokenizer_merge_count(tok), 2);
+    CU_ASSERT_EQUAL(ns_tokenizer_merge_count(tok), 3);
     CU_ASSERT_TRUE(tok->well_ordered);
     CU_ASSERT_EQUAL(ns_tokenizer_encode(tok, "abcab", 5, &ids, &err), NS_OK);
     CU_ASSERT(ids.n == 2 && ids.ids[0] == 258 && ids.ids[1] == 256);
@@ -446,7 +447,7 @@ static void test_tiny_tokenizer_and_merge_order(void)
     ns_tokenizer_free(tok);
     /* not well ordered: "ab a" (rank 0) uses "ab", made by "a b" (rank 1). GPT-2 merges every
      * "a b" first: "abab" -> [ab, ab]; one-pair-at-a-time would give [aba, b]. */
-    write_tiny(dir, extra, 3, "ab a\na b\n");
+    write_tiny(dir, extra, 3, "ab a\na b\nab c\n");
     CU_ASSERT_EQUAL_FATAL(ns_tokenizer_load(dir, &tok, &err), NS_OK);
     CU_ASSERT_FALSE(tok->well_ordered);
     CU_ASSERT_EQUAL(ns_tokenizer_encode(tok, "abab", 4, &ids, &err), NS_OK);
@@ -502,9 +503,10 @@ static void test_load_errors_name_the_file(void)
     expect_load_error(dir, NS_ERR_FORMAT, "encoder.json", "\"b\": id is not an integer");
     /* ids out of range / repeated */
     write_text(dir, "encoder.json", "{\"a\": 0, \"b\": 7}");
-    expect_load_error(dir, NS_ERR_INVALID, "encoder.json", "id 7 out of range [0, 2)");
+    expect_load_error(dir, NS_ERR_INVALID, "encoder.json: no token has id 1, but token \"b\" has "
+                      "id 7", "the 2 ids must be 0..1 without a gap (a token is missing?)");
     write_text(dir, "encoder.json", "{\"a\": 0, \"b\": -1}");
-    expect_load_error(dir, NS_ERR_INVALID, "encoder.json", "out of range");
+    expect_load_error(dir, NS_ERR_INVALID, "encoder.json", "token \"b\": id -1 is negative");
     write_text(dir, "encoder.json", "{\"a\": 1, \"b\": 1}");
     expect_load_error(dir, NS_ERR_INVALID, "encoder.json", "used twice");
     /* a vocabulary without every byte */
@@ -523,6 +525,23 @@ static void test_load_errors_name_the_file(void)
     expect_load_error(dir, NS_ERR_INVALID, "vocab.bpe:2: token \"xyz\" is not in", "encoder.json");
     write_tiny(dir, extra, 1, "a c\n");
     expect_load_error(dir, NS_ERR_INVALID, "vocab.bpe:1: merged token", "encoder.json");
+    /* a merges file cut short, holding only its version line, repeating a rule */
+    static const char *const two[] = {"ab", "abc"};
+    write_tiny(dir, two, 2, "#version: 0.2\na b\n");
+    expect_load_error(dir, NS_ERR_FORMAT, "vocab.bpe: 1 merge rule, but no rule makes token "
+                      "\"abc\" (id 257) of", "encoder.json: the file is incomplete (cut short?)");
+    write_tiny(dir, two, 2, "#version: 0.2\n");
+    expect_load_error(dir, NS_ERR_FORMAT, "vocab.bpe: no merge rules, only its version line",
+                      "(cut short or empty?)");
+    write_tiny(dir, two, 2, "#version: 0.2\na b\nab c\na b\n");
+    expect_load_error(dir, NS_ERR_FORMAT, "vocab.bpe:4: repeats the merge rule \"a b\" of line 2",
+                      "vocab.bpe");
+    /* a special token (angle brackets) needs no rule */
+    static const char *const special[] = {"ab", "<|x|>"};
+    write_tiny(dir, special, 2, "a b\n");
+    ns_tokenizer *tok = NULL;
+    CU_ASSERT_EQUAL(ns_tokenizer_load(dir, &tok, &err), NS_OK);
+    ns_tokenizer_free(tok);
     /* Hugging Face names are reported as such */
     char *hf = ns_path_join(tmpdir, "badhf");
     CU_ASSERT_EQUAL(ns_file_mkdirs(hf, &err), NS_OK);

@@ -4,14 +4,15 @@
 #  (2) a tiny run writes a model (config.json records the normalizer and temperature), a training
 #      log whose validation loss fell, and the model is readable by `normsweep dump`;
 #  (3) -np 2 with the same global batch gives the same bytes of model.safetensors as -np 1;
-#  (4) SIGTERM mid-run exits 3 with a checkpoint; --resume gives the same bytes as an
-#      uninterrupted run.
+#  (4) SIGTERM mid-run (the run held after step 15, tests/hold.sh) exits 3 with a checkpoint of
+#      step 15; --resume continues from it to the same bytes as an uninterrupted run.
 set -u
 : "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_TOKENIZER_DIR:?}" \
-  "${NS_TEST_CORPUS:?}"
+  "${NS_TEST_CORPUS:?}" "${top_srcdir:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ns_train_cli.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$top_srcdir/tests/hold.sh"
 cd "$work" || fail "cd $work"
 
 # ~410 kB of the novel: 105,000 tokens, so the split (blocks of 8192, every 10th held out) has one
@@ -75,19 +76,21 @@ for v in loss grad_norm val_loss; do
     "$(ncdump -p 9,17 -v $v np2/train.nc | sed -n "/^ $v =/,\$p")" ] || fail "-np 1 and -np 2: $v differs"
 done
 
-# (4) SIGTERM and --resume: 200 steps (~10 s), stopped once the first checkpoint (step 10) exists
-long="$tiny --steps 200 --batch 4 --val-every 100 --checkpoint-every 10"
+# (4) SIGTERM and --resume: 30 steps, held after step 15 (between the checkpoints of steps 10 and
+# 20) until SIGTERM arrives; the stop saves step 15, which --resume continues from
+long="$tiny --steps 30 --batch 4 --val-every 20 --checkpoint-every 10"
 "$NORMSWEEP" train $long --out ref 2> logref || { cat logref >&2; fail "uninterrupted run"; }
+hold_at step:15
 "$NORMSWEEP" train $long --out int 2> logint &
 pid=$!
-i=0
-while [ ! -f int/checkpoint/state.bin ]; do
-  i=$((i + 1)); [ $i -lt 600 ] || fail "no checkpoint after 60 s"; sleep 0.1
-done
+hold_off
+[ "$(wait_held $pid)" = $pid ] || fail "the training was not held"
 kill -TERM $pid
 wait $pid; rc=$?
 [ $rc -eq 3 ] || { cat logint >&2; fail "SIGTERM: exit $rc, expected 3"; }
+grep -q "stopping at step 15: checkpoint saved" logint || { cat logint >&2; fail "SIGTERM: not stopped at step 15"; }
 [ -e int/model.safetensors ] && fail "model written despite SIGTERM"
 "$NORMSWEEP" train $long --out int --resume 2> logres || { cat logres >&2; fail "--resume"; }
+grep -q "resuming from .* at step 15$" logres || { cat logres >&2; fail "--resume did not start at step 15"; }
 cmp ref/model.safetensors int/model.safetensors || fail "resumed model differs from the uninterrupted one"
 echo "train_cli: ok"

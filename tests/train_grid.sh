@@ -19,6 +19,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ns_train_grid.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 here=$top_srcdir
+. "$top_srcdir/tests/hold.sh"
 cd "$work" || fail "cd $work"
 
 sed -n 2000,5500p "$NS_TEST_CORPUS" > small.txt
@@ -85,7 +86,7 @@ expect_invalid "ssmax without s" "g.yaml: normalizers: ssmax needs ssmax_s"
 grid "normalizers: [softmax, softmax]" "temperatures: [1]"
 expect_invalid "normalizer twice" "g.yaml:17: normalizers: 'softmax' listed twice"
 grid "normalizers: [softmax]" "temperatures: [0.1, 0]"
-expect_invalid "T = 0" "g.yaml:18: temperatures: 0 is outside"
+expect_invalid "T = 0" "g.yaml:18: temperatures: 0 is out of range \[1e-6, 1e6\]"
 grid "normalizers: [softmax]" "temperatures: [1]"
 sed -i 's/^  steps: 8/  steps: eight/' g.yaml
 expect_invalid "bad steps" "the train: options do not make a valid training for cell softmax-T1"
@@ -156,21 +157,24 @@ done
 sed -i "s/^  seed: 11/  seed: 12/" g.yaml
 "$NORMSWEEP" train-grid --resume g.yaml 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "not the grid out started with" err || { cat err >&2; fail "changed grid: exit $rc"; }
-# SIGTERM in the middle of a cell's training: exit 3, then --resume gives the uninterrupted bytes
-sed -e 's/^  steps: 8/  steps: 200/' -e 's/^  jac-every: 2/  jac-every: 0\n  checkpoint-every: 10/' \
+# SIGTERM in the middle of a cell's training (held after step 15, between the checkpoints of
+# steps 10 and 20, tests/hold.sh): exit 3, then --resume continues from step 15 to the bytes of an
+# uninterrupted run
+sed -e 's/^  steps: 8/  steps: 30/' -e 's/^  jac-every: 2/  jac-every: 0\n  checkpoint-every: 10/' \
   g2.yaml > g3.yaml
 "$NORMSWEEP" train-grid --out ref3 g3.yaml 2> logr3 || { tail -20 logr3 >&2; fail "uninterrupted grid"; }
+hold_at step:15
 "$NORMSWEEP" train-grid --out int3 g3.yaml 2> logi3 &
 pid=$!
-i=0
-while [ ! -f int3/softmax-T0.1/model/checkpoint/state.bin ]; do
-  i=$((i + 1)); [ $i -lt 600 ] || fail "no checkpoint after 60 s"; sleep 0.1
-done
+hold_off
+[ "$(wait_held $pid)" = $pid ] || fail "the grid's training was not held"
 kill -TERM $pid
 wait $pid; rc=$?
 [ $rc -eq 3 ] && grep -q "train-grid --resume --out int3 g3.yaml continues" logi3 ||
   { cat logi3 >&2; fail "SIGTERM: exit $rc, expected 3 and how to continue"; }
+grep -q "stopping at step 15: checkpoint saved" logi3 || { cat logi3 >&2; fail "SIGTERM: not stopped at step 15"; }
 "$NORMSWEEP" train-grid --resume --out int3 g3.yaml 2> logres3 || { tail -20 logres3 >&2; fail "--resume after SIGTERM"; }
+grep -q "resuming from .* at step 15$" logres3 || { tail -20 logres3 >&2; fail "--resume did not start at step 15"; }
 cmp -s ref3/softmax-T0.1/model/model.safetensors int3/softmax-T0.1/model/model.safetensors ||
   fail "the resumed grid's model differs from the uninterrupted one"
 echo "ok 3 - a second run refused; --resume keeps finished cells byte for byte, redoes a sweep, continues after SIGTERM with the same bytes"

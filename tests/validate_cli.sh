@@ -124,6 +124,10 @@ grep -q '^  skipped:     13 (L, N) cells with N >= L' "$tmp/out" || fail "full_g
 run 0 --schema-only sweeps/ablation.yaml
 grep -qx '  skipped:     2 (L, N) cells with N >= L: (32,100) (64,100)' "$tmp/out" ||
   fail "ablation skipped cells"
+# the paper's grid, validated in full (its 796 shards must fit the corpus) and keeping samples
+run 0 sweeps/paper.yaml && grep -qx 'sweeps/paper.yaml: valid' "$tmp/out" || fail "paper.yaml not valid"
+grep -qx '  tasks:       796 (one forward pass per shard)' "$tmp/out" || fail "paper.yaml: 796 tasks"
+grep -q 'keep_samples true' "$tmp/out" || fail "paper.yaml does not keep its samples"
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails failure(s)"

@@ -6,9 +6,9 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
 	src/analysis/ns_rng.c src/analysis/ns_rng.h \
 	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
-	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_internal.h \
+	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_kernels_internal.h \
 	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c src/analysis/ns_row_fd.c \
-	src/analysis/ns_row_gram.c \
+	src/analysis/ns_row_gram.c src/analysis/ns_row_math.c src/analysis/ns_row_math_internal.h \
 	src/analysis/ns_simd.h \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \

@@ -79,7 +79,8 @@ double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d);
 
 /* Analyse rows[0..n_rows) of one head with the given kernel. Every row's m < in->L_max. The
  * result depends only on (p, key, in, rows), never on which process computes it. Fails with
- * NS_ERR_INVALID naming the shard, layer, head and position of a non-finite logit or value. */
+ * NS_ERR_INVALID naming the position of a non-finite logit or value, and the likely cause (the
+ * caller names the shard, layer and head). */
 int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const ns_head_input *in,
                     const ns_row_request *rows, size_t n_rows, ns_kernel kernel,
                     ns_analysis_ws *ws, ns_err *err);

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "analysis/ns_row_internal.h"
+#include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_simd.h"
 
 /* Below this ratio of a squared distance to the size of its terms, recompute it directly. */

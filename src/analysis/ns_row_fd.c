@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analysis/ns_row_internal.h"
+#include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_simd.h"
 
 static inline uint64_t bits_of(double x)

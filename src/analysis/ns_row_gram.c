@@ -6,7 +6,7 @@
 #include <cblas.h>
 #include <math.h>
 
-#include "analysis/ns_row_internal.h"
+#include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_simd.h"
 
 /* The transpose of the 4 x 4 block at a (rows ld apart) stored at b (rows ld apart). */

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "analysis/ns_row_internal.h"
+#include "analysis/ns_row_kernels_internal.h"
 
 /* x . y over d entries. */
 static double dot(const double *x, const double *y, size_t d)

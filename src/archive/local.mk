@@ -3,6 +3,7 @@
 # `normsweep verify`: manifest, inputs, recomputed tasks).
 noinst_LIBRARIES += src/archive/libns_archive.a
 src_archive_libns_archive_a_SOURCES = src/archive/ns_archive.c src/archive/ns_archive.h \
+	src/archive/ns_archive_check.c src/archive/ns_archive_check.h \
 	src/archive/ns_archive_layout.h \
 	src/archive/ns_archive_provenance.c src/archive/ns_archive_provenance.h \
 	src/archive/ns_archive_readme.c src/archive/ns_archive_readme.h \

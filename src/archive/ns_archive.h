@@ -1,10 +1,11 @@
 /* ns_archive: reproducibility archives (tar.gz through libarchive) with a SHA-256 manifest:
- * write a set of members under one top-level directory, extract one safely, and check its
- * MANIFEST.sha256 (sha256sum format) against what the archive really holds. Knows nothing of
+ * write a set of members under one top-level directory, extract one safely, and list its
+ * MANIFEST.sha256 (sha256sum format); the manifest check is ns_archive_check.h. Knows nothing of
  * sweeps: the run-directory convention and provenance live with the callers. */
 #ifndef NS_ARCHIVE_H
 #define NS_ARCHIVE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,9 +55,11 @@ int ns_archive_name_ok(const char *name);
  * keeps its permission bits; the archive file (and its manifest) is no more readable by group or
  * others than every member is (0644 at most, less by the umask). written (may be NULL) receives
  * the members (without the manifest). Names must be distinct and ns_archive_name_ok, else
- * NS_ERR_INVALID. */
+ * NS_ERR_INVALID. out must not be one of the files packed, nor lie in the checkpoint directory
+ * whose files are packed (NS_ERR_INVALID). stop (may be NULL) non-zero: stop between blocks,
+ * remove the temporary, NS_ERR_INTERRUPTED. */
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, ns_err *err);
+                     ns_archive_list *written, const volatile sig_atomic_t *stop, ns_err *err);
 
 /* Extract the regular files of archive into the existing directory dest (as dest/NAME, NAME with
  * the top directory stripped), hashing each. Every entry must lie under one common top directory
@@ -76,41 +79,5 @@ int ns_archive_scan(const char *archive, const char *want, size_t want_max, ns_a
 /* Manifest text for members (sorted copy; "<sha256>  <name>\n" lines). Caller frees *text. */
 int ns_archive_manifest_text(const ns_archive_list *members, char **text, size_t *len,
                              ns_err *err);
-
-/* ---- manifest check ---- */
-
-typedef enum ns_archive_issue_kind {
-    NS_ARCHIVE_NO_MANIFEST = 1, /* the archive has no MANIFEST.sha256 */
-    NS_ARCHIVE_BAD_LINE,        /* a manifest line is not "<64 hex>  <name>" (name = the line) */
-    NS_ARCHIVE_MISSING,         /* listed in the manifest, absent from the archive */
-    NS_ARCHIVE_MISMATCH,        /* present, but its SHA-256 differs from the manifest's */
-    NS_ARCHIVE_UNLISTED,        /* in the archive, not in the manifest */
-    NS_ARCHIVE_DUPLICATE        /* listed twice in the manifest */
-} ns_archive_issue_kind;
-
-typedef struct ns_archive_issue {
-    ns_archive_issue_kind kind;
-    char *name;
-    char listed[NS_SHA256_HEX_LEN + 1];  /* the manifest's sum ("" when none) */
-    char actual[NS_SHA256_HEX_LEN + 1];  /* the member's sum ("" when absent) */
-} ns_archive_issue;
-
-typedef struct ns_archive_check {
-    ns_archive_issue *items;
-    size_t n, cap;
-    size_t n_listed;        /* manifest lines */
-    size_t n_members;       /* archive members other than the manifest */
-} ns_archive_check;
-
-void ns_archive_check_free(ns_archive_check *c);
-
-/* Compare manifest_text (NULL: the archive had none) with members (which may include the
- * manifest itself; it is not expected to list itself). Fills *out with every problem, in
- * manifest order then archive order; out->n == 0 means the archive is intact. */
-int ns_archive_check_manifest(const ns_archive_list *members, const char *manifest_text,
-                              size_t len, ns_archive_check *out, ns_err *err);
-
-/* One line describing an issue ("member run.nc: SHA-256 differs (manifest ..., archive ...)"). */
-void ns_archive_issue_describe(const ns_archive_issue *issue, char *buf, size_t size);
 
 #endif

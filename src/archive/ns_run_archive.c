@@ -386,7 +386,7 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
             o->log(o->log_user, line);
         }
     }
-    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, err);
+    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, o->stop, err);
 done:
     free(nc);
     free(nc_member);

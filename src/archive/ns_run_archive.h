@@ -4,6 +4,7 @@
 #ifndef NS_RUN_ARCHIVE_H
 #define NS_RUN_ARCHIVE_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "common/ns_error.h"
@@ -17,6 +18,7 @@ typedef struct ns_run_archive_options {
     const char *out;             /* the .tar.gz to write */
     void (*log)(void *user, const char *line); /* one line per member added; NULL: silent */
     void *log_user;
+    const volatile sig_atomic_t *stop; /* non-zero: stop writing, no archive (NS_ERR_INTERRUPTED) */
 } ns_run_archive_options;
 
 /* Pack a finished run into o->out (atomically). Errors the user can cause (missing run

@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <math.h>
@@ -22,6 +21,7 @@
 #include "common/ns_blas.h"
 #include "common/ns_build.h"
 #include "archive/ns_archive.h"
+#include "archive/ns_archive_check.h"
 #include "archive/ns_archive_layout.h"
 #include "archive/ns_verify_attrs.h"
 #include "archive/ns_verify_inputs.h"
@@ -29,6 +29,7 @@
 #include "archive/ns_verify_report.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_tmp.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_read.h"
 #include "io/ns_nc_results.h"
@@ -72,11 +73,14 @@ size_t ns_verify_compare(const double *a, const double *b, size_t n, int exact, 
     return bad;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* A stop request (o->stop) as the error that ends the verification; its extraction directory is
+ * removed on the way out (vstate_free). */
+static int stopped(const ns_verify_options *o, ns_err *err)
 {
-    (void)st, (void)flag, (void)ftw;
-    remove(p);
-    return 0;
+    if (!o->stop || !*o->stop)
+        return NS_OK;
+    return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; the verification did not finish (its "
+                   "extraction directory is removed)");
 }
 
 /* The manifest check: 1 when the archive is intact. */
@@ -323,7 +327,7 @@ static void vstate_free(vstate *st)
     free(st->theirs);
     free(st->chosen);
     if (st->dir) {
-        nftw(st->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        ns_tmp_remove_tree(st->dir);
         free(st->dir);
     }
 }
@@ -369,6 +373,7 @@ static int recompute(ns_vreport *v, vstate *st, int exact, ns_err *err)
     for (size_t i = 0; i < K; i++) {
         size_t k = st->chosen[i];
         const int32_t *ids;
+        NS_TRY(stopped(o, err));
         NS_TRY(ns_corpus_shard(&st->in.corpus, cfg->L_max, cfg->shard_first, cfg->shard_stride,
                                k, &ids, err));
         NS_TRY(ns_rows_run(st->rows, k, ids, NULL, st->mine, err));
@@ -504,19 +509,7 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
 
 static int make_workdir(const ns_verify_options *o, char **dir, ns_err *err)
 {
-    const char *base = o->tmpdir ? o->tmpdir : getenv("TMPDIR");
-    if (!base || !*base)
-        base = "/tmp";
-    char *t = ns_str_printf("%s/normsweep-verify.XXXXXX", base);
-    if (!t)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (!mkdtemp(t)) {
-        int e = errno;
-        free(t);
-        return ns_fail(err, NS_ERR_IO, "cannot create a directory in %s: %s", base, strerror(e));
-    }
-    *dir = t;
-    return NS_OK;
+    return ns_tmp_make_dir(o->tmpdir ? o->tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX, dir, err);
 }
 
 /* Phase 2: the recorded provenance and sweep text; the comparison mode. *go = 0 stops. */
@@ -713,7 +706,8 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
             ns_vreport_line(&v, "SKIP", "manifest, inputs and recomputation: the archive was not extracted");
         goto done;
     }
-    if ((rc = ns_archive_extract(o->archive, st.dir, &st.members, err)) != NS_OK) {
+    if ((rc = stopped(o, err)) != NS_OK ||
+        (rc = ns_archive_extract(o->archive, st.dir, &st.members, err)) != NS_OK) {
         if (rc == NS_ERR_IO && !ns_file_exists(o->archive))
             rc = err->code = NS_ERR_INVALID;
         goto done;
@@ -728,11 +722,13 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     /* 2.-6. The recorded sweep and what the members state, its inputs, the journal, the file's
      * attributes and every number from the journal, then the sampled tasks recomputed from the
      * model. */
-    if ((rc = read_recorded(&v, &st, err)) != NS_OK ||
+    if ((rc = stopped(o, err)) != NS_OK || (rc = read_recorded(&v, &st, err)) != NS_OK ||
+        (rc = stopped(o, err)) != NS_OK ||
         (rc = ns_verify_inputs(&v, st.dir, &st.info, &st.cfg, &st.in, &st.diags, &st.claim,
                                &ok, err)) != NS_OK || !ok ||
-        (rc = open_journal(&v, &st, &ok, err)) != NS_OK ||
-        (rc = check_reduction(&v, &st, ok, err)) != NS_OK || !ok)
+        (rc = stopped(o, err)) != NS_OK || (rc = open_journal(&v, &st, &ok, err)) != NS_OK ||
+        (rc = check_reduction(&v, &st, ok, err)) != NS_OK || !ok ||
+        (rc = stopped(o, err)) != NS_OK)
         goto done;
     rc = recompute(&v, &st, st.exact, err);
 done:

@@ -4,6 +4,7 @@
 #ifndef NS_VERIFY_H
 #define NS_VERIFY_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,9 @@
 #define NS_VERIFY_DEFAULT_SEED 20250821u
 /* Relative tolerance across builds / BLAS libraries: see docs/ARCHIVE.md for the derivation. */
 #define NS_VERIFY_DEFAULT_TOLERANCE 1e-4
+
+/* The extraction directory: TMPDIR/normsweep-verify.<pid>.XXXXXX (common/ns_tmp). */
+#define NS_VERIFY_TMP_PREFIX "normsweep-verify"
 
 /* Verify o->archive, reporting one "PASS|FAIL|SKIP|INFO" line per check through o->report:
  * the manifest, the sweep text, the inputs' SHA-256, the journal, every data variable of the

@@ -5,6 +5,7 @@
 #ifndef NS_VERIFY_REPORT_H
 #define NS_VERIFY_REPORT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,8 @@ typedef struct ns_verify_options {
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
     const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
+    const volatile sig_atomic_t *stop; /* non-zero: stop (NS_ERR_INTERRUPTED), the extraction
+                                          directory removed */
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

@@ -4,6 +4,7 @@ noinst_LIBRARIES += src/assets/libns_assets.a
 src_assets_libns_assets_a_SOURCES = \
 	src/assets/ns_assets.c src/assets/ns_assets.h \
 	src/assets/ns_manifest.c \
+	src/assets/ns_asset_member.c src/assets/ns_asset_member.h \
 	src/assets/ns_download.c src/assets/ns_download.h
 # The source tree (default mirror ../shared/data).
 src_assets_libns_assets_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) \
@@ -38,7 +39,7 @@ FORCE:
 # manifest): symlinks into the mirror and copies.
 clean-local: clean-local-assets
 clean-local-assets:
-	-for d in tokenizer corpus gpt2-standin gpt2 golden; do \
+	-for d in tokenizer qwen3-tokenizer llama3-tokenizer claude-tokenizer tokref corpus gpt2-standin gpt2 golden; do \
 	  rm -rf "$(abs_top_builddir)/assets/$$d"; done
 	-test '$(abs_top_builddir)' = '$(abs_top_srcdir)' || rmdir "$(abs_top_builddir)/assets" 2>/dev/null
 .PHONY: clean-local-assets

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assets/ns_asset_member.h"
 #include "assets/ns_download.h"
 #include "common/ns_file.h"
+#include "common/ns_tmp.h"
 #include "common/ns_sha256.h"
 
 #ifndef NS_ABS_TOP_SRCDIR
@@ -306,6 +308,7 @@ static int place_copy(const ns_assets_ctx *ctx, const ns_asset_set *set, const n
 {
     int rc = NS_OK, in = -1, out = -1;
     char *buf = NULL;
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -390,6 +393,7 @@ static int place_link(const ns_assets_ctx *ctx, const ns_asset_set *set, const n
     char what[NS_ASSET_PATH_MAX + 32];
     snprintf(what, sizeof what, "mirror file %s", real);
     NS_TRY(check_sum(ctx, set, file, sha, what, err));
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -424,6 +428,7 @@ static void mark_dead(ns_assets_ctx *ctx, const char *host)
 static int place_download(ns_assets_ctx *ctx, const ns_asset_set *set, const ns_asset_file *file,
                           const char *dest, const char *no_mirror, char sha[65], ns_err *err)
 {
+    ns_tmp_remove_stale(dest, NULL, NULL); /* what a killed fetch left (common/ns_tmp) */
     char *tmp = ns_file_temp_name(dest);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -600,6 +605,15 @@ acquire:
         short_sha(sha, ss);
         logf_(ctx, "[%s] %s: %s %s (sha256 %s verified)\n", set->name, file->name,
               ctx->copy ? "copied from" : "linked to", mpath, ss);
+    } else if (file->archive_file) { /* the archive, an earlier file of the set, is present */
+        char arc[NS_ASSET_PATH_MAX], what[512];
+        NS_TRY(join(arc, sizeof arc, setdir, file->archive_file, err));
+        snprintf(what, sizeof what, "%s/%s", set->name, file->name);
+        NS_TRY(ns_assets_place_member(arc, file->archive_member, path, file->sha256, file->size,
+                                      what, sha, err));
+        short_sha(sha, ss);
+        logf_(ctx, "[%s] %s: extracted %s from %s (sha256 %s verified)\n", set->name, file->name,
+              file->archive_member, file->archive_file, ss);
     } else {
         if (file->n_urls == 0)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
@@ -753,8 +767,8 @@ int ns_assets_set_available(ns_assets_ctx *ctx, const ns_asset_set *set, char *w
             continue;
         char mpath[NS_ASSET_PATH_MAX], mwhy[NS_ASSET_PATH_MAX + 128];
         mirror_lookup(ctx, f, mpath, sizeof mpath, mwhy, sizeof mwhy);
-        if (mpath[0])
-            continue;
+        if (mpath[0] || f->archive_file)
+            continue; /* an extracted file is available when its archive is (checked itself) */
         if (f->n_urls == 0 || ctx->offline) {
             snprintf(why, len, "%s: %s, and %s", f->name, mwhy,
                      f->n_urls ? "downloads are disabled (offline)" : "it has no download URL");
@@ -808,7 +822,9 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
     snprintf(out->name, sizeof out->name, "path");
     snprintf(out->source, sizeof out->source, "path");
     snprintf(out->path, sizeof out->path, "%s", real);
-    if (strcmp(kind, "corpus") == 0 || (strcmp(kind, "data") == 0 && S_ISREG(sb.st_mode))) {
+    if (strcmp(kind, "corpus") == 0 || (strcmp(kind, "data") == 0 && S_ISREG(sb.st_mode)) ||
+        (strcmp(kind, "tokenizer") == 0 && S_ISREG(sb.st_mode) && ns_str_ends_with(real, ".json"))) {
+        /* a corpus, a data file, or a tokenizer.json */
         if (!S_ISREG(sb.st_mode))
             return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a file, this is not a regular file",
                            path, kind);
@@ -819,11 +835,11 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         return NS_OK; /* a data directory has no single identifying file */
     } else {
         if (!S_ISDIR(sb.st_mode))
-            return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory, this is not one",
-                           path, kind);
+            return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory%s, this is not one",
+                           path, kind, strcmp(kind, "tokenizer") == 0 ? " or a tokenizer.json file" : "");
         static const char *const model_files[] = {"model.safetensors",
                                                   "model.safetensors.index.json", NULL};
-        static const char *const tok_files[] = {"vocab.bpe", "merges.txt", NULL};
+        static const char *const tok_files[] = {"tokenizer.json", "vocab.bpe", "merges.txt", NULL};
         const char *const *cand = strcmp(kind, "model") == 0 ? model_files : tok_files;
         char f[NS_ASSET_PATH_MAX];
         int found = 0;
@@ -834,7 +850,7 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         if (!found)
             return ns_fail(err, NS_ERR_INVALID, "%s: %s directory without %s", path, kind,
                            strcmp(kind, "model") == 0 ? "model.safetensors (or its index)"
-                                                      : "vocab.bpe or merges.txt");
+                                                      : "tokenizer.json, vocab.bpe or merges.txt");
         snprintf(out->main_file, sizeof out->main_file, "%s", f);
     }
     return hash ? ns_sha256_file(out->main_file, out->sha256, err) : NS_OK;
@@ -846,13 +862,16 @@ static int kind_fits(const ns_asset_set *set, const char *kind)
            (strcmp(kind, "tokenizer") == 0 && strcmp(set->kind, "model") == 0);
 }
 
-/* Identifying file of set when used as kind (a model set used as tokenizer: merges.txt). */
+/* Identifying file of set when used as kind (a model set used as tokenizer: its tokenizer.json,
+ * else its merges.txt). */
 static const char *main_for_kind(const ns_asset_set *set, const char *kind)
 {
+    static const char *const tok_files[] = {"tokenizer.json", "merges.txt"};
     if (strcmp(kind, "tokenizer") == 0 && strcmp(set->kind, "model") == 0)
-        for (size_t i = 0; i < set->n_files; i++)
-            if (strcmp(set->files[i].name, "merges.txt") == 0)
-                return "merges.txt";
+        for (size_t k = 0; k < 2; k++)
+            for (size_t i = 0; i < set->n_files; i++)
+                if (strcmp(set->files[i].name, tok_files[k]) == 0)
+                    return tok_files[k];
     return set->main_file;
 }
 

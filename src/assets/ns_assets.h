@@ -7,22 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/ns_asset_ref.h"
 #include "common/ns_error.h"
-
-#define NS_ASSET_PATH_MAX 4096
-
-/* Where an asset came from and what it is. */
-typedef struct ns_asset_ref {
-    char requested[128];   /* what the caller asked for (asset name or path) */
-    char name[128];        /* the asset actually used ("gpt2", "gpt2-standin", ..., or "path") */
-    char path[NS_ASSET_PATH_MAX]; /* local directory (asset sets) or file (single-file assets) */
-    char main_file[NS_ASSET_PATH_MAX]; /* the file whose checksum identifies it (model.safetensors,
-                                          vocab.bpe/merges.txt, the corpus text) */
-    char sha256[65];       /* SHA-256 of main_file, lowercase hex */
-    char source[64];       /* "assets-dir", "mirror", "download" or "path" */
-    int is_fallback;       /* 1 if `name` differs from `requested` because the requested one could
-                              not be had (e.g. gpt2 offline -> gpt2-standin); a warning was printed */
-} ns_asset_ref;
 
 /* Where fetching tells what it does (copies from the mirror, downloads, the fallback warning):
  * one line at a time (no newline); the CLI prints them. */
@@ -61,6 +47,9 @@ typedef struct ns_asset_file {
     char *mirror_path;   /* relative to the mirror directory; NULL when none */
     char **urls;         /* download locations, tried in order */
     size_t n_urls;
+    char *archive_file;  /* "from_archive": made by extracting archive_member from this earlier
+                            file of the set (a package, e.g. an npm tarball); NULL when none */
+    char *archive_member;
 } ns_asset_file;
 
 /* A named set of files that live together in one directory of the assets directory. */

@@ -39,6 +39,8 @@ static void free_set(ns_asset_set *s)
         ns_asset_file *f = &s->files[i];
         free(f->name);
         free(f->mirror_path);
+        free(f->archive_file);
+        free(f->archive_member);
         for (size_t u = 0; u < f->n_urls; u++)
             free(f->urls[u]);
         free(f->urls);
@@ -159,6 +161,17 @@ static int parse_file(json_t *fo, ns_asset_file *f, const char *setname, size_t 
         return ns_fail(err, NS_ERR_FORMAT,
                        "%s: mirror_path \"%s\" must be relative, without \"..\"", where,
                        f->mirror_path);
+    json_t *arc = json_object_get(fo, "from_archive");
+    if (arc && !json_is_null(arc)) {
+        if (!json_is_object(arc))
+            return ns_fail(err, NS_ERR_FORMAT, "%s: \"from_archive\" must be an object with "
+                           "\"file\" and \"member\"", where);
+        NS_TRY(get_str(arc, "file", 1, &f->archive_file, where, err));
+        NS_TRY(get_str(arc, "member", 1, &f->archive_member, where, err));
+        if (!is_safe_relpath(f->archive_member))
+            return ns_fail(err, NS_ERR_FORMAT, "%s: from_archive member \"%s\" must be a relative "
+                           "path without \"..\"", where, f->archive_member);
+    }
     json_t *urls = json_object_get(fo, "urls");
     if (urls && !json_is_null(urls)) {
         if (!json_is_array(urls))
@@ -231,6 +244,14 @@ static int parse_set(json_t *so, ns_asset_set *s, size_t idx, ns_err *err)
             if (strcmp(s->files[j].name, s->files[i].name) == 0)
                 return ns_fail(err, NS_ERR_FORMAT, "%s: file \"%s\" listed twice", where,
                                s->files[i].name);
+        const char *arc = s->files[i].archive_file;
+        int arc_ok = !arc;
+        for (size_t j = 0; j < i && !arc_ok; j++)
+            arc_ok = strcmp(s->files[j].name, arc) == 0 && !s->files[j].archive_file;
+        if (!arc_ok)
+            return ns_fail(err, NS_ERR_FORMAT, "%s: file \"%s\": from_archive file \"%s\" must be "
+                           "an earlier file of the set (not itself extracted)", where,
+                           s->files[i].name, arc);
     }
     int has_main = 0;
     for (size_t i = 0; i < n; i++)

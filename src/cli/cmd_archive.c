@@ -31,7 +31,8 @@ static void usage(FILE *out)
             "  -q, --quiet           do not list the members\n"
             "  -h, --help            show this help\n"
             "\n"
-            "Exit status: 0 written, 1 I/O failure, 2 bad options or an unusable run directory.\n");
+            "Exit status: 0 written, 1 I/O failure, 2 bad options or an unusable run directory,\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 (nothing written).\n");
 }
 
 static void log_line(void *user, const char *line)
@@ -82,10 +83,14 @@ int ns_cmd_archive(int argc, char **argv)
     }
     o.run_dir = argv[optind];
     o.log = quiet ? NULL : log_line;
+    o.stop = ns_cli_catch_stop();
+    ns_cli_tmp_watch("archive", o.out);
     ns_err err;
     ns_err_clear(&err);
-    if (ns_run_archive(&o, &err) != NS_OK)
+    if (ns_run_archive(&o, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *o.stop);
         return ns_cli_report("archive", &err);
+    }
     fprintf(stderr, "normsweep archive: wrote %s\n", o.out);
     return NS_EXIT_OK;
 }

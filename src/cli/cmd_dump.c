@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
 #include "common/ns_file.h"
+#include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
 #include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
@@ -77,7 +79,8 @@ static void dump_usage(FILE *out)
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
             "  -h, --help         show this help\n"
             "\n"
-            "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written).\n");
+            "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written),\n"
+            "3 interrupted by SIGTERM, SIGINT or SIGUSR1 (nothing written).\n");
 }
 
 /* ---- options ---- */
@@ -91,15 +94,16 @@ typedef struct dump_opts {
     ns_sweep_config cfg;         /* the analysis settings: the sweep's defaults, overridden */
 } dump_opts;
 
-static int parse_size(const char *opt, const char *s, size_t *out, ns_err *err)
+/* The ranges of dump's own numeric options (common/ns_range.h); the grid's options take theirs
+ * from the plan (rows/ns_plan.h), as the sweep file's keys do. */
+static const ns_range r_offset =
+    NS_RANGE_INT(0, NS_RANGE_INT64_MAX, "the output stores the offset as a 64-bit integer");
+static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+
+static int parse_size(const char *opt, const ns_range *r, const char *s, size_t *out, ns_err *err)
 {
-    char *end = NULL;
-    if (!s || !*s || *s == '-' || *s == '+')
-        return ns_fail(err, NS_ERR_INVALID, "%s: expected a non-negative integer, got '%s'", opt,
-                       s ? s : "");
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || v > SIZE_MAX / 2)
-        return ns_fail(err, NS_ERR_INVALID, "%s: expected a non-negative integer, got '%s'", opt, s);
+    uint64_t v;
+    NS_TRY(ns_range_parse_u64(r, opt, s, &v, err));
     *out = (size_t)v;
     return NS_OK;
 }
@@ -116,97 +120,48 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Count the items of a comma-separated list; an empty list or an empty item is an error. */
-static int list_count(const char *opt, const char *s, size_t *n, ns_err *err)
+/* A comma-separated list of numbers of range r (integers into *iv, reals into *dv), sorted
+ * ascending, without repeats; an empty list or item is an error. */
+static int parse_list(const char *opt, const ns_range *r, const char *s, size_t **iv, double **dv,
+                      size_t *nout, ns_err *err)
 {
     if (!*s)
         return ns_fail(err, NS_ERR_INVALID, "%s: empty list", opt);
-    size_t k = 1;
+    size_t n = 1;
     for (const char *c = s; *c; c++)
         if (*c == ',') {
             if (c == s || c[1] == ',' || c[1] == '\0')
                 return ns_fail(err, NS_ERR_INVALID, "%s: empty item in '%s'", opt, s);
-            k++;
+            n++;
         }
-    *n = k;
-    return NS_OK;
-}
-
-/* --N: integers accepted by the plan, sorted ascending, no repeats. */
-static int parse_size_list(const char *opt, const char *s, size_t **out, size_t *nout, ns_err *err)
-{
-    size_t n;
-    NS_TRY(list_count(opt, s, &n, err));
-    size_t *v = malloc(n * sizeof *v);
-    if (!v)
-        return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
-    const char *c = s;
-    int rc = NS_OK;
-    for (size_t k = 0; k < n && rc == NS_OK; k++) {
-        char *end = NULL;
-        unsigned long long x = 0;
-        size_t len = strcspn(c, ",");
-        int ok = *c >= '0' && *c <= '9';
-        if (ok) {
-            x = strtoull(c, &end, 10);
-            ok = (*end == ',' || *end == '\0') && x <= SIZE_MAX / 2;
-        }
-        if (!ok)
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected integers >= 1 separated by commas, "
-                         "got '%.*s' in '%s'", opt, (int)len, c, s);
-        else if (ns_plan_N_problem(x))
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %s, got %llu", opt, ns_plan_N_problem(x), x);
-        v[k] = (size_t)x;
-        c = c + len + (c[len] ? 1 : 0);
+    size_t *u = r->is_real ? NULL : malloc(n * sizeof *u);
+    double *d = r->is_real ? malloc(n * sizeof *d) : NULL;
+    char *copy = strdup(s), *save = NULL;
+    int rc = (u || d) && copy ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
+    size_t k = 0;
+    for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; rc == NS_OK && item;
+         item = strtok_r(NULL, ",", &save), k++) {
+        uint64_t x = 0;
+        rc = ns_range_parse(r, opt, item, &x, d ? d + k : NULL, err);
+        if (u)
+            u[k] = (size_t)x;
     }
-    qsort(v, n, sizeof *v, cmp_size);
-    for (size_t k = 1; k < n && rc == NS_OK; k++)
-        if (v[k] == v[k - 1])
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, v[k]);
+    if (rc == NS_OK)
+        qsort(u ? (void *)u : (void *)d, n, u ? sizeof *u : sizeof *d, u ? cmp_size : cmp_double);
+    for (k = 1; rc == NS_OK && k < n; k++)
+        if (u ? u[k] == u[k - 1] : d[k] == d[k - 1])
+            rc = u ? ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, u[k])
+                   : ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, d[k]);
+    free(copy);
     if (rc != NS_OK) {
-        free(v);
+        free(u);
+        free(d);
         return rc;
     }
-    free(*out);
-    *out = v;
-    *nout = n;
-    return NS_OK;
-}
-
-/* --T, --eps: numbers in the plan's range, sorted ascending, no repeats. */
-static int parse_double_list(const char *opt, const char *name, const char *s, double **out,
-                             size_t *nout, ns_err *err)
-{
-    size_t n;
-    NS_TRY(list_count(opt, s, &n, err));
-    double *v = malloc(n * sizeof *v);
-    if (!v)
-        return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
-    const char *c = s;
-    int rc = NS_OK;
-    for (size_t k = 0; k < n && rc == NS_OK; k++) {
-        char *end = NULL;
-        size_t len = strcspn(c, ",");
-        double x = strtod(c, &end);
-        if (end == c || (*end != ',' && *end != '\0') || (size_t)(end - c) != len)
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: expected numbers separated by commas, got "
-                         "'%.*s' in '%s'", opt, (int)len, c, s);
-        else if (ns_plan_scale_problem(x))
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: every %s %s, got '%.*s'", opt, name,
-                         ns_plan_scale_problem(x), (int)len, c);
-        v[k] = x;
-        c = c + len + (c[len] ? 1 : 0);
-    }
-    qsort(v, n, sizeof *v, cmp_double);
-    for (size_t k = 1; k < n && rc == NS_OK; k++)
-        if (v[k] == v[k - 1])
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, v[k]);
-    if (rc != NS_OK) {
-        free(v);
-        return rc;
-    }
-    free(*out);
-    *out = v;
+    if (u)
+        free(*iv), *iv = u;
+    else
+        free(*dv), *dv = d;
     *nout = n;
     return NS_OK;
 }
@@ -229,38 +184,23 @@ static int parse_metric_opt(dump_opts *o, int c, const char *arg, ns_err *err)
     if (!o->metric_opt)
         o->metric_opt = names[c - 258];
     switch (c) {
-    case 258: return parse_double_list("--T", "T", arg, &cfg->T, &cfg->nT, err);
-    case 259: return parse_double_list("--eps", "eps", arg, &cfg->eps, &cfg->neps, err);
+    case 258: return parse_list("--T", &ns_plan_range_scale, arg, NULL, &cfg->T, &cfg->nT, err);
+    case 259:
+        return parse_list("--eps", &ns_plan_range_scale, arg, NULL, &cfg->eps, &cfg->neps, err);
     case 260:
         if (ns_normalizer_parse(arg, &cfg->normalizers[0].kind, NULL) != NS_OK)
             return ns_fail(err, NS_ERR_INVALID, "--normalizer: unknown normalizer '%s' (expected "
                            "softmax, ssmax, sparsemax or entmax15)", arg);
         return NS_OK;
-    case 261: {
-        char *end = NULL;
-        double x = strtod(arg, &end);
-        if (end == arg || *end || ns_plan_s_problem(x))
-            return ns_fail(err, NS_ERR_INVALID, "--s: expected a finite number > 0, got '%s'", arg);
-        cfg->normalizers[0].s = x;
+    case 261:
+        NS_TRY(ns_range_parse_real(&ns_plan_range_s, "--s", arg, &cfg->normalizers[0].s, err));
         o->have_s = 1;
         return NS_OK;
-    }
     case 262: return parse_bool("--sphere", arg, &cfg->sphere, err);
-    case 263: {
-        char *end = NULL;
-        errno = 0;
-        cfg->seed = strtoull(arg, &end, 10);
-        if (*arg < '0' || *arg > '9' || *end || errno == ERANGE)
-            return ns_fail(err, NS_ERR_INVALID, "--seed: expected an integer in [0, 2^64), got "
-                           "'%s'", arg);
-        return NS_OK;
-    }
+    case 263: return ns_range_parse_u64(&r_seed, "--seed", arg, &cfg->seed, err);
     default: {
         size_t p;
-        NS_TRY(parse_size("--probes", arg, &p, err));
-        if (ns_plan_probes_problem(p))
-            return ns_fail(err, NS_ERR_INVALID, "--probes: %s, got %zu", ns_plan_probes_problem(p),
-                           p);
+        NS_TRY(parse_size("--probes", &ns_plan_range_probes, arg, &p, err));
         cfg->probes = (unsigned)p;
         return NS_OK;
     }
@@ -274,8 +214,6 @@ static int dump_check(dump_opts *o, ns_err *err)
                         : !o->have_length ? "--length" : !o->out ? "--out" : NULL;
     if (missing)
         return ns_fail(err, NS_ERR_INVALID, "missing %s (see normsweep dump --help)", missing);
-    if (o->length == 0)
-        return ns_fail(err, NS_ERR_INVALID, "--length must be at least 1");
     if (!o->have_N && o->metric_opt)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s needs --N (metrics are computed only when --N is given)", o->metric_opt);
@@ -313,17 +251,17 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         case 't': o->text = optarg; break;
         case 'O': o->out = optarg; break;
         case 'o':
-            NS_TRY(parse_size("--offset", optarg, &o->offset, err));
+            NS_TRY(parse_size("--offset", &r_offset, optarg, &o->offset, err));
             o->have_offset = 1;
             break;
         case 'l':
-            NS_TRY(parse_size("--length", optarg, &o->length, err));
+            NS_TRY(parse_size("--length", &ns_plan_range_L, optarg, &o->length, err));
             o->have_length = 1;
             break;
         case 'h': return -1;
         case 256: o->logits = 1; break;
         case 257:
-            NS_TRY(parse_size_list("--N", optarg, &o->cfg.N, &o->cfg.nN, err));
+            NS_TRY(parse_list("--N", &ns_plan_range_N, optarg, &o->cfg.N, NULL, &o->cfg.nN, err));
             o->have_N = 1;
             break;
         case 258: case 259: case 260: case 261: case 262: case 263: case 264:
@@ -391,6 +329,8 @@ typedef struct dump_run_state {
     double *payload, *slab, *jac_bound;
     ns_nc_dump *dump;
     int logits;
+    const char *out;
+    volatile sig_atomic_t *stop;  /* a signal asks to stop: the file's temporary is removed */
 } dump_run_state;
 
 static void state_free(dump_run_state *s)
@@ -412,6 +352,9 @@ static void state_free(dump_run_state *s)
 static int write_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
 {
     dump_run_state *s = user;
+    if (*s->stop)
+        return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary "
+                       "is removed)", s->out);
     NS_TRY(ns_nc_dump_write_layer(s->dump, v->layer, v->weights, v->values, v->n_kv_head, err));
     if (s->logits)
         NS_TRY(ns_nc_dump_write_logits(s->dump, v->layer, v->logits, err));
@@ -565,16 +508,51 @@ static int check_out_dir(const char *out, ns_err *err)
     return rc;
 }
 
+/* --out must not be, nor replace, what dump reads: the text, the model's and the tokenizer's
+ * files (common/ns_outpath: links, ".." and hard links resolved). */
+static int check_out_paths(const dump_opts *o, const dump_run_state *s, ns_err *err)
+{
+    static const char *const files[] = {"encoder.json", "vocab.bpe", "vocab.json", "merges.txt",
+                                        "tokenizer.json"};
+    enum { NF = sizeof files / sizeof files[0] };
+    char *own[NF] = {NULL}, **model_files = NULL;
+    size_t nm = 0;
+    NS_TRY(ns_model_input_files(s->mref.path, &model_files, &nm, err));
+    ns_outpath_role *ins = calloc(NF + 1 + nm, sizeof *ins);
+    int rc = ins ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; rc == NS_OK && k < NF; k++) {
+        ins[1 + k] = (ns_outpath_role){"the tokenizer file", own[k] = ns_path_join(s->tref.path,
+                                                                                files[k]), 0};
+        if (!own[k])
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; rc == NS_OK && k < nm; k++)
+        ins[1 + NF + k] = (ns_outpath_role){"the model file", model_files[k], 0};
+    ns_outpath_role out = {"--out", o->out, 0};
+    if (rc == NS_OK) {
+        ins[0] = (ns_outpath_role){"the --text file", o->text, 0};
+        rc = ns_outpath_check(&out, ins, NF + 1 + nm, err);
+    }
+    for (size_t k = 0; k < NF; k++)
+        free(own[k]);
+    free(ins);
+    ns_model_input_files_free(model_files, nm);
+    return rc;
+}
+
 /* The whole command after option parsing; returns an ns_status with err filled. */
 static int dump_run(dump_opts *o, int argc, char **argv, ns_err *err)
 {
     dump_run_state s;
     memset(&s, 0, sizeof s);
     s.logits = o->logits;
+    s.out = o->out;
+    s.stop = ns_cli_catch_stop();
     int rc;
     /* cheap checks first: the model's shape, the text, the window, the grid */
     if ((rc = check_out_dir(o->out, err)) || (rc = load_window(o, &s, err)) ||
         (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
+        (rc = check_out_paths(o, &s, err)) ||
         (rc = ns_model_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
     const ns_plan_grid *g = &s.plan.g;
@@ -618,8 +596,13 @@ int ns_cmd_dump(int argc, char **argv)
         dump_usage(stdout);
     else if (rc != NS_OK)
         status = ns_cli_report("dump", &err);
-    else if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK)
-        status = ns_cli_report("dump", &err);
+    else {
+        ns_cli_tmp_watch("dump", o.out); /* stale temporaries of --out go; ours at exit */
+        if ((rc = dump_run(&o, argc, argv, &err)) != NS_OK) {
+            ns_cli_name_signal(&err, *ns_cli_catch_stop());
+            status = ns_cli_report("dump", &err);
+        }
+    }
     ns_sweep_config_free(&o.cfg);
     return status;
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_file.h"
+#include "common/ns_range.h"
 #include "model/ns_mkmodel.h"
 
 static void usage(FILE *out)
@@ -68,10 +70,10 @@ enum {
 
 typedef struct mk_args {
     const char *preset, *out, *dtype, *arch, *init;
-    const char *dim_names[N_DIMS];
-    unsigned long long dims[N_DIMS]; /* layers, heads, embd, ctx, vocab, inner, kv, head_dim,
-                                        seed, shards (0 = not given, seed: given flag apart) */
+    uint64_t dims[N_DIMS];   /* layers, heads, embd, ctx, vocab, inner, kv, head_dim, seed,
+                                shards (0 = not given, seed: given flag apart) */
     int have_seed;
+    const char *ctx;         /* --ctx as typed: its range is the architecture's (parse_ctx) */
     double theta, rotary_pct, init_std;  /* 0: not given */
     int flags[4];                        /* parallel, attention bias, mlp bias, tied: -1 not given */
 } mk_args;
@@ -87,6 +89,8 @@ static int bad(const char *fmt, const char *opt, const char *val)
 /* One option's value into a; NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
 static int take(mk_args *a, int c, const char *name, const char *v)
 {
+    ns_err err;
+    ns_err_clear(&err);
     switch (c) {
     case O_PRESET: a->preset = v; return NS_EXIT_OK;
     case O_OUT: a->out = v; return NS_EXIT_OK;
@@ -98,11 +102,11 @@ static int take(mk_args *a, int c, const char *name, const char *v)
         a->init = v;
         return NS_EXIT_OK;
     case O_THETA: case O_RPCT: case O_INIT_STD: {
-        char *end = NULL;
-        double x = strtod(v, &end);
-        if (end == v || *end || !(x > 0 && x < 1e300))
-            return bad("%s '%s' is not a positive number", name, v);
-        *(c == O_THETA ? &a->theta : c == O_RPCT ? &a->rotary_pct : &a->init_std) = x;
+        const ns_range *r = c == O_THETA ? &ns_mkmodel_range_rope_theta
+                            : c == O_RPCT ? &ns_mkmodel_range_rotary_pct : &ns_mkmodel_range_init_std;
+        double *x = c == O_THETA ? &a->theta : c == O_RPCT ? &a->rotary_pct : &a->init_std;
+        if (ns_range_parse_real(r, name, v, x, &err) != NS_OK)
+            return ns_cli_report("mkmodel", &err);
         return NS_EXIT_OK;
     }
     case O_PARALLEL: case O_ATT_BIAS: case O_MLP_BIAS: case O_TIED:
@@ -110,14 +114,17 @@ static int take(mk_args *a, int c, const char *name, const char *v)
             return bad("%s '%s' is not true or false", name, v);
         a->flags[c - O_PARALLEL] = v[0] == 't';
         return NS_EXIT_OK;
+    case O_CTX: a->ctx = v; return NS_EXIT_OK;
     default: {
+        /* their ranges (model/ns_mkmodel.h): none but --seed's holds 0, "not given" */
+        static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+        const ns_range *const ranges[N_DIMS] = {
+            &ns_mkmodel_range_layers, &ns_mkmodel_range_heads, &ns_mkmodel_range_embd, NULL,
+            &ns_mkmodel_range_vocab,  &ns_mkmodel_range_inner, &ns_mkmodel_range_heads,
+            &ns_mkmodel_range_embd,   &r_seed,                 &ns_mkmodel_range_shards};
         int k = c - O_LAYERS;
-        a->dim_names[k] = name;
-        if (ns_cli_parse_u64(v, &a->dims[k]) != 0 || (c != O_SEED && a->dims[k] == 0))
-            return bad(c == O_SEED ? "%s '%s' is not an integer in 0..2^64-1"
-                                   : "%s '%s' is not a positive integer", name, v);
-        if (c != O_SEED && a->dims[k] > (1ull << 30))
-            return bad("%s %s is too large", name, v);
+        if (ns_range_parse_u64(ranges[k], name, v, &a->dims[k], &err) != NS_OK)
+            return ns_cli_report("mkmodel", &err);
         a->have_seed |= c == O_SEED;
         return NS_EXIT_OK;
     }
@@ -175,6 +182,39 @@ static int parse_dtype(const char *s, ns_st_dtype *dtype)
     return NS_EXIT_OK;
 }
 
+/* --ctx in the architecture's range: a GPT-2 file holds an n_ctx x n_ctx mask per layer. */
+static int parse_ctx(mk_args *a, const ns_range *r)
+{
+    ns_err err;
+    ns_err_clear(&err);
+    if (a->ctx && ns_range_parse_u64(r, "--ctx", a->ctx, &a->dims[3], &err) != NS_OK)
+        return ns_cli_report("mkmodel", &err);
+    return NS_EXIT_OK;
+}
+
+/* SIGTERM/SIGINT/SIGUSR1 stop the writer, which removes its temporary (exit 3); the files it
+ * writes are watched (a temporary of a dead process removed now, this one's at exit). */
+static volatile sig_atomic_t *watch_outputs(const char *out, size_t shards)
+{
+    volatile sig_atomic_t *stop = ns_cli_catch_stop();
+    char name[48];
+    for (size_t k = 0; k <= (shards > 1 ? shards : 0); k++) {
+        if (k == 0)
+            snprintf(name, sizeof name, "%s", shards > 1 ? NS_MKMODEL_INDEX : NS_MKMODEL_WEIGHTS);
+        else
+            ns_mkmodel_shard_name(k - 1, shards, name);
+        char *p = ns_path_join(out, name);
+        if (p)
+            ns_cli_tmp_watch("mkmodel", p);
+        free(p);
+    }
+    char *p = ns_path_join(out, NS_MKMODEL_CONFIG);
+    if (p)
+        ns_cli_tmp_watch("mkmodel", p);
+    free(p);
+    return stop;
+}
+
 /* Without a preset, the five sizes are required. */
 static int need_sizes(const mk_args *a)
 {
@@ -198,7 +238,7 @@ static int refuse_options(const mk_args *a, const char *arch, const char *const 
     return NS_EXIT_OK;
 }
 
-static int make_gpt2(const mk_args *a)
+static int make_gpt2(mk_args *a)
 {
     static const char *const names[] = {"--kv-heads", "--head-dim", "--rope-theta", "--rotary-pct",
                                         "--parallel-residual", "--attention-bias", "--mlp-bias",
@@ -216,6 +256,7 @@ static int make_gpt2(const mk_args *a)
     NS_TRY(parse_dtype(a->dtype, &mo.dtype));
     if (a->preset && ns_mkmodel_preset(a->preset, &mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
+    NS_TRY(parse_ctx(a, &ns_mkmodel_range_ctx));
     NS_TRY(need_sizes(a));
     size_t *field[6] = {&mo.config.n_layer, &mo.config.n_head, &mo.config.n_embd, &mo.config.n_ctx,
                         &mo.config.vocab_size, &mo.config.n_inner};
@@ -230,13 +271,17 @@ static int make_gpt2(const mk_args *a)
         mo.config.ln_eps = 1e-5;
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
-    if (ns_mkmodel_write(a->out, &mo, &err) != NS_OK)
+    mo.stop = watch_outputs(a->out, mo.shards);
+    if (ns_mkmodel_write(a->out, &mo, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *mo.stop);
         return ns_cli_report("mkmodel", &err);
+    }
     printf("normsweep mkmodel: wrote %s/%s and %s/config.json (n_layer %zu, n_head %zu, "
            "n_embd %zu, n_ctx %zu, vocab %zu, %zu parameters, %s, seed %llu)\n", a->out,
            mo.shards > 1 ? "model-*.safetensors" : "model.safetensors", a->out,
            mo.config.n_layer, mo.config.n_head, mo.config.n_embd, mo.config.n_ctx,
-           mo.config.vocab_size, ns_mkmodel_param_count(&mo.config), a->dtype, a->dims[8]);
+           mo.config.vocab_size, ns_mkmodel_param_count(&mo.config), a->dtype,
+           (unsigned long long)a->dims[8]);
     return NS_EXIT_OK;
 }
 
@@ -258,7 +303,7 @@ static int decoder_arch(const mk_args *a, ns_arch *arch, const char **type)
     return NS_EXIT_OK;
 }
 
-static int make_decoder(const mk_args *a, ns_arch arch, const char *type)
+static int make_decoder(mk_args *a, ns_arch arch, const char *type)
 {
     int neox = arch == NS_ARCH_GPT_NEOX;
     static const char *const names[] = {"--kv-heads", "--head-dim", "--mlp-bias", "--rotary-pct",
@@ -277,6 +322,7 @@ static int make_decoder(const mk_args *a, ns_arch arch, const char *type)
                     o.config.model_type, a->arch);
         return ns_cli_report("mkmodel", &err);
     }
+    NS_TRY(parse_ctx(a, &ns_mkmodel_range_decoder_ctx));
     NS_TRY(need_sizes(a));
     ns_model_config *c = &o.config;
     size_t *field[8] = {&c->n_layer, &c->n_head, &c->n_embd, &c->n_ctx, &c->vocab_size,
@@ -306,13 +352,18 @@ static int make_decoder(const mk_args *a, ns_arch arch, const char *type)
     o.seed = a->dims[8];
     o.shards = a->dims[9];
     NS_TRY(parse_dtype(a->dtype, &o.dtype));
-    if (ns_mkdecoder_check(&o, &err) != NS_OK || ns_mkdecoder_write(a->out, &o, &err) != NS_OK)
+    if (ns_mkdecoder_check(&o, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
+    o.stop = watch_outputs(a->out, o.shards);
+    if (ns_mkdecoder_write(a->out, &o, &err) != NS_OK) {
+        ns_cli_name_signal(&err, *o.stop);
+        return ns_cli_report("mkmodel", &err);
+    }
     printf("normsweep mkmodel: wrote %s/%s and %s/config.json (%s: %zu layers, %zu heads, %zu "
            "key/value heads, head_dim %zu, hidden %zu, ctx %zu, vocab %zu, %zu parameters, %s, "
            "seed %llu)\n", a->out, o.shards > 1 ? "model-*.safetensors" : "model.safetensors",
            a->out, type, c->n_layer, c->n_head, c->n_kv_head, c->d_head, c->n_embd, c->n_ctx,
-           c->vocab_size, ns_mkdecoder_param_count(&o), a->dtype, a->dims[8]);
+           c->vocab_size, ns_mkdecoder_param_count(&o), a->dtype, (unsigned long long)a->dims[8]);
     return NS_EXIT_OK;
 }
 

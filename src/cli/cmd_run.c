@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
+#include "common/ns_range.h"
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
@@ -113,11 +115,10 @@ static int parse(int argc, char **argv, ns_sweep_options *opt)
             return NS_EXIT_USAGE;
         }
         if (strcmp(name, "--stall-timeout") == 0) {
-            char *end;
-            opt->stall_timeout = strtod(val, &end);
-            if (*end || !(opt->stall_timeout >= 1.0) || !isfinite(opt->stall_timeout)) {
-                fprintf(stderr, "normsweep run: --stall-timeout: expected seconds >= 1, got '%s'\n",
-                        val);
+            static const ns_range r_stall = NS_RANGE_REAL(1.0, 1e9, 0, "seconds");
+            ns_err e;
+            if (ns_range_parse_real(&r_stall, name, val, &opt->stall_timeout, &e) != NS_OK) {
+                fprintf(stderr, "normsweep run: %s\n", e.msg);
                 return NS_EXIT_USAGE;
             }
             continue;
@@ -147,7 +148,8 @@ int ns_cmd_run(int argc, char **argv)
     opt.sweep_path = sweep_path;
     volatile sig_atomic_t *stop;
     int rank, size;
-    int started = ns_cli_mpi_start("run", "sweep", &stop, &rank, &size);
+    ns_hold hold;
+    int started = ns_cli_mpi_start("run", "sweep", &hold, &stop, &rank, &size);
     if (started != NS_EXIT_OK)
         return started;
     char *cmd = ns_cli_command_line(argc, argv, size), *seg = segment_info();
@@ -161,6 +163,7 @@ int ns_cmd_run(int argc, char **argv)
     ns_sweep_hooks hooks = {
         .line = ns_cli_show_line, .progress = ns_cli_show_progress,
         .progress_live = isatty(STDERR_FILENO), .user = &sh, .stop = stop,
+        .hold = ns_hold_hook(&hold), .hold_user = &hold,
     };
     ns_sweep_outcome out;
     ns_err err;

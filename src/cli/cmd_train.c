@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_blas.h"
+#include "common/ns_range.h"
+#include "model/ns_mkmodel.h"
 #include "train/ns_train.h"
 
 static void train_usage(FILE *out)
@@ -88,7 +91,8 @@ enum { V_U64, V_SIZE, V_DBL, V_STR };
 typedef struct opt_def {
     const char *name;
     int kind;
-    size_t off; /* into the parsed struct */
+    size_t off;          /* into the parsed struct */
+    const ns_range *r;   /* the value's range (numbers) */
 } opt_def;
 
 typedef struct parsed {
@@ -99,22 +103,53 @@ typedef struct parsed {
     int have_s;
 } parsed;
 
+/* Every numeric option's range (common/ns_range.h): the shape's and the attention's as every
+ * command that writes a model declares them (model/ns_mkmodel.h, model/ns_gpt2.h), the rest here,
+ * by what they mean. The grid file's train: options come through the same table. No range holds 0 where 0 would
+ * mean "not given" (a shape, --val-every) and --warmup's automatic value is not typable. */
+static const ns_range r_batch = NS_RANGE_INT(1, 1u << 20, NULL);
+static const ns_range r_steps = NS_RANGE_INT(0, 1ull << 40, NULL);
+static const ns_range r_every = NS_RANGE_INT(1, 1ull << 40, NULL);
+static const ns_range r_every0 = NS_RANGE_INT(0, 1ull << 40, "0: never");
+static const ns_range r_ckpt = NS_RANGE_INT(0, 1ull << 40, "0: only when stopped");
+static const ns_range r_windows = NS_RANGE_INT(0, 1ull << 40, "0: all");
+static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+static const ns_range r_lr = NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN, NULL);
+static const ns_range r_frac = NS_RANGE_REAL(0.0, 1.0, 0, "a fraction of --lr");
+static const ns_range r_beta = NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MAX_OPEN, NULL);
+static const ns_range r_decay = NS_RANGE_REAL(0.0, 10.0, 0, NULL);
+static const ns_range r_clip = NS_RANGE_REAL(0.0, 1e6, 0, "0: no clipping");
+
 #define P(f) offsetof(parsed, f)
 static const opt_def ns_train_opts[] = {
-    {"--layers", V_U64, P(layers)},           {"--heads", V_U64, P(heads)},
-    {"--embd", V_U64, P(embd)},               {"--positions", V_U64, P(positions)},
-    {"--vocab", V_U64, P(vocab)},             {"--ctx", V_U64, P(ctx)},
-    {"--normalizer", V_STR, P(normalizer)},   {"--s", V_DBL, P(s)},
-    {"--temperature", V_DBL, P(temperature)}, {"--init-from", V_STR, P(o.init_from)},
-    {"--batch", V_SIZE, P(o.batch)},          {"--steps", V_U64, P(o.steps)},
-    {"--warmup", V_U64, P(o.warmup)},         {"--lr", V_DBL, P(o.lr)},
-    {"--lr-min", V_DBL, P(o.lr_min_frac)},    {"--weight-decay", V_DBL, P(o.weight_decay)},
-    {"--beta1", V_DBL, P(o.beta1)},           {"--beta2", V_DBL, P(o.beta2)},
-    {"--clip", V_DBL, P(o.clip)},             {"--seed", V_U64, P(o.seed)},
-    {"--corpus", V_STR, P(o.corpus)},         {"--tokenizer", V_STR, P(o.tokenizer)},
-    {"--val-every", V_U64, P(o.val_every)},   {"--val-windows", V_SIZE, P(o.val_windows)},
-    {"--jac-every", V_U64, P(o.jac_every)},   {"--checkpoint-every", V_U64, P(o.checkpoint_every)},
-    {"--out", V_STR, P(o.out_dir)},           {"--preset", V_STR, P(preset)},
+    {"--layers", V_U64, P(layers), &ns_mkmodel_range_layers},
+    {"--heads", V_U64, P(heads), &ns_mkmodel_range_heads},
+    {"--embd", V_U64, P(embd), &ns_mkmodel_range_embd},
+    {"--positions", V_U64, P(positions), &ns_mkmodel_range_ctx},
+    {"--vocab", V_U64, P(vocab), &ns_mkmodel_range_vocab},
+    {"--ctx", V_U64, P(ctx), &ns_mkmodel_range_ctx},
+    {"--normalizer", V_STR, P(normalizer), NULL},
+    {"--s", V_DBL, P(s), &ns_gpt2_range_ssmax_s},
+    {"--temperature", V_DBL, P(temperature), &ns_gpt2_range_temperature},
+    {"--init-from", V_STR, P(o.init_from), NULL},
+    {"--batch", V_SIZE, P(o.batch), &r_batch},
+    {"--steps", V_U64, P(o.steps), &r_steps},
+    {"--warmup", V_U64, P(o.warmup), &r_steps},
+    {"--lr", V_DBL, P(o.lr), &r_lr},
+    {"--lr-min", V_DBL, P(o.lr_min_frac), &r_frac},
+    {"--weight-decay", V_DBL, P(o.weight_decay), &r_decay},
+    {"--beta1", V_DBL, P(o.beta1), &r_beta},
+    {"--beta2", V_DBL, P(o.beta2), &r_beta},
+    {"--clip", V_DBL, P(o.clip), &r_clip},
+    {"--seed", V_U64, P(o.seed), &r_seed},
+    {"--corpus", V_STR, P(o.corpus), NULL},
+    {"--tokenizer", V_STR, P(o.tokenizer), NULL},
+    {"--val-every", V_U64, P(o.val_every), &r_every},
+    {"--val-windows", V_SIZE, P(o.val_windows), &r_windows},
+    {"--jac-every", V_U64, P(o.jac_every), &r_every0},
+    {"--checkpoint-every", V_U64, P(o.checkpoint_every), &r_ckpt},
+    {"--out", V_STR, P(o.out_dir), NULL},
+    {"--preset", V_STR, P(preset), NULL},
 };
 #undef P
 
@@ -122,36 +157,26 @@ static const opt_def ns_train_opts[] = {
 static int store(parsed *p, const opt_def *d, const char *val)
 {
     void *dst = (char *)p + d->off;
-    unsigned long long u;
-    switch (d->kind) {
-    case V_STR:
+    if (d->kind == V_STR) {
         *(const char **)dst = val;
         return NS_EXIT_OK;
-    case V_DBL: {
-        char *end;
-        errno = 0;
-        double x = strtod(val, &end);
-        if (errno || end == val || *end || !isfinite(x)) {
-            fprintf(stderr, "normsweep train: %s '%s' is not a finite number\n", d->name, val);
-            return NS_EXIT_USAGE;
-        }
+    }
+    uint64_t u = 0;
+    double x = 0;
+    ns_err err;
+    if (ns_range_parse(d->r, d->name, val, &u, &x, &err) != NS_OK) {
+        fprintf(stderr, "normsweep train: %s\n", err.msg);
+        return NS_EXIT_USAGE;
+    }
+    if (d->kind == V_DBL)
         *(double *)dst = x;
-        if (strcmp(d->name, "--s") == 0)
-            p->have_s = 1;
-        return NS_EXIT_OK;
-    }
-    default:
-        if (ns_cli_parse_u64(val, &u) != 0) {
-            fprintf(stderr, "normsweep train: %s '%s' is not an integer in 0..2^64-1\n", d->name,
-                    val);
-            return NS_EXIT_USAGE;
-        }
-        if (d->kind == V_SIZE)
-            *(size_t *)dst = (size_t)u;
-        else
-            *(uint64_t *)dst = (uint64_t)u;
-        return NS_EXIT_OK;
-    }
+    else if (d->kind == V_SIZE)
+        *(size_t *)dst = (size_t)u;
+    else
+        *(uint64_t *)dst = u;
+    if (strcmp(d->name, "--s") == 0)
+        p->have_s = 1;
+    return NS_EXIT_OK;
 }
 
 /* Returns -1 for --help, else NS_EXIT_OK or NS_EXIT_USAGE (message printed). */
@@ -208,13 +233,6 @@ static int assemble(parsed *p)
         m->vocab_size = 50257;
         m->ln_eps = 1e-5;
     }
-    const uint64_t vals[] = {p->layers, p->heads, p->embd, p->vocab, p->ctx, p->positions};
-    for (size_t k = 0; k < 6; k++)
-        if (vals[k] > (1u << 30)) {
-            fprintf(stderr, "normsweep train: a size of %llu is too large\n",
-                    (unsigned long long)vals[k]);
-            return NS_EXIT_USAGE;
-        }
     if (p->layers)
         m->n_layer = (size_t)p->layers;
     if (p->heads)
@@ -289,7 +307,8 @@ int ns_cmd_train(int argc, char **argv)
         return r;
     volatile sig_atomic_t *stop;
     int rank, size;
-    int started = ns_cli_mpi_start("train", "training", &stop, &rank, &size);
+    ns_hold hold;
+    int started = ns_cli_mpi_start("train", "training", &hold, &stop, &rank, &size);
     if (started != NS_EXIT_OK)
         return started;
     char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
@@ -300,7 +319,7 @@ int ns_cmd_train(int argc, char **argv)
     ns_cli_show sh = {"normsweep train", 0};
     ns_train_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                             .progress_live = isatty(STDERR_FILENO), .user = &sh,
-                            .stop = stop};
+                            .stop = stop, .hold = ns_hold_hook(&hold), .hold_user = &hold};
     ns_train_outcome out;
     ns_err err;
     ns_err_clear(&err);

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 #include "common/ns_datadir.h"
 #include "common/ns_file.h"
+#include "common/ns_outpath.h"
 #include "sweep/ns_sweep.h"
 #include "sweep/ns_sweep_inputs.h"
 #include "train/ns_train.h"
@@ -194,6 +196,47 @@ static int prepare(grid_run *r, const char *arg, const char *out_opt)
     return NS_EXIT_OK;
 }
 
+/* What the grid writes -- its copy of the grid file and every cell's directory -- must not be,
+ * nor hold, what it reads: the grid file (but a --resume may name the copy itself), the sweep
+ * file, each cell's corpus, tokenizer and --init-from model given as paths (common/ns_outpath).
+ * Checked before any work. Returns an exit code (message printed). */
+static int check_paths(const grid_run *r)
+{
+    char *copy = ns_path_join(r->out, GRID_COPY);
+    size_t cap = 3 + 3 * r->n, n = 0;
+    ns_outpath_role *ins = calloc(cap, sizeof *ins);
+    ns_err err;
+    int rc = copy && ins ? NS_OK : ns_fail(&err, NS_ERR_NOMEM, "out of memory");
+    if (rc == NS_OK) {
+        char *a = ns_outpath_resolve(copy), *b = ns_outpath_resolve(r->g.path);
+        int is_copy = a && b && strcmp(a, b) == 0;
+        free(a);
+        free(b);
+        if (!(is_copy && r->resume))
+            ins[n++] = (ns_outpath_role){"the grid file", r->g.path, 0};
+        ins[n++] = (ns_outpath_role){"the sweep file", r->sweep, 0};
+        for (size_t i = 0; i < r->n; i++) {
+            const char *p[3] = {r->opts[i].corpus, r->opts[i].tokenizer, r->opts[i].init_from};
+            static const char *const what[3] = {"the corpus", "the tokenizer", "the --init-from model"};
+            for (int k = 0; k < 3; k++)
+                if (p[k] && ns_file_exists(p[k])) /* (else an asset name) */
+                    ins[n++] = (ns_outpath_role){what[k], p[k], 0};
+        }
+        ns_outpath_role out = {"the grid's copy", copy, 0};
+        rc = ns_outpath_check(&out, ins, n, &err);
+    }
+    for (size_t i = 0; rc == NS_OK && i < r->n; i++) {
+        char *cell = ns_path_join(r->out, r->names[i]);
+        ns_outpath_role out = {"the cell directory", cell, 1};
+        rc = cell ? ns_outpath_check(&out, ins, n, &err)
+                  : ns_fail(&err, NS_ERR_NOMEM, "out of memory");
+        free(cell);
+    }
+    free(copy);
+    free(ins);
+    return rc == NS_OK ? NS_EXIT_OK : ns_cli_report("train-grid", &err);
+}
+
 /* The output directory: new (or empty) without --resume; with it, the grid it holds must be
  * this one. Checked by every rank (they see one file system). */
 static int check_out(const grid_run *r)
@@ -252,6 +295,7 @@ typedef struct grid_ctx {
     ns_cli_show *sh;
     volatile sig_atomic_t *stop;
     const char *cmd, *exe_sha;
+    ns_hold *hold;
 } grid_ctx;
 
 /* Train cell i and sweep its model. Returns an exit code. */
@@ -280,7 +324,8 @@ static int run_cell(grid_ctx *x, size_t i)
     o.institution = getenv("NORMSWEEP_INSTITUTION");
     o.executable_sha256 = x->exe_sha;
     ns_train_hooks th = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
-                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop};
+                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
+                         .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_train_outcome tout;
     ns_err err;
     ns_err_clear(&err);
@@ -296,7 +341,8 @@ static int run_cell(grid_ctx *x, size_t i)
                            .command_line = x->cmd, .institution = o.institution,
                            .executable_sha256 = x->exe_sha};
     ns_sweep_hooks sh = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
-                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop};
+                         .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
+                         .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_sweep_outcome sout;
     ns_err_clear(&err);
     rc = ns_sweep_run(MPI_COMM_WORLD, &so, &sh, &sout, &err);
@@ -358,20 +404,21 @@ int ns_cmd_train_grid(int argc, char **argv)
         return NS_EXIT_OK;
     }
     if (code != NS_EXIT_OK || (code = prepare(&r, grid, out)) != NS_EXIT_OK ||
-        (code = check_out(&r)) != NS_EXIT_OK) {
+        (code = check_paths(&r)) != NS_EXIT_OK || (code = check_out(&r)) != NS_EXIT_OK) {
         grid_free(&r);
         return code;
     }
     volatile sig_atomic_t *stop;
     int rank, size;
-    if ((code = ns_cli_mpi_start("train-grid", "grid", &stop, &rank, &size)) != NS_EXIT_OK) {
+    ns_hold hold;
+    if ((code = ns_cli_mpi_start("train-grid", "grid", &hold, &stop, &rank, &size)) != NS_EXIT_OK) {
         grid_free(&r);
         return code;
     }
     char *cmd = ns_cli_command_line(argc, argv, size), exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     ns_cli_show sh = {"normsweep train-grid", 0};
-    grid_ctx x = {&r, rank, size, &sh, stop, cmd, exe_sha};
+    grid_ctx x = {&r, rank, size, &sh, stop, cmd, exe_sha, &hold};
     ns_err err;
     ns_err_clear(&err);
     code = ns_cli_status_exit("train-grid", start_out(&r, rank, &err), rank, &err);

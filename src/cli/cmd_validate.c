@@ -197,6 +197,25 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
     printf("  checkpoint:  %s\n", cfg->checkpoint_dir);
 }
 
+/* The output and checkpoint paths against the inputs (what `run` refuses), as a diagnostic at
+ * `output:` (or `checkpoint_dir:`, or the file's start). */
+static int check_outputs(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                         const ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
+    ns_err e;
+    if (ns_sweep_check_outputs(cfg, in, &e) == NS_OK)
+        return NS_OK;
+    if (e.code != NS_ERR_INVALID) {
+        *err = e;
+        return e.code;
+    }
+    ns_sweep_mark at = marks->output.line ? marks->output
+                       : marks->checkpoint_dir.line ? marks->checkpoint_dir : marks->root;
+    if (ns_sweep_diag_add(diags, cfg->source_path, at, 0, "%s", e.msg) != NS_OK)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    return ns_fail(err, NS_ERR_INVALID, "1 problem in %s", cfg->source_path);
+}
+
 int ns_cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"schema-only", no_argument, NULL, 's'},
@@ -245,6 +264,8 @@ int ns_cmd_validate(int argc, char **argv)
     ns_assets_fetch fetch = {allow_fetch, ns_cli_log_line, NULL};
     rc = ns_sweep_load(path, &fetch, schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in,
                        &diags, &err);
+    if (rc == NS_OK && !schema_only)
+        rc = check_outputs(&cfg, &marks, in, &diags, &err);
     for (size_t i = 0; i < diags.n; i++)
         fprintf(stderr, "%s\n", diags.items[i].text);
     if (rc == NS_OK && schema_only)

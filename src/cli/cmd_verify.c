@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_range.h"
+#include "common/ns_tmp.h"
 #include "archive/ns_verify.h"
 
 static void usage(FILE *out)
@@ -42,7 +44,8 @@ static void usage(FILE *out)
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 every check passed, 4 a difference was found, 2 unusable input\n"
-            "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure.\n",
+            "(bad options, unreadable archive, no NetCDF inside), 1 runtime failure, 3\n"
+            "interrupted by SIGTERM, SIGINT or SIGUSR1 (the extraction directory is removed).\n",
             NS_VERIFY_DEFAULT_SAMPLE, NS_VERIFY_DEFAULT_SEED, NS_VERIFY_DEFAULT_TOLERANCE);
 }
 
@@ -52,6 +55,12 @@ static void report_line(void *user, const char *status, const char *text)
     (void)user;
     printf("%-4s %s\n", status, text);
 }
+
+/* The ranges of the numeric options (common/ns_range.h). */
+static const ns_range r_sample =
+    NS_RANGE_INT(0, NS_RANGE_INT32_MAX, "at most every task: tasks are numbered by 32-bit integers");
+static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+static const ns_range r_tol = NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MAX_OPEN, "a relative tolerance");
 
 int ns_cmd_verify(int argc, char **argv)
 {
@@ -73,37 +82,28 @@ int ns_cmd_verify(int argc, char **argv)
     o.report = report_line;
     o.fetch_log = ns_cli_log_line;
     int c;
-    unsigned long long u;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case O_SAMPLE:
-            if (ns_cli_parse_u64(optarg, &u) != 0) {
-                fprintf(stderr, "normsweep verify: --sample '%s' is not a non-negative integer\n",
-                        optarg);
-                return NS_EXIT_USAGE;
-            }
-            o.sample = (size_t)u;
-            break;
         case O_SEED:
-            if (ns_cli_parse_u64(optarg, &u) != 0) {
-                fprintf(stderr, "normsweep verify: --seed '%s' is not an integer in 0..2^64-1\n",
-                        optarg);
-                return NS_EXIT_USAGE;
-            }
-            o.seed = u;
-            break;
         case O_TOL: {
-            char *end;
-            errno = 0;
-            double r = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !isfinite(r) || r < 0 || r >= 1) {
-                fprintf(stderr, "normsweep verify: --tolerance '%s' is not a number in [0, 1)\n",
-                        optarg);
+            const ns_range *r = c == O_SAMPLE ? &r_sample : c == O_SEED ? &r_seed : &r_tol;
+            const char *name = c == O_SAMPLE ? "--sample" : c == O_SEED ? "--seed" : "--tolerance";
+            uint64_t u = 0;
+            double x = 0;
+            ns_err e;
+            if (ns_range_parse(r, name, optarg, &u, &x, &e) != NS_OK) {
+                fprintf(stderr, "normsweep verify: %s\n", e.msg);
                 return NS_EXIT_USAGE;
             }
-            o.tolerance = r;
+            if (c == O_SAMPLE)
+                o.sample = (size_t)u;
+            else if (c == O_SEED)
+                o.seed = u;
+            else
+                o.tolerance = x;
             break;
         }
         case O_TOLERANT: o.force_tolerance = 1; break;
@@ -124,6 +124,9 @@ int ns_cmd_verify(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.archive = argv[optind];
+    /* a signal stops the verification, which removes its extraction directory (exit 3) */
+    o.stop = ns_cli_catch_stop();
+    ns_cli_tmp_watch_dirs("verify", o.tmpdir ? o.tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX);
     char exe_sha[65];
     ns_cli_self_sha256(exe_sha);
     o.executable_sha256 = exe_sha;
@@ -136,8 +139,11 @@ int ns_cmd_verify(int argc, char **argv)
                s.passed, s.failed, s.skipped);
     fflush(stdout);
     if (rc != NS_OK) {
+        ns_cli_name_signal(&err, *o.stop);
         fprintf(stderr, "normsweep verify: %s\n", err.msg[0] ? err.msg : ns_status_name(rc));
-        return rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE : NS_EXIT_USAGE;
+        return rc == NS_ERR_INTERRUPTED                      ? NS_EXIT_INTERRUPTED
+               : rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE
+                                                             : NS_EXIT_USAGE;
     }
     return s.failed ? NS_EXIT_VERIFY_FAILED : NS_EXIT_OK;
 }

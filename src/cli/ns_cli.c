@@ -1,8 +1,10 @@
 /* ns_cli: shared reporting of library errors as one-line messages and exit codes. */
 #include "cli/ns_cli.h"
+#include "cli/ns_hold.h"
 
 #include "common/ns_blas.h"
 #include "common/ns_sha256.h"
+#include "common/ns_tmp.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int ns_cli_report(const char *cmd, const ns_err *err)
 {
@@ -84,6 +87,72 @@ volatile sig_atomic_t *ns_cli_catch_stop(void)
     return &ns_cli_stop;
 }
 
+void ns_cli_name_signal(ns_err *err, int sig)
+{
+    const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT"
+                       : sig == SIGUSR1 ? "SIGUSR1" : NULL;
+    size_t k = strlen("interrupted");
+    if (!name || err->code != NS_ERR_INTERRUPTED || strncmp(err->msg, "interrupted", k) != 0)
+        return;
+    char rest[NS_ERR_MSG_MAX];
+    snprintf(rest, sizeof rest, "%s", err->msg + k);
+    snprintf(err->msg, sizeof err->msg, "interrupted by %s%.900s", name, rest);
+}
+
+/* ---- temporaries of this process (see ns_cli.h) ---- */
+
+#define NS_CLI_TMP_MAX 8
+static struct {
+    char *final[NS_CLI_TMP_MAX];
+    size_t n;
+    char *dir_base, *dir_prefix;
+    int registered;
+} ns_cli_tmp;
+
+static void tmp_cleanup(void)
+{
+    for (size_t i = 0; i < ns_cli_tmp.n; i++) {
+        ns_tmp_remove_own(ns_cli_tmp.final[i], getpid());
+        free(ns_cli_tmp.final[i]);
+    }
+    ns_cli_tmp.n = 0;
+    if (ns_cli_tmp.dir_base)
+        ns_tmp_remove_dirs(ns_cli_tmp.dir_base, ns_cli_tmp.dir_prefix, getpid(), NULL, NULL);
+    free(ns_cli_tmp.dir_base);
+    free(ns_cli_tmp.dir_prefix);
+    ns_cli_tmp.dir_base = ns_cli_tmp.dir_prefix = NULL;
+}
+
+static void said_removed(void *user, const char *path)
+{
+    fprintf(stderr, "normsweep %s: removed %s, left by a normsweep process that no longer runs\n",
+            (const char *)user, path);
+}
+
+static void tmp_register(void)
+{
+    if (!ns_cli_tmp.registered)
+        ns_cli_tmp.registered = atexit(tmp_cleanup) == 0;
+}
+
+void ns_cli_tmp_watch(const char *cmd, const char *final)
+{
+    ns_tmp_remove_stale(final, said_removed, (void *)cmd);
+    tmp_register();
+    if (ns_cli_tmp.n < NS_CLI_TMP_MAX && (ns_cli_tmp.final[ns_cli_tmp.n] = strdup(final)))
+        ns_cli_tmp.n++;
+}
+
+void ns_cli_tmp_watch_dirs(const char *cmd, const char *base, const char *prefix)
+{
+    ns_tmp_remove_dirs(base, prefix, 0, said_removed, (void *)cmd);
+    tmp_register();
+    free(ns_cli_tmp.dir_base);
+    free(ns_cli_tmp.dir_prefix);
+    ns_cli_tmp.dir_base = strdup(base);
+    ns_cli_tmp.dir_prefix = strdup(prefix);
+}
+
 void ns_cli_show_line(void *user, const char *text)
 {
     ns_cli_show *s = user;
@@ -142,13 +211,16 @@ char *ns_cli_command_line(int argc, char **argv, int size)
     return s;
 }
 
-int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,
-                     int *size)
+int ns_cli_mpi_start(const char *cmd, const char *what, ns_hold *hold,
+                     volatile sig_atomic_t **stop, int *rank, int *size)
 {
     *stop = ns_cli_catch_stop();
     int provided = 0;
     *rank = 0;
     *size = 1;
+    if (ns_hold_init(hold, cmd, *stop) != 0)
+        return NS_EXIT_USAGE;
+    ns_hold_at(hold, "mpi-init", 0);
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         if (**stop)
             fprintf(stderr, "normsweep %s: interrupted before the %s started; nothing was "
@@ -160,19 +232,7 @@ int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    hold->rank = *rank;
     ns_blas_single_thread();
     return NS_EXIT_OK;
-}
-
-int ns_cli_parse_u64(const char *s, unsigned long long *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
 }

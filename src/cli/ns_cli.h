@@ -41,14 +41,29 @@ void ns_cli_iso_now(char *buf, size_t size);
  * hands that flag to the library, which checkpoints and stops. */
 volatile sig_atomic_t *ns_cli_catch_stop(void);
 
+/* Temporaries of this process (common/ns_tmp): a command registers the final paths it writes
+ * (FINAL.tmp.<pid> beside each) and the scratch directories it makes (BASE/PREFIX.<pid>.*).
+ * Registering first removes what dead processes left there (a line on stderr names each:
+ * "normsweep CMD: removed PATH, left by a normsweep process that no longer runs"); at exit
+ * (atexit) whatever of this process's own is still there is removed. The library removes its
+ * temporaries itself on failure and when told to stop: this is the net under it. */
+void ns_cli_tmp_watch(const char *cmd, const char *final);
+void ns_cli_tmp_watch_dirs(const char *cmd, const char *base, const char *prefix);
+
+/* A library's "interrupted; ..." message made to name the signal the stop flag holds:
+ * "interrupted by SIGTERM; ...". */
+void ns_cli_name_signal(ns_err *err, int sig);
+
 /* The start of an MPI command (run, train): the stop handlers first (a signal during MPI_Init
- * must also stop cleanly), MPI_Init_thread (FUNNELED), errors returned on MPI_COMM_WORLD, this
+ * must also stop cleanly), the test-only hold read into *hold (ns_hold.h; its point "mpi-init"
+ * is here, before MPI_Init), MPI_Init_thread (FUNNELED), errors returned on MPI_COMM_WORLD, this
  * rank and the size, and one BLAS thread per rank unless the user chose otherwise (the ranks fill
  * the cores; and every rank then computes the same way). Returns NS_EXIT_OK, or the exit code
  * after printing "normsweep CMD: ..." ("interrupted before the WHAT started; nothing was
- * written", or "MPI_Init failed"). */
-int ns_cli_mpi_start(const char *cmd, const char *what, volatile sig_atomic_t **stop, int *rank,
-                     int *size);
+ * written", "MPI_Init failed", or a bad NORMSWEEP_TEST_HOLD). */
+struct ns_hold;
+int ns_cli_mpi_start(const char *cmd, const char *what, struct ns_hold *hold,
+                     volatile sig_atomic_t **stop, int *rank, int *size);
 
 /* A long command's lines on stderr: whole lines (ns_cli_show_line) and progress lines
  * ("<prefix>: <line>"), rewritten in place when live (a terminal). user: an ns_cli_show. */
@@ -64,10 +79,6 @@ void ns_cli_show_progress(void *user, const char *line, int live);
  * srun from SLURM_JOB_ID + SLURM_STEP_ID, mpirun when size > 1 or OMPI_COMM_WORLD_SIZE / PMI_SIZE
  * is set). Caller frees; NULL when out of memory. */
 char *ns_cli_command_line(int argc, char **argv, int size);
-
-/* A strict unsigned decimal option value: digits only (no sign, no space), no overflow.
- * 0 and *out set, or -1. */
-int ns_cli_parse_u64(const char *s, unsigned long long *out);
 
 /* `normsweep train`'s options (argv[0] is the subcommand) into *o, as `train` reads them: the
  * preset, then the single values (o's strings point into argv). Returns -1 for --help, else

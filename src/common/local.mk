@@ -9,7 +9,10 @@ src_common_libns_common_a_SOURCES = \
 	src/common/ns_sys.c src/common/ns_sys.h \
 	src/common/ns_datadir.c src/common/ns_datadir.h \
 	src/common/ns_blas.c src/common/ns_blas.h \
-	src/common/ns_build.c src/common/ns_build.h
+	src/common/ns_build.c src/common/ns_build.h \
+	src/common/ns_range.c src/common/ns_range.h \
+	src/common/ns_outpath.c src/common/ns_outpath.h \
+	src/common/ns_tmp.c src/common/ns_tmp.h
 # ns_datadir: the installed data directory and the source and build trees, compiled in.
 src_common_libns_common_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS) $(BLAS_CFLAGS) \
 	-DNS_ABS_TOP_SRCDIR='"$(abs_top_srcdir)"' -DNS_ABS_TOP_BUILDDIR='"$(abs_top_builddir)"' \
@@ -33,3 +36,6 @@ dist-hook: ns-dist-git-commit
 ns-dist-git-commit:
 	$(SHELL) $(top_srcdir)/scripts/git-commit $(top_srcdir) > $(distdir)/.git-commit
 .PHONY: ns-dist-git-commit
+
+# ns_asset_ref: the resolved asset, a plain type (header only).
+noinst_HEADERS += src/common/ns_asset_ref.h

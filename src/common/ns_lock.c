@@ -56,12 +56,47 @@ static void read_holder(int fd, char *buf, size_t size)
     snprintf(buf, size, "holder not recorded yet");
 }
 
+/* Lock path (created when missing) for what; a refusal reads "HEAD (HOLDER)TAIL".
+ * retry_gone: the file may be removed by its holder (ns_lock_drop), so after locking, check that
+ * the path still names the locked file, and start again when it does not. */
+static int acquire(char *path, const char *what, const char *head, const char *tail,
+                   int retry_gone, ns_lock **out, ns_err *err);
+
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err)
 {
     *out = NULL;
     char *path = ns_path_join(dir, NS_LOCK_FILE);
-    if (!path)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    char *head = ns_str_printf("%s is in use by another normsweep run", dir);
+    int rc = path && head ? acquire(path, what, head, "; wait for it to end, stop it (its journal "
+                                    "is kept), or choose another checkpoint directory", 0, out, err)
+                          : (free(path), ns_fail(err, NS_ERR_NOMEM, "out of memory"));
+    free(head);
+    return rc;
+}
+
+int ns_lock_acquire_output(const char *output, const char *what, ns_lock **out, ns_err *err)
+{
+    *out = NULL;
+    char *path = ns_str_printf("%s%s", output, NS_LOCK_OUTPUT_SUFFIX);
+    char *head = ns_str_printf("output %s is being written by another normsweep run", output);
+    int rc = path && head ? acquire(path, what, head, "; wait for it to end or choose another "
+                                    "output", 1, out, err)
+                          : (free(path), ns_fail(err, NS_ERR_NOMEM, "out of memory"));
+    free(head);
+    return rc;
+}
+
+void ns_lock_drop(ns_lock *lock)
+{
+    if (!lock)
+        return;
+    unlink(lock->path); /* under the lock: a newcomer that opened it sees it gone and retries */
+    ns_lock_release(lock);
+}
+
+static int acquire(char *path, const char *what, const char *head, const char *tail,
+                   int retry_gone, ns_lock **out, ns_err *err)
+{
     int created = 0;
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0)
@@ -78,16 +113,22 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
         char holder[512];
         read_holder(fd, holder, sizeof holder);
         close(fd);
-        if (created)
+        if (created && !retry_gone) /* (a removable lock's file is its holder's to remove) */
             unlink(path);
-        int rc = (e == EAGAIN || e == EACCES)
-                     ? ns_fail(err, NS_ERR_INVALID,
-                               "%s is in use by another normsweep run (%s); wait for it to end, "
-                               "stop it (its journal is kept), or choose another checkpoint "
-                               "directory", dir, holder)
-                     : ns_fail(err, NS_ERR_IO, "lock %s: %s", path, strerror(e));
+        int rc;
+        if (e == EAGAIN || e == EACCES) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s (%s)%s", head, holder, tail);
+        } else {
+            rc = ns_fail(err, NS_ERR_IO, "lock %s: %s", path, strerror(e));
+        }
         free(path);
         return rc;
+    }
+    struct stat fst, pst;
+    if (retry_gone && (fstat(fd, &fst) != 0 || stat(path, &pst) != 0 || fst.st_dev != pst.st_dev ||
+                       fst.st_ino != pst.st_ino)) {
+        close(fd); /* removed (or replaced) by its holder meanwhile: take the new one */
+        return acquire(path, what, head, tail, retry_gone, out, err);
     }
     ns_lock *l = malloc(sizeof *l);
     if (!l) {

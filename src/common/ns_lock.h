@@ -17,6 +17,16 @@ typedef struct ns_lock ns_lock;
  * ns_lock_release or ns_lock_abandon. */
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err);
 
+/* The lock of an output file: OUTPUT.lock beside it, held by the one run that may write OUTPUT
+ * (two runs with different checkpoint directories but one output would otherwise overwrite each
+ * other). Refused with NS_ERR_INVALID: "output OUTPUT is being written by another normsweep run
+ * (host H, pid P, since T: WHAT); wait for it to end or choose another output". Give it up with
+ * ns_lock_drop, which removes the lock file (a killed run leaves it unlocked: taken over). */
+#define NS_LOCK_OUTPUT_SUFFIX ".lock"
+int ns_lock_acquire_output(const char *output, const char *what, ns_lock **out, ns_err *err);
+/* Remove the lock file while still holding it, then release; NULL is fine. */
+void ns_lock_drop(ns_lock *lock);
+
 /* Record this process as the holder: "host H, pid P, since T: WHAT" (what: the command line). */
 int ns_lock_note(ns_lock *lock, const char *what, ns_err *err);
 

@@ -22,13 +22,13 @@ void ns_sys_format_bytes(double b, char *buf, size_t n)
 {
     static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int u = 0;
-    if (!isfinite(b) || b >= 1e21) {
-        snprintf(buf, n, "more than any machine has");
+    if (!isfinite(b)) { /* callers report an unbounded size in their own words */
+        snprintf(buf, n, "an unbounded amount");
         return;
     }
     while (b >= 1024.0 && u < 6)
         b /= 1024.0, u++;
-    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+    snprintf(buf, n, b >= 1e5 ? "%.3g %s" : u ? "%.1f %s" : "%.0f %s", b, unit[u]);
 }
 
 void ns_sys_os(char *buf, size_t n)

@@ -11,8 +11,8 @@ unsigned long long ns_sys_memory_bytes(void);
 long ns_sys_cores(void);
 /* The operating system as "sysname release machine" (uname), or "unknown", into buf. */
 void ns_sys_os(char *buf, size_t n);
-/* bytes as "512 bytes", "3.2 MiB", "1.5 GiB", ... into buf (a non-finite or absurd size reads
- * "more than any machine has"). */
+/* bytes as "512 bytes", "3.2 MiB", "1.5 GiB", "6.4e+06 EiB", ... into buf: always a number
+ * (a non-finite size reads "an unbounded amount"; callers report such a size in their own words). */
 void ns_sys_format_bytes(double bytes, char *buf, size_t n);
 
 #endif

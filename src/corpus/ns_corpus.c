@@ -78,10 +78,7 @@ int ns_gutenberg_body(const char *text, size_t len, const char *name, size_t *be
                    name, start_line);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n) (1 to 4), or 0 when it is invalid: a stray
- * continuation byte, an overlong form, a surrogate, a code point above U+10FFFF, a truncated
- * sequence. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
+size_t ns_corpus_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned char b = s[0];
     if (b < 0x80)
@@ -126,7 +123,7 @@ int ns_corpus_check_text(const char *text, size_t len, const char *name, ns_err 
         if (s[i] == 0)
             return ns_fail(err, NS_ERR_INVALID, "%s: not a text file (NUL byte at offset %zu)",
                            name, i);
-        size_t k = utf8_seq_len(s + i, len - i);
+        size_t k = ns_corpus_utf8_len(s + i, len - i);
         if (k == 0)
             return ns_fail(err, NS_ERR_INVALID,
                            "%s: not UTF-8 text (invalid byte 0x%02x at offset %zu, line %zu)",

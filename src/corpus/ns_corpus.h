@@ -26,6 +26,11 @@ typedef struct ns_corpus {
 int ns_gutenberg_body(const char *text, size_t len, const char *name, size_t *begin, size_t *end,
                       ns_err *err);
 
+/* Length of the valid UTF-8 sequence at s[0..n) (1 to 4), or 0 when it is invalid: a stray
+ * continuation byte, an overlong form, a surrogate, a code point above U+10FFFF, a truncated
+ * sequence. (The sweep file's reader checks its text with it too.) */
+size_t ns_corpus_utf8_len(const unsigned char *s, size_t n);
+
 /* Check that text[0..len) is text: no NUL byte, valid UTF-8 throughout (no stray or truncated
  * sequence, overlong form, surrogate or code point above U+10FFFF; a byte order mark is fine).
  * NS_ERR_INVALID (not NS_ERR_FORMAT, which is the Gutenberg markers') naming the file (name),

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "assets/ns_assets.h"
+#include "common/ns_asset_ref.h"
 #include "io/ns_nc_write.h"
 
 /* The version of the metric contract (docs/METRICS.md) this build implements. */

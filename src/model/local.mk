@@ -18,6 +18,7 @@ src_model_libns_model_a_SOURCES = \
 	src/model/ns_mkdecoder.c \
 	src/model/ns_model_kernels.c \
 	src/model/ns_model_forward.c \
+	src/model/ns_model_probe.c \
 	src/model/ns_gpt2_attn.c
 src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 # No contraction of a * b + c into FMA: the AVX2 kernels (src/model/ns_model_kernels.c) then round

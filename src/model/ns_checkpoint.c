@@ -1,6 +1,7 @@
 /* ns_checkpoint: a model directory's weights, single or sharded (see ns_checkpoint.h). */
 #include "model/ns_checkpoint.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "model/ns_model.h"
 #include "model/ns_model_json.h"
 
 /* An index is a list of names; anything above this is not an index. */
@@ -362,5 +364,56 @@ int ns_ckpt_check_layers(const ns_ckpt *ck, const char *prefix, const char *stem
                                ck->files[f].path, ck->files[f].tensors[i].name, l, key,
                                n_layer);
         }
+    return NS_OK;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+void ns_model_input_files_free(char **paths, size_t n)
+{
+    for (size_t i = 0; paths && i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+int ns_model_input_files(const char *dir, char ***paths, size_t *n, ns_err *err)
+{
+    *paths = NULL;
+    *n = 0;
+    size_t cap = 8, k = 0;
+    char **p = calloc(cap, sizeof *p);
+    int rc = p ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    static const char *const fixed[] = {"config.json", NS_CKPT_SINGLE, NS_CKPT_INDEX};
+    for (size_t i = 0; rc == NS_OK && i < 3; i++)
+        if (!(p[k++] = ns_path_join(dir, fixed[i])))
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    DIR *d = rc == NS_OK ? opendir(dir) : NULL; /* unreadable: the loader says why */
+    for (struct dirent *e; d && rc == NS_OK && (e = readdir(d));) {
+        if (!ends_with(e->d_name, ".safetensors") || strcmp(e->d_name, NS_CKPT_SINGLE) == 0)
+            continue;
+        if (k == cap) {
+            char **q = realloc(p, 2 * cap * sizeof *p);
+            if (!q) {
+                rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+                break;
+            }
+            p = q;
+            cap *= 2;
+        }
+        if (!(p[k++] = ns_path_join(dir, e->d_name)))
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    if (d)
+        closedir(d);
+    if (rc != NS_OK) {
+        ns_model_input_files_free(p, k);
+        return rc;
+    }
+    *paths = p;
+    *n = k;
     return NS_OK;
 }

@@ -10,8 +10,13 @@
 #include "model/ns_model_internal.h"
 #include "model/ns_model_json.h"
 
-/* A rotary base or theta: finite and positive. */
+/* The ranges of the real keys (common/ns_range.h): a rotary base or theta, finite and positive;
+ * a norm's epsilon and a fraction of a head's dimensions rotated, in (0, 1]. */
 #define NS_MAX_THETA 1e15
+static const ns_range range_theta = NS_RANGE_REAL(0.0, NS_MAX_THETA, NS_RANGE_MIN_OPEN, NULL);
+static const ns_range range_eps = NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN, NULL);
+static const ns_range range_fraction = NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN,
+                                                     "a fraction of the head dimension");
 
 static int refuse(const char *path, const char *key, const char *value, const char *why,
                   ns_err *err)
@@ -47,9 +52,9 @@ static int parse_rope_parameters(const char *path, json_t *root, double *theta, 
                                                             : ns_json_type_name(v),
                               "only the default rotary embedding is implemented", err);
         } else if (strcmp(key, "rope_theta") == 0) {
-            NS_TRY(ns_json_number(path, rp, key, 1e-300, NS_MAX_THETA, theta, have_theta, err));
+            NS_TRY(ns_json_number(path, rp, key, &range_theta, theta, have_theta, err));
         } else if (strcmp(key, "partial_rotary_factor") == 0) {
-            NS_TRY(ns_json_number(path, rp, key, 1e-300, 1.0, partial, have_partial, err));
+            NS_TRY(ns_json_number(path, rp, key, &range_fraction, partial, have_partial, err));
         } else {
             return refuse(path, name, "present", "only rope_type \"default\", rope_theta and "
                           "partial_rotary_factor are implemented", err);
@@ -65,7 +70,7 @@ static int parse_theta(const char *path, json_t *root, const char *base_key, dou
     double top = dflt, inner = 0.0;
     int have_top = 0, have_inner = 0;
     NS_TRY(parse_rope_parameters(path, root, &inner, &have_inner, partial, have_partial, err));
-    NS_TRY(ns_json_number(path, root, base_key, 1e-300, NS_MAX_THETA, &top, &have_top, err));
+    NS_TRY(ns_json_number(path, root, base_key, &range_theta, &top, &have_top, err));
     if (have_top && have_inner && top != inner)
         return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %g disagrees with key "
                        "\"rope_parameters.rope_theta\" = %g", path, base_key, top, inner);
@@ -190,7 +195,7 @@ int ns_llama_config_parse(const char *path, json_t *root, const char *type, ns_m
                        "most %lld", path, c->d_head, (long long)NS_CFG_MAX_EMBD * 4);
     c->rms_norm = 1;
     c->norm_eps = 1e-6;
-    NS_TRY(ns_json_number(path, root, "rms_norm_eps", 1e-300, 1.0, &c->norm_eps, &have, err));
+    NS_TRY(ns_json_number(path, root, "rms_norm_eps", &range_eps, &c->norm_eps, &have, err));
     static const char *const acts[] = {"silu", "swish", NULL};
     NS_TRY(parse_act(path, root, acts, "Llama", c, err));
     c->gated_mlp = 1;
@@ -198,7 +203,7 @@ int ns_llama_config_parse(const char *path, json_t *root, const char *type, ns_m
     int have_partial = 0;
     NS_TRY(parse_theta(path, root, "rope_theta", 10000.0, &c->rope_theta, &partial, &have_partial,
                        err));
-    NS_TRY(ns_json_number(path, root, "partial_rotary_factor", 1e-300, 1.0, &top_partial, &have,
+    NS_TRY(ns_json_number(path, root, "partial_rotary_factor", &range_fraction, &top_partial, &have,
                           err));
     if (partial != 1.0 || top_partial != 1.0)
         return refuse(path, have_partial ? "rope_parameters.partial_rotary_factor"
@@ -229,14 +234,14 @@ int ns_neox_config_parse(const char *path, json_t *root, ns_model_config *c, ns_
     c->d_head = c->n_embd / c->n_head;
     int have = 0;
     c->norm_eps = 1e-5;
-    NS_TRY(ns_json_number(path, root, "layer_norm_eps", 1e-300, 1.0, &c->norm_eps, &have, err));
+    NS_TRY(ns_json_number(path, root, "layer_norm_eps", &range_eps, &c->norm_eps, &have, err));
     static const char *const acts[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", NULL};
     NS_TRY(parse_act(path, root, acts, "GPT-NeoX", c, err));
     double pct = 0.25, partial = 0.0;
     int have_partial = 0, have_pct = 0;
     NS_TRY(parse_theta(path, root, "rotary_emb_base", 10000.0, &c->rope_theta, &partial,
                        &have_partial, err));
-    NS_TRY(ns_json_number(path, root, "rotary_pct", 1e-300, 1.0, &pct, &have_pct, err));
+    NS_TRY(ns_json_number(path, root, "rotary_pct", &range_fraction, &pct, &have_pct, err));
     if (have_pct && have_partial && pct != partial)
         return ns_fail(err, NS_ERR_INVALID, "%s: key \"rotary_pct\" = %g disagrees with key "
                        "\"rope_parameters.partial_rotary_factor\" = %g", path, pct, partial);

@@ -12,11 +12,29 @@
 
 #include "analysis/ns_normalize.h" /* ns_normalizer (moves to a module of its own: issue 32) */
 #include "common/ns_error.h"
+#include "common/ns_range.h"
+#include "model/ns_model.h"
 
 /* The attention temperature a config.json may name lies in this range (z / T stays finite in
  * double for any float logit, and training at it is meaningful). */
 #define NS_GPT2_MIN_TEMPERATURE 1e-6
 #define NS_GPT2_MAX_TEMPERATURE 1e6
+/* ... and ssmax's s (normsweep_ssmax_s). */
+#define NS_GPT2_MIN_SSMAX_S 1e-6
+#define NS_GPT2_MAX_SSMAX_S 1e6
+
+/* The same two ranges as declared values (common/ns_range.h), for every option and key that
+ * sets them: train's --temperature and --s, a training grid's temperatures: and ssmax_s:. */
+extern const ns_range ns_gpt2_range_temperature;
+extern const ns_range ns_gpt2_range_ssmax_s;
+
+/* The largest shape a GPT-2 config.json may name: every architecture's (model/ns_model.h). */
+#define NS_GPT2_MAX_LAYER NS_MODEL_MAX_LAYER
+#define NS_GPT2_MAX_HEAD NS_MODEL_MAX_HEAD
+#define NS_GPT2_MAX_EMBD NS_MODEL_MAX_EMBD
+#define NS_GPT2_MAX_CTX NS_MODEL_MAX_CTX
+#define NS_GPT2_MAX_VOCAB NS_MODEL_MAX_VOCAB
+#define NS_GPT2_MAX_INNER NS_MODEL_MAX_INNER
 
 typedef struct ns_gpt2_config {
     size_t n_layer;

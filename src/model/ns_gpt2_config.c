@@ -9,6 +9,10 @@
 #include "model/ns_gpt2_internal.h"
 #include "model/ns_model_json.h"
 
+const ns_range ns_gpt2_range_temperature =
+    NS_RANGE_REAL(NS_GPT2_MIN_TEMPERATURE, NS_GPT2_MAX_TEMPERATURE, 0, NULL);
+const ns_range ns_gpt2_range_ssmax_s = NS_RANGE_REAL(NS_GPT2_MIN_SSMAX_S, NS_GPT2_MAX_SSMAX_S, 0, NULL);
+
 /* The model's attention (normsweep's keys; absent in Hugging Face's files: GPT-2's softmax at
  * temperature 1). ssmax's s is required with ssmax and refused with any other normalizer. */
 static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
@@ -26,9 +30,10 @@ static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, 
                            json_string_value(nv));
     }
     int have;
-    NS_TRY(ns_json_number(path, root, "normsweep_attn_temperature", NS_GPT2_MIN_TEMPERATURE,
-                      NS_GPT2_MAX_TEMPERATURE, &cfg->attn_temperature, &have, err));
-    NS_TRY(ns_json_number(path, root, "normsweep_ssmax_s", 1e-6, 1e6, &cfg->attn_norm.s, &have, err));
+    NS_TRY(ns_json_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,
+                          &cfg->attn_temperature, &have, err));
+    NS_TRY(ns_json_number(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, &cfg->attn_norm.s,
+                          &have, err));
     if (cfg->attn_norm.kind == NS_NORM_SSMAX && !have)
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_ssmax_s\" is missing (required "
                        "with \"normsweep_attn_normalizer\" = \"ssmax\")", path);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/ns_file.h"
 #include "model/ns_model_json.h"
@@ -303,17 +304,20 @@ int ns_mkdecoder_write(const char *dir, const ns_mkdecoder_opts *opts, ns_err *e
 {
     ns_mkdecoder_opts o = *opts;
     NS_TRY(ns_mkdecoder_check(&o, err));
+    int existed = ns_file_exists(dir);
     NS_TRY(ns_file_mkdirs(dir, err));
     size_t n = 0;
     ns_mk_tensor *d = decoder_tensors(&o, &n);
     json_t *root = d ? decoder_config(&o) : NULL;
     int rc = root ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
     ns_mk_weights w = {.tensors = d, .n = n, .dtype = o.dtype, .shards = o.shards,
-                       .seed = o.seed};
+                       .seed = o.seed, .stop = o.stop};
     if (rc == NS_OK)
         rc = ns_mk_write_weights(dir, &w, err);
     if (rc == NS_OK)
         rc = ns_mk_write_config(dir, root, err);
+    if (rc != NS_OK && !existed)
+        rmdir(dir); /* the directory this call made, when nothing is in it */
     json_decref(root);
     free(d);
     return rc;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "model/ns_checkpoint.h"
 
 #define NS_MK_NAME_MAX 64
 #define NS_MK_INIT_STD 0.02 /* GPT-2 initializer_range */
@@ -46,6 +47,24 @@ int ns_mkmodel_preset(const char *name, ns_gpt2_config *cfg, ns_err *err)
                    "unknown preset '%s' (choose gpt2, gpt2-medium, gpt2-large or gpt2-xl)", name);
 }
 
+#define MAXCFG "the most a model's config.json may name"
+const ns_range ns_mkmodel_range_layers = NS_RANGE_INT(1, NS_GPT2_MAX_LAYER, MAXCFG);
+const ns_range ns_mkmodel_range_heads = NS_RANGE_INT(1, NS_GPT2_MAX_HEAD, MAXCFG);
+const ns_range ns_mkmodel_range_embd = NS_RANGE_INT(1, NS_GPT2_MAX_EMBD, MAXCFG);
+const ns_range ns_mkmodel_range_ctx =
+    NS_RANGE_INT(1, NS_MKMODEL_MAX_CTX, "a model file holds an n_ctx x n_ctx mask per layer");
+const ns_range ns_mkmodel_range_vocab = NS_RANGE_INT(1, NS_GPT2_MAX_VOCAB, MAXCFG);
+const ns_range ns_mkmodel_range_inner = NS_RANGE_INT(1, NS_GPT2_MAX_INNER, MAXCFG);
+const ns_range ns_mkmodel_range_decoder_ctx = NS_RANGE_INT(1, NS_GPT2_MAX_CTX, MAXCFG);
+#undef MAXCFG
+const ns_range ns_mkmodel_range_shards =
+    NS_RANGE_INT(1, NS_CKPT_MAX_SHARDS, "the most shards a model's index may name");
+const ns_range ns_mkmodel_range_rope_theta =
+    NS_RANGE_REAL(0.0, 1e15, NS_RANGE_MIN_OPEN, "a rotary base config.json may name");
+const ns_range ns_mkmodel_range_rotary_pct =
+    NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN, "a fraction of the head dimension");
+const ns_range ns_mkmodel_range_init_std = NS_RANGE_REAL(0.0, 1e6, NS_RANGE_MIN_OPEN, NULL);
+
 /* 1 when x survives config.json's 10 significant digits unchanged. */
 static int ns_mk_exact10(double x)
 {
@@ -61,11 +80,11 @@ int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
         const char *what;
         size_t off, max;
     } lim[] = {
-        {"n_layer", offsetof(ns_gpt2_config, n_layer), 1024},
-        {"n_head", offsetof(ns_gpt2_config, n_head), 4096},
-        {"n_embd", offsetof(ns_gpt2_config, n_embd), (size_t)1 << 16},
-        {"n_ctx", offsetof(ns_gpt2_config, n_ctx), (size_t)1 << 20},
-        {"vocab_size", offsetof(ns_gpt2_config, vocab_size), (size_t)1 << 24},
+        {"n_layer", offsetof(ns_gpt2_config, n_layer), NS_GPT2_MAX_LAYER},
+        {"n_head", offsetof(ns_gpt2_config, n_head), NS_GPT2_MAX_HEAD},
+        {"n_embd", offsetof(ns_gpt2_config, n_embd), NS_GPT2_MAX_EMBD},
+        {"n_ctx", offsetof(ns_gpt2_config, n_ctx), NS_GPT2_MAX_CTX},
+        {"vocab_size", offsetof(ns_gpt2_config, vocab_size), NS_GPT2_MAX_VOCAB},
     };
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
         size_t v = *(const size_t *)(const void *)((const char *)c + lim[i].off);
@@ -73,9 +92,9 @@ int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
             return ns_fail(err, NS_ERR_INVALID, "%s = %zu is out of range [1, %zu]", lim[i].what, v,
                            lim[i].max);
     }
-    if (c->n_inner > ((size_t)1 << 20))
-        return ns_fail(err, NS_ERR_INVALID, "n_inner = %zu is out of range [1, %zu]", c->n_inner,
-                       (size_t)1 << 20);
+    if (c->n_inner > NS_GPT2_MAX_INNER)
+        return ns_fail(err, NS_ERR_INVALID, "n_inner = %zu is out of range [1, %u]", c->n_inner,
+                       NS_GPT2_MAX_INNER);
     if (c->n_embd % c->n_head != 0)
         return ns_fail(err, NS_ERR_INVALID, "n_embd = %zu is not a multiple of n_head = %zu",
                        c->n_embd, c->n_head);
@@ -90,13 +109,14 @@ int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
     if ((unsigned)c->attn_norm.kind > NS_NORM_ENTMAX15)
         return ns_fail(err, NS_ERR_INVALID, "unknown attention normalizer %d", (int)c->attn_norm.kind);
     if (c->attn_norm.kind == NS_NORM_SSMAX &&
-        (!(c->attn_norm.s >= 1e-6 && c->attn_norm.s <= 1e6) || !ns_mk_exact10(c->attn_norm.s)))
+        (!(c->attn_norm.s >= NS_GPT2_MIN_SSMAX_S && c->attn_norm.s <= NS_GPT2_MAX_SSMAX_S) ||
+         !ns_mk_exact10(c->attn_norm.s)))
         return ns_fail(err, NS_ERR_INVALID, "ssmax s = %.17g is out of range [1e-06, 1e+06] or has "
                        "more than 10 significant digits", c->attn_norm.s);
     /* The attention mask buffer is n_ctx^2 elements per layer; keep the file within reach. */
-    if (c->n_ctx > 65536)
-        return ns_fail(err, NS_ERR_INVALID, "n_ctx = %zu is too large for the mask buffers (max 65536)",
-                       c->n_ctx);
+    if (c->n_ctx > NS_MKMODEL_MAX_CTX)
+        return ns_fail(err, NS_ERR_INVALID, "n_ctx = %zu is too large for the mask buffers (max %u)",
+                       c->n_ctx, NS_MKMODEL_MAX_CTX);
     return NS_OK;
 }
 
@@ -287,6 +307,7 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
     if (o.dtype != NS_ST_F32 && o.dtype != NS_ST_F16 && o.dtype != NS_ST_BF16)
         return ns_fail(err, NS_ERR_INVALID, "dtype %s is not supported (F32, F16, BF16)",
                        ns_st_dtype_name(o.dtype));
+    int existed = ns_file_exists(out_dir);
     NS_TRY(ns_file_mkdirs(out_dir, err));
     size_t n = 0;
     ns_mk_tensor *d = build_descs(&o.config, &n);
@@ -294,12 +315,14 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
     int rc = d ? (root ? NS_OK : (err ? err->code : NS_ERR_NOMEM))
                : ns_fail(err, NS_ERR_NOMEM, "out of memory");
     ns_mk_weights w = {.tensors = d, .n = n, .dtype = o.dtype, .shards = o.shards,
-                       .seed = o.seed, .source = fill, .user = user};
+                       .seed = o.seed, .source = fill, .user = user, .stop = o.stop};
     if (rc == NS_OK)
         rc = ns_mk_write_weights(out_dir, &w, err);
     if (rc == NS_OK)
         rc = ns_mk_write_config(out_dir, root, err);
     json_decref(root);
+    if (rc != NS_OK && !existed)
+        rmdir(out_dir); /* the directory this call made, when nothing is in it */
     free(d);
     return rc;
 }

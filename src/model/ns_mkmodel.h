@@ -5,6 +5,7 @@
 #ifndef NS_MKMODEL_H
 #define NS_MKMODEL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,20 @@
 #include "model/ns_gpt2.h"
 #include "model/ns_model.h"
 #include "model/ns_safetensors.h"
+
+/* The longest context a written model may have: the file holds an n_ctx x n_ctx causal mask per
+ * layer (Hugging Face's h.N.attn.bias buffers). */
+#define NS_MKMODEL_MAX_CTX 65536u
+
+/* The ranges of a written model's shape (common/ns_range.h), for every option that sets one
+ * (mkmodel's and train's --layers, --heads, --embd, --ctx/--positions, --vocab, --inner): what
+ * config.json may name (the model must load again) and NS_MKMODEL_MAX_CTX. */
+extern const ns_range ns_mkmodel_range_layers, ns_mkmodel_range_heads, ns_mkmodel_range_embd,
+    ns_mkmodel_range_ctx, ns_mkmodel_range_vocab, ns_mkmodel_range_inner;
+/* ... and of the other architectures' options: --ctx of a Llama-layout or GPT-NeoX model (no mask
+ * buffers: what config.json may name), --shards, --rope-theta, --rotary-pct, --init-std. */
+extern const ns_range ns_mkmodel_range_decoder_ctx, ns_mkmodel_range_shards,
+    ns_mkmodel_range_rope_theta, ns_mkmodel_range_rotary_pct, ns_mkmodel_range_init_std;
 
 typedef struct ns_mkmodel_opts {
     ns_gpt2_config config; /* n_inner 0 means 4 * n_embd; ln_eps 0 means 1e-5; attn_temperature
@@ -22,7 +37,17 @@ typedef struct ns_mkmodel_opts {
                                (a trainer's record); a member named like a written key is refused */
     size_t shards;          /* 0 or 1: model.safetensors; K: K shards and
                                model.safetensors.index.json */
+    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop: the
+                               temporary is removed and NS_ERR_INTERRUPTED returned */
 } ns_mkmodel_opts;
+
+/* The files of a model directory: the weights in one file, or shards named by the index. */
+#define NS_MKMODEL_WEIGHTS "model.safetensors"
+#define NS_MKMODEL_INDEX "model.safetensors.index.json"
+#define NS_MKMODEL_CONFIG "config.json"
+
+/* The name of shard k (0-based) of K: model-0000<k+1>-of-0000K.safetensors. */
+void ns_mkmodel_shard_name(size_t k, size_t K, char name[48]);
 
 /* One tensor of the Hugging Face file, in file order. */
 typedef struct ns_mkmodel_tensor {
@@ -63,7 +88,8 @@ typedef int (*ns_mkmodel_fill_fn)(void *user, size_t tensor, size_t start, size_
                                   ns_err *err);
 
 /* Create out_dir (mkdir -p) and write out_dir/model.safetensors then out_dir/config.json, each
- * through a temporary name renamed into place, so a failure never leaves a partial file.
+ * through a temporary name renamed into place, so a failure never leaves a partial file (nor an
+ * out_dir this call created); temporaries of dead processes there are removed first (ns_tmp).
  * Tensor order: wte, wpe, ln_f, then per layer ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
  * mlp.c_proj, attn.bias (the mask buffer Hugging Face files carry and the loader ignores). */
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err);
@@ -90,6 +116,7 @@ typedef struct ns_mkdecoder_opts {
     uint64_t seed;
     ns_st_dtype dtype;
     size_t shards;           /* 0 or 1: model.safetensors; K: K shards and the index */
+    const volatile sig_atomic_t *stop; /* as ns_mkmodel_opts' */
 } ns_mkdecoder_opts;
 
 /* The family's defaults for custom sizes (Hugging Face's configuration defaults: RMSNorm eps 1e-6,

@@ -42,12 +42,16 @@ typedef struct ns_mk_weights {
     uint64_t seed;
     ns_mk_source_fn source;  /* NULL: the generator; else the values of every non-mask tensor */
     void *user;
+    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop */
 } ns_mk_weights;
 
 /* dir's weights in the Hugging Face layout: model.safetensors (and a stale index removed), or the
  * shards model-0000k-of-0000K.safetensors (contiguous runs of the tensor list balanced by size)
  * with model.safetensors.index.json (metadata.total_size, weight_map sorted by name) and a stale
- * model.safetensors removed. Every file through a temporary name renamed into place. */
+ * model.safetensors removed. Every file through a temporary name (FINAL.tmp.<pid>, common/ns_tmp.h;
+ * those of dead processes removed first) renamed into place. When w->stop becomes non-zero, or on
+ * any failure, the temporary is removed, so are the shards this call already renamed into place,
+ * and NS_ERR_INTERRUPTED "interrupted; PATH was not written (its temporary is removed)" returned. */
 int ns_mk_write_weights(const char *dir, const ns_mk_weights *w, ns_err *err);
 
 /* dir/config.json from root (indented, reals with 10 significant digits, a final newline),

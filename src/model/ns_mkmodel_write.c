@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_tmp.h"
 #include "model/ns_checkpoint.h"
 
 #define NS_MK_CHUNK ((size_t)1 << 16) /* elements generated per write (even) */
@@ -134,9 +135,10 @@ static size_t encode(uint8_t *out, const float *v, size_t n, ns_st_dtype dtype)
     return n * 2;
 }
 
-/* The header and data of tensors d[0..n) (indices first.. in the whole list, for the source). */
-static int write_body(int fd, const char *tmp, const ns_mk_weights *w, size_t first, size_t n,
-                      ns_err *err)
+/* The header and data of tensors d[0..n) (indices first.. in the whole list, for the source)
+ * into tmp, the temporary of path; stops when w->stop is set. */
+static int write_body(int fd, const char *tmp, const char *path, const ns_mk_weights *w,
+                      size_t first, size_t n, ns_err *err)
 {
     const ns_mk_tensor *d = w->tensors + first;
     uint8_t *header = NULL, *bytes = malloc(NS_MK_CHUNK * sizeof(float));
@@ -162,6 +164,9 @@ static int write_body(int fd, const char *tmp, const ns_mk_weights *w, size_t fi
                 ns_mk_values(vals, &d[i], w->seed, s, m);
             if (rc == NS_OK)
                 rc = write_all(fd, bytes, encode(bytes, vals, m, w->dtype), tmp, err);
+            if (rc == NS_OK && w->stop && *w->stop)
+                rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its "
+                             "temporary is removed)", path);
         }
     free(header);
     free(bytes);
@@ -174,6 +179,7 @@ static int write_body(int fd, const char *tmp, const ns_mk_weights *w, size_t fi
 static int write_file(const char *path, const ns_mk_weights *w, size_t first, size_t n,
                       ns_err *err)
 {
+    ns_tmp_remove_stale(path, NULL, NULL);
     char *tmp = ns_file_temp_name(path);
     if (!tmp)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -181,7 +187,7 @@ static int write_file(const char *path, const ns_mk_weights *w, size_t first, si
     if (fd < 0)
         rc = ns_fail(err, NS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
     if (rc == NS_OK)
-        rc = write_body(fd, tmp, w, first, n, err);
+        rc = write_body(fd, tmp, path, w, first, n, err);
     if (rc == NS_OK && fsync(fd) != 0)
         rc = ns_fail(err, NS_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
     if (fd >= 0 && close(fd) != 0 && rc == NS_OK)
@@ -232,6 +238,8 @@ static int write_index(const char *dir, const ns_mk_weights *w, const size_t *st
     if (rc == NS_OK && (!text || !path))
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
     if (rc == NS_OK)
+        ns_tmp_remove_stale(path, NULL, NULL);
+    if (rc == NS_OK)
         rc = ns_file_write_atomic(path, text, strlen(text), err);
     free(path);
     free(text);
@@ -253,6 +261,12 @@ static int remove_stale(const char *dir, const char *name, ns_err *err)
     return rc;
 }
 
+void ns_mkmodel_shard_name(size_t k, size_t K, char name[48])
+{
+    snprintf(name, 48, "model-%05u-of-%05u.safetensors", (unsigned)(k + 1) % 100000u,
+             (unsigned)K % 100000u);
+}
+
 int ns_mk_write_weights(const char *dir, const ns_mk_weights *w, ns_err *err)
 {
     if (w->shards <= 1) {
@@ -268,20 +282,28 @@ int ns_mk_write_weights(const char *dir, const ns_mk_weights *w, ns_err *err)
     size_t *start = malloc((w->shards + 1) * sizeof *start);
     char(*names)[48] = malloc(w->shards * sizeof *names);
     int rc = start && names ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    size_t done = 0; /* shards renamed into place */
     if (rc == NS_OK)
         shard_starts(w->tensors, w->n, w->shards, start);
     for (size_t k = 0; rc == NS_OK && k < w->shards; k++) {
-        snprintf(names[k], sizeof names[k], "model-%05u-of-%05u.safetensors", (unsigned)(k + 1) % 100000u,
-                 (unsigned)w->shards % 100000u);
+        ns_mkmodel_shard_name(k, w->shards, names[k]);
         char *p = ns_path_join(dir, names[k]);
         rc = p ? write_file(p, w, start[k], start[k + 1] - start[k], err)
                : ns_fail(err, NS_ERR_NOMEM, "out of memory");
         free(p);
+        done = rc == NS_OK ? k + 1 : done;
     }
     if (rc == NS_OK)
         rc = write_index(dir, w, start, names, err);
     if (rc == NS_OK)
         rc = remove_stale(dir, NS_CKPT_SINGLE, err);
+    for (size_t k = 0; rc != NS_OK && k < done; k++) {
+        /* a stopped or failed write leaves no shard of this model: only the whole set is one */
+        char *p = ns_path_join(dir, names[k]);
+        if (p)
+            unlink(p);
+        free(p);
+    }
     free(start);
     free(names);
     return rc;
@@ -291,7 +313,7 @@ int ns_mk_write_config(const char *dir, json_t *root, ns_err *err)
 {
     /* 10 significant digits: what the writers' checks allow a number to need */
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-    char *path = ns_path_join(dir, "config.json");
+    char *path = ns_path_join(dir, NS_MKMODEL_CONFIG);
     int rc = NS_OK;
     if (!text || !path) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
@@ -303,6 +325,7 @@ int ns_mk_write_config(const char *dir, json_t *root, ns_err *err)
         } else {
             text = line;
             memcpy(text + tl, "\n", 2);
+            ns_tmp_remove_stale(path, NULL, NULL);
             rc = ns_file_write_atomic(path, text, tl + 1, err);
         }
     }

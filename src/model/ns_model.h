@@ -17,6 +17,17 @@
 
 #include "common/ns_error.h"
 
+/* The largest shape a config.json may name, for every architecture (GPT-2 XL: 48 layers, 25 heads,
+ * n_embd 1600, vocab 50257, 1024 positions, n_inner 6400; Qwen2.5-0.5B: 151936 tokens, 32768
+ * positions): every later size computation stays far from overflow. The options that set a shape
+ * (train, mkmodel) and the grid's indices take their ranges from these. */
+#define NS_MODEL_MAX_LAYER 1024u
+#define NS_MODEL_MAX_HEAD 4096u
+#define NS_MODEL_MAX_EMBD 65536u
+#define NS_MODEL_MAX_CTX 1048576u
+#define NS_MODEL_MAX_VOCAB 16777216u
+#define NS_MODEL_MAX_INNER 1048576u
+
 typedef enum ns_arch {
     NS_ARCH_GPT2 = 0,     /* model_type gpt2 */
     NS_ARCH_LLAMA = 1,    /* model_type llama, mistral, qwen2 */
@@ -135,5 +146,18 @@ double ns_model_forward_flops(const ns_model_config *cfg, size_t L, size_t n_lay
  * L <= min(L_max, n_ctx). The LM head is never computed. */
 int ns_model_forward(const ns_model *model, ns_model_workspace *ws, const int32_t *tokens,
                      size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err);
+
+/* One forward pass over tokens[0..L) through every layer (L <= n_ctx) checking that the attention
+ * logits, weights and value vectors stay finite: NS_ERR_INVALID "a forward pass over L tokens
+ * overflows float32: layer l head h: logit z[m][i] = inf is not finite (the model's weights are
+ * too large: ...)" naming the largest weight of that layer and the embeddings (ns_model_probe.c).
+ * Validation runs it on the first tokens of the first shard. */
+int ns_model_probe(const ns_model *model, const int32_t *tokens, size_t L, ns_err *err);
+
+/* The files of model directory dir that a writer must never write over (common/ns_outpath):
+ * DIR/config.json, DIR/model.safetensors, DIR/model.safetensors.index.json and every other
+ * .safetensors file of DIR (the shards), as fresh paths (free with ns_model_input_files_free). */
+int ns_model_input_files(const char *dir, char ***paths, size_t *n, ns_err *err);
+void ns_model_input_files_free(char **paths, size_t n);
 
 #endif

@@ -69,7 +69,7 @@ int ns_json_dim(const char *path, json_t *root, const char *key, int required, i
     return NS_OK;
 }
 
-int ns_json_number(const char *path, json_t *root, const char *key, double lo, double hi,
+int ns_json_number(const char *path, json_t *root, const char *key, const ns_range *r,
                    double *out, int *present, ns_err *err)
 {
     json_t *v = json_object_get(root, key);
@@ -80,9 +80,9 @@ int ns_json_number(const char *path, json_t *root, const char *key, double lo, d
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is %s, expected a number", path, key,
                        ns_json_type_name(v));
     double x = json_number_value(v);
-    if (!(x >= lo && x <= hi))
-        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %g is out of range [%g, %g]", path,
-                       key, x, lo, hi);
+    char why[256];
+    if (ns_range_check_real(r, x, why, sizeof why))
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\": %s", path, key, why);
     *out = x;
     return NS_OK;
 }

@@ -8,17 +8,16 @@
 #include <stddef.h>
 
 #include "common/ns_error.h"
+#include "common/ns_range.h"
+#include "model/ns_model.h"
 
-/* Upper bounds of config.json's sizes, for every architecture: they keep every later size
- * computation (and allocation made before the weights are checked) far from overflow. GPT-2 XL
- * has 48 layers, width 1600, vocabulary 50257, 1024 positions, MLP 6400; Qwen2.5-0.5B 24 layers,
- * 151936 tokens, 32768 positions. */
-#define NS_CFG_MAX_LAYER ((json_int_t)1024)
-#define NS_CFG_MAX_HEAD ((json_int_t)4096)
-#define NS_CFG_MAX_EMBD ((json_int_t)1 << 16)
-#define NS_CFG_MAX_CTX ((json_int_t)1 << 20)
-#define NS_CFG_MAX_VOCAB ((json_int_t)1 << 24)
-#define NS_CFG_MAX_INNER ((json_int_t)1 << 20)
+/* Upper bounds of config.json's sizes, for every architecture (model/ns_model.h). */
+#define NS_CFG_MAX_LAYER ((json_int_t)NS_MODEL_MAX_LAYER)
+#define NS_CFG_MAX_HEAD ((json_int_t)NS_MODEL_MAX_HEAD)
+#define NS_CFG_MAX_EMBD ((json_int_t)NS_MODEL_MAX_EMBD)
+#define NS_CFG_MAX_CTX ((json_int_t)NS_MODEL_MAX_CTX)
+#define NS_CFG_MAX_VOCAB ((json_int_t)NS_MODEL_MAX_VOCAB)
+#define NS_CFG_MAX_INNER ((json_int_t)NS_MODEL_MAX_INNER)
 
 /* "an object", "a string", "null", ... for messages. */
 const char *ns_json_type_name(const json_t *v);
@@ -32,9 +31,9 @@ int ns_json_load_object(const char *path, size_t max_bytes, json_t **root, ns_er
 int ns_json_dim(const char *path, json_t *root, const char *key, int required, int null_absent,
                 json_int_t max, size_t *out, int *present, ns_err *err);
 
-/* A number key in [lo, hi] into *out (left alone when absent); *present says whether it was
- * there. */
-int ns_json_number(const char *path, json_t *root, const char *key, double lo, double hi,
+/* A number key of the real range r (common/ns_range.h) into *out (left alone when absent);
+ * *present says whether it was there. Out of range: "PATH: key "KEY": 0 is out of range [...]". */
+int ns_json_number(const char *path, json_t *root, const char *key, const ns_range *r,
                    double *out, int *present, ns_err *err);
 
 /* A boolean key into *out (left alone when absent or null). */

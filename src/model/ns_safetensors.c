@@ -180,34 +180,69 @@ static int cmp_by_offset(const void *a, const void *b)
     const ns_st_tensor *x = *(ns_st_tensor *const *)a, *y = *(ns_st_tensor *const *)b;
     if (x->offset != y->offset)
         return x->offset < y->offset ? -1 : 1;
-    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+    if (x->nbytes != y->nbytes)
+        return x->nbytes < y->nbytes ? -1 : 1;
+    return strcmp(x->name, y->name); /* (a message names the same pair on every machine) */
 }
 
-static int check_overlaps(const char *path, ns_st_file *f, size_t data_start, ns_err *err)
+/* The data section is exactly the tensors' bytes, back to back, as the format's reference
+ * implementation requires: sorted by their offsets, the first starts at 0, each where the one
+ * before it ends (no overlap, no gap), and the last ends where the file does (no trailing bytes).
+ * An empty tensor occupies no bytes. */
+static int check_layout(const char *path, ns_st_file *f, size_t data_start, size_t data_size,
+                        ns_err *err)
 {
-    if (f->n_tensors < 2)
-        return NS_OK;
-    ns_st_tensor **order = malloc(f->n_tensors * sizeof *order);
+    ns_st_tensor **order = malloc((f->n_tensors ? f->n_tensors : 1) * sizeof *order);
     if (!order)
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", path);
-    size_t m = 0;
     for (size_t i = 0; i < f->n_tensors; i++)
-        if (f->tensors[i].nbytes > 0) /* empty tensors occupy no bytes */
-            order[m++] = &f->tensors[i];
-    qsort(order, m, sizeof *order, cmp_by_offset);
+        order[i] = &f->tensors[i];
+    qsort(order, f->n_tensors, sizeof *order, cmp_by_offset);
     int rc = NS_OK;
-    for (size_t i = 1; i < m; i++) {
-        const ns_st_tensor *a = order[i - 1], *b = order[i];
-        if (b->offset < a->offset + a->nbytes) {
+    size_t at = data_start; /* where the next tensor must begin */
+    const ns_st_tensor *prev = NULL;
+    for (size_t i = 0; i < f->n_tensors && rc == NS_OK; i++) {
+        const ns_st_tensor *t = order[i];
+        if (t->offset < at && prev)
             rc = ns_fail(err, NS_ERR_FORMAT,
                          "%s: tensor '%s' [%zu, %zu) overlaps tensor '%s' [%zu, %zu)", path,
-                         show(b->name).s, b->offset - data_start, b->offset - data_start + b->nbytes,
-                         show(a->name).s, a->offset - data_start, a->offset - data_start + a->nbytes);
-            break;
-        }
+                         show(t->name).s, t->offset - data_start, t->offset - data_start + t->nbytes,
+                         show(prev->name).s, prev->offset - data_start,
+                         prev->offset - data_start + prev->nbytes);
+        else if (t->offset > at)
+            rc = ns_fail(err, NS_ERR_FORMAT,
+                         "%s: tensor '%s' starts at byte %zu of the data, but %s ends at byte %zu: "
+                         "%zu bytes between them belong to no tensor (the format has no gaps)",
+                         path, show(t->name).s, t->offset - data_start,
+                         prev ? "the tensor before it" : "nothing before it", at - data_start,
+                         t->offset - at);
+        at = t->offset + t->nbytes;
+        prev = t;
     }
+    if (rc == NS_OK && at != data_start + data_size)
+        rc = ns_fail(err, NS_ERR_FORMAT,
+                     "%s: %zu bytes after the last tensor%s%s%s (the data section is %zu bytes, the "
+                     "tensors end at byte %zu): trailing bytes the format does not allow", path,
+                     data_start + data_size - at, prev ? " ('" : "", prev ? show(prev->name).s : "",
+                     prev ? "')" : "", data_size, at - data_start);
     free(order);
     return rc;
+}
+
+/* __metadata__: a map of strings to strings (the format's only free-form part). */
+static int check_metadata(const char *path, json_t *meta, ns_err *err)
+{
+    if (!json_is_object(meta))
+        return ns_fail(err, NS_ERR_FORMAT, "%s: tensor '__metadata__': is a JSON %s, not an object",
+                       path, json_type_name(meta));
+    const char *key;
+    json_t *val;
+    json_object_foreach(meta, key, val) {
+        if (!json_is_string(val))
+            return ns_fail(err, NS_ERR_FORMAT, "%s: __metadata__: the value of '%s' is a JSON %s, "
+                           "not a string", path, show(key).s, json_type_name(val));
+    }
+    return NS_OK;
 }
 
 int ns_st_parse(const char *path, const uint8_t *data, size_t size, ns_st_file *f, ns_err *err)
@@ -243,15 +278,17 @@ int ns_st_parse(const char *path, const uint8_t *data, size_t size, ns_st_file *
                      json_type_name(root));
         goto done;
     }
+    if (data[8] != '{') { /* (the reference implementation refuses anything before it) */
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: the header starts with byte 0x%02x, not '{'", path,
+                     (unsigned)data[8]);
+        goto done;
+    }
     size_t n = json_object_size(root);
     json_t *meta = json_object_get(root, "__metadata__");
     if (meta) {
         n--;
-        if (!json_is_object(meta)) {
-            rc = ns_fail(err, NS_ERR_FORMAT, "%s: tensor '__metadata__': is a JSON %s, not an object",
-                         path, json_type_name(meta));
+        if ((rc = check_metadata(path, meta, err)) != NS_OK)
             goto done;
-        }
     }
     f->tensors = calloc(n ? n : 1, sizeof *f->tensors);
     if (!f->tensors) {
@@ -275,7 +312,7 @@ int ns_st_parse(const char *path, const uint8_t *data, size_t size, ns_st_file *
         }
         f->n_tensors++;
     }
-    if ((rc = check_overlaps(path, f, data_start, err)) != NS_OK)
+    if ((rc = check_layout(path, f, data_start, data_size, err)) != NS_OK)
         goto done;
     if (!(f->path = strdup(path))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", path);

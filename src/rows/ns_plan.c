@@ -10,27 +10,19 @@
 #include "analysis/ns_topn.h"
 #include "common/ns_sys.h"
 
-const char *ns_plan_N_problem(unsigned long long N)
-{
-    return N >= 1 ? NULL : "every N must be >= 1";
-}
-
-const char *ns_plan_scale_problem(double x)
-{
-    if (!isfinite(x) || !(x >= NS_PLAN_MIN_SCALE && x <= NS_PLAN_MAX_SCALE))
-        return "must be finite and between 1e-100 and 1e100";
-    return NULL;
-}
-
-const char *ns_plan_probes_problem(unsigned long long probes)
-{
-    return probes <= NS_PLAN_MAX_PROBES ? NULL : "at most 4096 random probe directions";
-}
-
-const char *ns_plan_s_problem(double s)
-{
-    return isfinite(s) && s > 0.0 ? NULL : "the ssmax parameter s must be finite and > 0";
-}
+const ns_range ns_plan_range_L =
+    NS_RANGE_INT(1, NS_MODEL_MAX_CTX, "no model has a longer context");
+const ns_range ns_plan_range_rows =
+    NS_RANGE_INT(1, NS_MODEL_MAX_CTX, "no model has a longer context");
+const ns_range ns_plan_range_N =
+    NS_RANGE_INT(1, NS_RANGE_INT32_MAX, "the output stores N as a 32-bit integer");
+const ns_range ns_plan_range_scale = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
+const ns_range ns_plan_range_s = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
+const ns_range ns_plan_range_layer =
+    NS_RANGE_INT(0, NS_MODEL_MAX_LAYER - 1, "no model has more layers");
+const ns_range ns_plan_range_head =
+    NS_RANGE_INT(0, NS_MODEL_MAX_HEAD - 1, "no model has more heads");
+const ns_range ns_plan_range_probes = NS_RANGE_INT(0, NS_PLAN_MAX_PROBES, NULL);
 
 /* A problem with formatted text. */
 static int reportf(ns_plan_report_fn report, void *user, ns_plan_where where, size_t index,
@@ -213,6 +205,11 @@ int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_
 {
     ns_plan_memory m;
     ns_plan_memory_estimate(g, mc, n_shards, keep_samples, &m);
+    if (!isfinite(m.payload)) /* too many cells to lay out (ns_plan_memory_estimate) */
+        return reportf(report, user, NS_PLAN_AT_GRID, 0, err,
+                       "%.4g cells per layer, head, normalizer and L (T x N x eps) are more than "
+                       "any machine can hold; split the grid over several sweeps",
+                       (double)g->nT * (double)g->nN * (double)(g->neps ? g->neps : 1));
     char pay[64], task[64], red[64], lim[64];
     ns_sys_format_bytes(m.payload, pay, sizeof pay);
     ns_sys_format_bytes(m.task, task, sizeof task);

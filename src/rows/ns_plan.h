@@ -14,6 +14,7 @@
 #include "analysis/ns_reduce.h"
 #include "analysis/ns_row.h"
 #include "common/ns_error.h"
+#include "common/ns_range.h"
 #include "model/ns_model.h"
 
 #define NS_PLAN_MAX_NORMALIZERS 4
@@ -37,16 +38,24 @@ typedef struct ns_plan_grid {
 
 /* ---- checks ------------------------------------------------------------------------------ */
 
-/* Single values (NULL when fine, else why not): N >= 1; T and eps finite, normal and in
- * [NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE] (z / T and eps u / T stay finite for any float logit);
- * probes <= NS_PLAN_MAX_PROBES; ssmax's s finite and > 0. */
+/* The range of every single value of the grid (common/ns_range.h), declared once here and used
+ * by the sweep file's keys (grid.L, shards.L_max, grid.N, grid.T, grid.eps, grid.layers,
+ * grid.heads, rows, normalizer.s, probes) and by dump's options (--length, --N, --T, --eps, --s,
+ * --probes): T and eps finite and in [NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE] (z / T and eps u / T
+ * stay finite for any float logit), ssmax's s likewise (it scales the logits as 1 / T does), N
+ * what the output's 32-bit integer holds, L, L_max and rows at most the longest context a model
+ * can have, layers and heads below the most a model can have, probes <= NS_PLAN_MAX_PROBES. */
 #define NS_PLAN_MIN_SCALE 1e-100
 #define NS_PLAN_MAX_SCALE 1e100
 #define NS_PLAN_MAX_PROBES 4096u
-const char *ns_plan_N_problem(unsigned long long N);
-const char *ns_plan_scale_problem(double x);
-const char *ns_plan_probes_problem(unsigned long long probes);
-const char *ns_plan_s_problem(double s);
+extern const ns_range ns_plan_range_L;      /* L, L_max, dump's --length */
+extern const ns_range ns_plan_range_rows;
+extern const ns_range ns_plan_range_N;
+extern const ns_range ns_plan_range_scale;  /* T, eps */
+extern const ns_range ns_plan_range_s;
+extern const ns_range ns_plan_range_layer;
+extern const ns_range ns_plan_range_head;
+extern const ns_range ns_plan_range_probes;
 
 /* Where a problem of the grid lies, for the caller's message. */
 typedef enum ns_plan_where {

@@ -45,7 +45,7 @@ tests_test_journal_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_journal
 TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh \
 	tests/sweep_vs_dump.sh tests/sweep_trust.sh tests/sweep_unshared.sh tests/output_cf.sh
-EXTRA_DIST += tests/sweep_common.sh tests/sweep_determinism.sh tests/sweep_resume.sh \
+EXTRA_DIST += tests/sweep_common.sh tests/hold.sh tests/sweep_determinism.sh tests/sweep_resume.sh \
 	tests/sweep_invalid.sh tests/sweep_vs_dump.sh tests/sweep_trust.sh tests/sweep_unshared.sh \
 	tests/output_cf.sh \
 	tests/check_cf.py

@@ -37,6 +37,12 @@ int ns_sweep_stop_requested(const sweep_ctx *c)
     return c->hooks->stop && *c->hooks->stop;
 }
 
+void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count)
+{
+    if (c->hooks->hold)
+        c->hooks->hold(c->hooks->hold_user, point, (unsigned long long)count);
+}
+
 int ns_sweep_mpi_fail(ns_err *err, int code, const char *what)
 {
     char s[MPI_MAX_ERROR_STRING];

@@ -38,6 +38,14 @@ typedef struct ns_sweep_hooks {
     int progress_live;                          /* redraw progress in place (a terminal) */
     void *user;
     volatile sig_atomic_t *stop;                /* non-zero: checkpoint and stop (may be NULL) */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called at named points with a count, on the rank that reaches them: "opened" (0; every
+     * rank, once rank 0 has locked the checkpoint directory and opened the journal, before the
+     * ranks look for its lock record), "journal" (rank 0: the tasks in the journal, at the start
+     * of the task loop and after each result recorded), "task" (a worker: the tasks it has
+     * reported, 0 before its first; after a report it has not yet read the master's reply). */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_sweep_hooks;
 
 typedef struct ns_sweep_outcome {

@@ -47,10 +47,26 @@ int ns_sweep_check_grid(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
     if (cfg->shard_count && cfg->L_max && cfg->shard_stride) {
         size_t needed;
         ns_err e;
+        int rc = NS_OK;
         if (ns_corpus_tokens_needed(cfg->shard_count, cfg->L_max, cfg->shard_first,
-                                    cfg->shard_stride, &needed, &e) != NS_OK &&
-            ns_sweep_diag_add(diags, cfg->source_path, MARK(marks, shards), 0, "shards: %s",
-                              e.msg) != NS_OK)
+                                    cfg->shard_stride, &needed, &e) != NS_OK)
+            rc = ns_sweep_diag_add(diags, cfg->source_path, MARK(marks, shards), 0, "shards: %s",
+                                   e.msg);
+        else if (needed - cfg->L_max > NS_RANGE_INT32_MAX) /* the last shard's first token */
+            rc = ns_sweep_diag_add(diags, cfg->source_path, MARK(marks, shards), 0,
+                                   "shards: the last shard starts at token %zu, beyond %llu (the "
+                                   "output stores shard starts as 32-bit integers)",
+                                   needed - cfg->L_max, NS_RANGE_INT32_MAX);
+        if (rc == NS_OK && cfg->rows &&
+            cfg->shard_count > NS_RANGE_INT32_MAX / cfg->rows) /* the rows of one cell */
+            rc = ns_sweep_diag_add(diags, cfg->source_path,
+                                   MARK(marks, rows).line ? MARK(marks, rows) : MARK(marks, shards),
+                                   0, "rows: %zu shards x %zu rows = %llu rows per cell, beyond "
+                                   "%llu (the output stores counts as 32-bit integers)",
+                                   cfg->shard_count, cfg->rows,
+                                   (unsigned long long)cfg->shard_count * cfg->rows,
+                                   NS_RANGE_INT32_MAX);
+        if (rc != NS_OK)
             return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     }
     return NS_OK;
@@ -74,9 +90,12 @@ int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
 int ns_sweep_check_tokens(const ns_sweep_config *cfg, const ns_sweep_marks *marks, size_t n_tokens,
                           const char *corpus_desc, ns_sweep_diags *diags, ns_err *err)
 {
-    if (!cfg->shard_count || !cfg->L_max || !cfg->shard_stride)
-        return NS_OK; /* the shard settings themselves were reported */
+    size_t needed;
     ns_err e;
+    if (!cfg->shard_count || !cfg->L_max || !cfg->shard_stride ||
+        ns_corpus_tokens_needed(cfg->shard_count, cfg->L_max, cfg->shard_first, cfg->shard_stride,
+                                &needed, &e) != NS_OK)
+        return NS_OK; /* the shard settings themselves were reported (ns_sweep_check_grid) */
     if (ns_corpus_check_shards(n_tokens, cfg->shard_count, cfg->L_max, cfg->shard_first,
                                cfg->shard_stride, &e) == NS_OK)
         return NS_OK;

@@ -10,7 +10,10 @@
 
 #include "common/ns_file.h"
 #include "analysis/ns_normalize.h"
+#include "common/ns_lock.h"
+#include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
+#include "sweep/ns_journal.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_yaml.h"
 #include "tokenizer/ns_tokenizer.h"
@@ -172,6 +175,31 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                                 err);
 }
 
+/* The tokens a model's forward pass is probed with before any work (ns_model_probe): the first of
+ * the first shard, enough for every layer and head to see several keys. */
+#define NS_SWEEP_PROBE_TOKENS 32
+
+/* A model whose activations overflow float32 on the first shard's first tokens is refused here,
+ * at `model:`, rather than failing mid-run. */
+static int probe_model(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
+                       const ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
+{
+    if (!in->model || !cfg->shard_count || !cfg->L_max)
+        return NS_OK;
+    const int32_t *ids;
+    ns_err e;
+    if (ns_corpus_shard(&in->corpus, cfg->L_max, cfg->shard_first, cfg->shard_stride, 0, &ids,
+                        &e) != NS_OK)
+        return NS_OK; /* (the shards were checked: cannot happen) */
+    size_t L = cfg->L_max < NS_SWEEP_PROBE_TOKENS ? cfg->L_max : NS_SWEEP_PROBE_TOKENS;
+    if (ns_model_probe(in->model, ids, L, &e) == NS_OK)
+        return NS_OK;
+    if (e.code == NS_ERR_NOMEM)
+        return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
+    ns_sweep_mark at = MARK(marks, model);
+    return diag_err(diags, cfg, at, "model", !at.line, &e, err);
+}
+
 int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
                             const ns_assets_fetch *fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
                             ns_err *err)
@@ -238,12 +266,65 @@ int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *ma
         char desc[NS_ASSET_PATH_MAX + 96];
         snprintf(desc, sizeof desc, "corpus %s%s", asset_desc(&in->corpus_ref),
                  cfg->strip_gutenberg ? " without its Gutenberg header and licence" : "");
+        size_t before = diags->nerrors;
         rc = ns_sweep_check_tokens(cfg, marks, in->corpus.tokens.n, desc, diags, err);
+        if (rc == NS_OK && diags->nerrors == before)
+            rc = probe_model(cfg, marks, in, diags, err);
     }
 
 done:
     free(text);
     ns_tokenizer_free(tok);
+    return rc;
+}
+
+int ns_sweep_check_outputs(const ns_sweep_config *cfg, const ns_sweep_inputs *in, ns_err *err)
+{
+    static const char *const tok_files[] = {"encoder.json", "vocab.bpe", "vocab.json",
+                                            "merges.txt", "tokenizer.json"};
+    static const char *const ckpt_files[] = {NS_JOURNAL_FILE, NS_LOCK_FILE, "history"};
+    enum { NTOK = sizeof tok_files / sizeof tok_files[0], NCK = 3 };
+    char *own[NTOK] = {NULL}, **model_files = NULL;
+    size_t nown = 0, nm = 0;
+    if (in && in->have_model)
+        NS_TRY(ns_model_input_files(in->model_ref.path, &model_files, &nm, err));
+    ns_outpath_role *ins = calloc(3 + NTOK + nm, sizeof *ins);
+    if (!ins) {
+        ns_model_input_files_free(model_files, nm);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    size_t n = 0;
+    int rc = NS_OK;
+    if (cfg->source_path && strcmp(cfg->source_path, NS_SWEEP_DEFAULT_NAME) != 0)
+        ins[n++] = (ns_outpath_role){"the sweep file", cfg->source_path, 0};
+    for (size_t k = 0; k < nm; k++) /* config.json, the weights, the index and the shards */
+        ins[n++] = (ns_outpath_role){"the model file", model_files[k], 0};
+    if (in && in->have_tokenizer)
+        for (size_t k = 0; k < NTOK; k++)
+            ins[n++] = (ns_outpath_role){"the tokenizer file",
+                                         own[nown++] = ns_path_join(in->tokenizer_ref.path,
+                                                                    tok_files[k]), 0};
+    if (in && in->have_corpus)
+        ins[n++] = (ns_outpath_role){"the corpus", in->corpus_ref.path, 0};
+    size_t n_inputs = n;
+    ins[n++] = (ns_outpath_role){"the checkpoint directory", cfg->checkpoint_dir, 1};
+    for (size_t k = 0; k < nown; k++)
+        if (!own[k])
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    ns_outpath_role out = {"output", cfg->output, 0};
+    if (rc == NS_OK)
+        rc = ns_outpath_check(&out, ins, n, err);
+    for (size_t k = 0; rc == NS_OK && k < NCK; k++) { /* the checkpoint directory's own files */
+        char *f = ns_path_join(cfg->checkpoint_dir, ckpt_files[k]);
+        ns_outpath_role o = {"the checkpoint file", f, 0};
+        rc = f ? ns_outpath_check(&o, ins, n_inputs, err)
+               : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        free(f);
+    }
+    for (size_t k = 0; k < nown; k++)
+        free(own[k]);
+    free(ins);
+    ns_model_input_files_free(model_files, nm);
     return rc;
 }
 

@@ -63,6 +63,14 @@ int ns_sweep_resolve_corpus(const ns_sweep_config *cfg, const ns_sweep_marks *ma
                             const ns_assets_fetch *fetch, ns_sweep_inputs *in, ns_sweep_diags *diags,
                             ns_err *err);
 
+/* The output file and the checkpoint directory against what the sweep reads (common/ns_outpath):
+ * the output must not be, nor lie inside, the sweep file, the model's config.json and
+ * model.safetensors, the tokenizer's files, the corpus or the checkpoint directory (its journal,
+ * lock, history); nor may the checkpoint directory's own files be one of those inputs. Paths
+ * resolved (links, "..") and compared by device and inode. NS_ERR_INVALID naming both paths, for
+ * `validate` (a diagnostic at `output:`) and `run` (after --output / --checkpoint-dir). */
+int ns_sweep_check_outputs(const ns_sweep_config *cfg, const ns_sweep_inputs *in, ns_err *err);
+
 enum ns_sweep_load_flags {
     NS_SWEEP_SCHEMA_ONLY = 1, /* parse and check the schema only: no model, no corpus */
     NS_SWEEP_NO_CORPUS = 2    /* resolve the model but do not read or tokenize the corpus */

@@ -70,6 +70,7 @@ typedef struct sweep_ctx {
     ns_sweep_inputs in;
     size_t corpus_tokens;
     ns_lock *lock;            /* the checkpoint directory's */
+    ns_lock *out_lock;        /* the output file's (OUTPUT.lock) */
     ns_journal *journal;
     ns_results res;
     int have_res;
@@ -86,6 +87,8 @@ void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...) __attribute__((forma
 void ns_sweep_iso_now(char *buf, size_t size);
 /* 1 when the caller asked to stop. */
 int ns_sweep_stop_requested(const sweep_ctx *c);
+/* The caller's test-only hold at a named point (ns_sweep_hooks.hold); nothing when it has none. */
+void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count);
 /* An MPI error as an ns_err. */
 int ns_sweep_mpi_fail(ns_err *err, int code, const char *what);
 

@@ -57,6 +57,7 @@ static int record_result(master *m, uint64_t task, const double *payload,
     }
     NS_TRY(ns_results_set(&c->res, task, location, err));
     ns_progress_update(&m->prog, c->res.n_done);
+    ns_sweep_hold(c, "journal", c->res.n_done);
     return NS_OK;
 }
 
@@ -346,6 +347,7 @@ int ns_sweep_master(sweep_ctx *c, ns_err *err)
     ns_sweep_say(c, "normsweep: %zu tasks (one per shard; %zu already in the journal), %d rank%s, "
                  "master pid %ld, journal %s", nshard, c->res.n_done, c->size,
                  c->size == 1 ? "" : "s", (long)getpid(), ns_journal_path(c->journal));
+    ns_sweep_hold(c, "journal", c->res.n_done);
     rc = loop(&m, err);
     /* every result received is made durable before anything else reads the journal or the run
      * reports how many tasks it saved (after a failure too, keeping the first error) */

@@ -18,6 +18,7 @@
 #include "common/ns_build.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_tmp.h"
 #include "sweep/ns_sweep_internal.h"
 
 #define STOP_FILE "STOP"
@@ -87,7 +88,8 @@ static int load_sweep(sweep_ctx *c, ns_err *err)
         NS_TRY(set_str(&c->cfg.checkpoint_dir, opt->checkpoint_dir, err));
     c->mc = c->in.model_cfg;
     c->corpus_tokens = c->in.corpus.tokens.n;
-    return check_output_path(&c->cfg, err);
+    NS_TRY(check_output_path(&c->cfg, err));
+    return ns_sweep_check_outputs(&c->cfg, &c->in, err);
 }
 
 /* Cut the shards' first L_fwd tokens out of the corpus. */
@@ -210,34 +212,12 @@ static int journal_record(void *user, uint64_t task, const void *payload, size_t
     return NS_OK;
 }
 
-/* Temporaries of the output left by a run killed while writing it (OUTPUT.tmp.<pid> of a process
- * that no longer exists on this host). */
-static void remove_stale_temporaries(const sweep_ctx *c)
+/* One temporary of the output removed at the start (common/ns_tmp: OUTPUT.tmp.<pid> of a
+ * process that no longer exists on this host). */
+static void said_removed(void *user, const char *path)
 {
-    char *copy = strdup(c->cfg.output), *copy2 = strdup(c->cfg.output);
-    if (!copy || !copy2) {
-        free(copy), free(copy2);
-        return;
-    }
-    const char *dir = dirname(copy), *base = basename(copy2);
-    DIR *d = opendir(dir);
-    size_t bl = strlen(base);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, base, bl) != 0 || strncmp(e->d_name + bl, ".tmp.", 5) != 0)
-            continue;
-        char *end;
-        long pid = strtol(e->d_name + bl + 5, &end, 10);
-        if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* not a temporary, or its writer still runs */
-        char *p = ns_path_join(dir, e->d_name);
-        if (p && unlink(p) == 0)
-            ns_sweep_say(c, "normsweep: removed %s, left by a run killed while writing the output", p);
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    free(copy);
-    free(copy2);
+    ns_sweep_say(user, "normsweep: removed %s, left by a run killed while writing the output",
+                 path);
 }
 
 /* Append this segment's line to CHECKPOINT_DIR/history and keep the whole history. The line
@@ -323,6 +303,12 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
                              &c->lock, err);
     if (rc == NS_OK)
         rc = open_journal(c, err);
+    /* the output's own lock last: a run refused before it leaves the output's directory as it
+     * was (not even its time is touched) */
+    if (rc == NS_OK)
+        rc = ns_lock_acquire_output(c->cfg.output, c->opt->command_line ? c->opt->command_line
+                                                                        : "normsweep run",
+                                    &c->out_lock, err);
     if (rc == NS_ERR_IO)
         rc = err->code = NS_ERR_INVALID;
     if (rc == NS_OK && unlink(stop) == 0)
@@ -334,12 +320,14 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
         c->journal = NULL;
         if (jpath && !had_journal && c->lock)
             unlink(jpath); /* a journal this run started */
+        ns_lock_abandon(c->out_lock);
+        c->out_lock = NULL;
         ns_lock_abandon(c->lock);
         c->lock = NULL;
         created_dirs_undo(&cd);
     } else {
         created_dirs_keep(&cd);
-        remove_stale_temporaries(c);
+        ns_tmp_remove_stale(c->cfg.output, said_removed, c);
     }
     free(jpath);
     free(stop);
@@ -352,4 +340,6 @@ void ns_sweep_close_outputs(sweep_ctx *c)
     c->journal = NULL;
     ns_lock_release(c->lock);
     c->lock = NULL;
+    ns_lock_drop(c->out_lock); /* the output is written (or the run stopped): OUTPUT.lock goes */
+    c->out_lock = NULL;
 }

@@ -30,6 +30,7 @@ int ns_sweep_open_part(sweep_ctx *c, ns_err *err)
         char hash[65];
     } s = {0, 0, ""};
     int sees = 0;
+    ns_sweep_hold(c, "opened", 0);
     NS_TRY(same_directory(c, &sees, err));
     int *all = NULL; /* rank 0: per rank, whether it has a part rank 0 sees */
     if (c->rank == 0) {

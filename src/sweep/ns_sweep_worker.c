@@ -86,6 +86,8 @@ static int run_task(worker *w, long long t, ns_err *err)
 int ns_sweep_worker(sweep_ctx *c, ns_err *err)
 {
     worker w = {c, 0.0};
+    uint64_t reported = 0;
+    ns_sweep_hold(c, "task", reported);
     MPI_TRY(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, c->comm), "send");
     for (;;) {
         MPI_Status st;
@@ -104,5 +106,6 @@ int ns_sweep_worker(sweep_ctx *c, ns_err *err)
         MPI_TRY(MPI_Recv(&t, 1, MPI_LONG_LONG, 0, TAG_TASK, c->comm, MPI_STATUS_IGNORE),
                 "receive task");
         NS_TRY(run_task(&w, t, err));
+        ns_sweep_hold(c, "task", ++reported);
     }
 }

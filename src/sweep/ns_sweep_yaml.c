@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "corpus/ns_corpus.h"
+
 /* A range {from, to, step} may expand to at most this many values (guards against typos), a
  * list to at most NS_SWEEP_MAX_ITEMS (aliases can repeat a range many times over), and flow
  * collections nest at most NS_SWEEP_MAX_DEPTH deep (libyaml's cost grows with the square of
@@ -19,6 +21,19 @@
 #define NS_SWEEP_MAX_RANGE 100000
 #define NS_SWEEP_MAX_ITEMS 1000000
 #define NS_SWEEP_MAX_DEPTH 64
+
+/* The ranges of the sweep's own numeric keys (common/ns_range.h); the grid's values take theirs
+ * from the plan (rows/ns_plan.h), which `dump` shares. The output stores shard indices, their
+ * first tokens and every count as 32-bit integers (ns_sweep_check_grid checks the sums). */
+static const ns_range r_shard_count =
+    NS_RANGE_INT(1, NS_RANGE_INT32_MAX, "the output stores shard indices as 32-bit integers");
+static const ns_range r_shard_first =
+    NS_RANGE_INT(0, NS_RANGE_INT32_MAX, "the output stores shard starts as 32-bit integers");
+static const ns_range r_shard_stride =
+    NS_RANGE_INT(1, NS_RANGE_INT32_MAX, "the output stores shard starts as 32-bit integers");
+static const ns_range r_seed = NS_RANGE_INT(0, UINT64_MAX, NULL);
+static const ns_range r_ks_alpha =
+    NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN | NS_RANGE_MAX_OPEN, "a significance level");
 
 /* ---- parser state and node helpers -------------------------------------------------------- */
 
@@ -178,85 +193,33 @@ static void walk_mapping(ps *p, const yaml_node_t *map, const char *where,
 
 /* ---- scalars ------------------------------------------------------------------------------ */
 
-/* Integer in [lo, hi]; reports and returns -1 when not. */
-static int get_int(ps *p, const yaml_node_t *n, const char *path, long long lo, long long hi,
-                   long long *out)
+/* A number of range r (an integer into *u, a real into *d), reported at the node when it is not
+ * one: a collection, null, a quoted string, a text that is no number of r. */
+static int get_num(ps *p, const yaml_node_t *n, const char *path, const ns_range *r, uint64_t *u,
+                   double *d)
 {
     char b[64];
     if (!is_plain(n) || is_null(n)) {
-        PROBLEM(p, n, "%s: expected an integer, got %s", path, describe(n, b, sizeof b));
+        char range[96];
+        ns_range_format(r, range, sizeof range);
+        PROBLEM(p, n, "%s: expected %s in %s, got %s", path, r->is_real ? "a number" : "an integer",
+                range, describe(n, b, sizeof b));
         return -1;
     }
-    const char *s = sval(n);
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end) {
-        PROBLEM(p, n, "%s: expected an integer, got %s", path, describe(n, b, sizeof b));
+    ns_err e;
+    if (ns_range_parse(r, path, sval(n), u, d, &e) != NS_OK) {
+        PROBLEM(p, n, "%s", e.msg);
         return -1;
     }
-    if (errno == ERANGE || v < lo || v > hi) {
-        if (errno != ERANGE && v < lo)
-            PROBLEM(p, n, "%s: must be >= %lld, got %s", path, lo, s);
-        else
-            PROBLEM(p, n, "%s: must be <= %lld, got %s", path, hi, s);
-        return -1;
-    }
-    *out = v;
     return 0;
 }
 
-static int get_size(ps *p, const yaml_node_t *n, const char *path, long long lo, size_t *out)
+static int get_size(ps *p, const yaml_node_t *n, const char *path, const ns_range *r, size_t *out)
 {
-    long long v;
-    if (get_int(p, n, path, lo, LLONG_MAX, &v) != 0)
+    uint64_t v;
+    if (get_num(p, n, path, r, &v, NULL) != 0)
         return -1;
     *out = (size_t)v;
-    return 0;
-}
-
-static int get_u64(ps *p, const yaml_node_t *n, const char *path, uint64_t *out)
-{
-    char b[64];
-    const char *s = is_plain(n) && !is_null(n) ? sval(n) : NULL;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
-    if (!s || end == s || *end || (s[0] == '-')) {
-        if (s && s[0] == '-' && end != s && !*end)
-            PROBLEM(p, n, "%s: must be >= 0, got %s", path, s);
-        else
-            PROBLEM(p, n, "%s: expected an integer, got %s", path, describe(n, b, sizeof b));
-        return -1;
-    }
-    if (errno == ERANGE || v > UINT64_MAX) {
-        PROBLEM(p, n, "%s: must be < 2^64, got %s", path, s);
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
-static int get_double(ps *p, const yaml_node_t *n, const char *path, double *out)
-{
-    char b[64];
-    if (!is_plain(n) || is_null(n)) {
-        PROBLEM(p, n, "%s: expected a number, got %s", path, describe(n, b, sizeof b));
-        return -1;
-    }
-    const char *s = sval(n);
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end) {
-        PROBLEM(p, n, "%s: expected a number, got %s", path, describe(n, b, sizeof b));
-        return -1;
-    }
-    if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) {
-        PROBLEM(p, n, "%s: expected a finite number, got %s", path, s);
-        return -1;
-    }
-    *out = v;
     return 0;
 }
 
@@ -310,7 +273,7 @@ static int get_string(ps *p, const yaml_node_t *n, const char *path, const char 
 /* ---- lists -------------------------------------------------------------------------------- */
 
 typedef struct item {
-    long long i;
+    uint64_t i;
     double d;
     ns_sweep_mark mark;
     size_t order;
@@ -322,7 +285,7 @@ typedef struct items {
     size_t too_many;  /* values refused beyond NS_SWEEP_MAX_ITEMS */
 } items;
 
-static int items_push(ps *p, items *it, long long i, double d, ns_sweep_mark mark)
+static int items_push(ps *p, items *it, uint64_t i, double d, ns_sweep_mark mark)
 {
     if (it->n >= NS_SWEEP_MAX_ITEMS) {
         if (!it->too_many++)
@@ -345,13 +308,13 @@ static int items_push(ps *p, items *it, long long i, double d, ns_sweep_mark mar
     return 0;
 }
 
-/* One integer item (a number, or a range mapping {from, to, step}) of an integer list. */
-static void int_item(ps *p, const yaml_node_t *n, const char *path, long long lo, items *it)
+/* One integer item (a number, or a range mapping {from, to, step}) of an integer list of range r. */
+static void int_item(ps *p, const yaml_node_t *n, const char *path, const ns_range *r, items *it)
 {
     char b[64];
     if (n->type == YAML_SCALAR_NODE) {
-        long long v;
-        if (get_int(p, n, path, lo, LLONG_MAX, &v) == 0)
+        uint64_t v;
+        if (get_num(p, n, path, r, &v, NULL) == 0)
             items_push(p, it, v, 0, mark_of(n));
         return;
     }
@@ -365,35 +328,39 @@ static void int_item(ps *p, const yaml_node_t *n, const char *path, long long lo
     char where[96];
     snprintf(where, sizeof where, "%s range", path);
     walk_mapping(p, n, where, names, 3, vals, keys);
-    long long from = 0, to = 0, step = 1;
+    uint64_t from = 0, to = 0, step = 1;
     int ok = 1;
     for (size_t k = 0; k < 2; k++)
         if (!vals[k]) {
             PROBLEM(p, n, "%s: range needs '%s'", path, names[k]);
             ok = 0;
         }
+    /* a step is at least 1 and at most the range's width */
+    const ns_range step_range = NS_RANGE_INT(1, r->umax > r->umin ? r->umax - r->umin : 1, NULL);
     char sub[96];
     snprintf(sub, sizeof sub, "%s.from", path);
-    if (vals[0] && get_int(p, vals[0], sub, lo, LLONG_MAX, &from) != 0)
+    if (vals[0] && get_num(p, vals[0], sub, r, &from, NULL) != 0)
         ok = 0;
     snprintf(sub, sizeof sub, "%s.to", path);
-    if (vals[1] && get_int(p, vals[1], sub, lo, LLONG_MAX, &to) != 0)
+    if (vals[1] && get_num(p, vals[1], sub, r, &to, NULL) != 0)
         ok = 0;
     snprintf(sub, sizeof sub, "%s.step", path);
-    if (vals[2] && get_int(p, vals[2], sub, 1, LLONG_MAX, &step) != 0)
+    if (vals[2] && get_num(p, vals[2], sub, &step_range, &step, NULL) != 0)
         ok = 0;
     if (!ok)
         return;
     if (from > to) {
-        PROBLEM(p, n, "%s: empty range: from %lld is greater than to %lld", path, from, to);
+        PROBLEM(p, n, "%s: empty range: from %llu is greater than to %llu", path,
+                (unsigned long long)from, (unsigned long long)to);
         return;
     }
     if ((to - from) / step >= NS_SWEEP_MAX_RANGE) {
-        PROBLEM(p, n, "%s: range from %lld to %lld step %lld gives more than %d values", path, from,
-                to, step, NS_SWEEP_MAX_RANGE);
+        PROBLEM(p, n, "%s: range from %llu to %llu step %llu gives more than %d values", path,
+                (unsigned long long)from, (unsigned long long)to, (unsigned long long)step,
+                NS_SWEEP_MAX_RANGE);
         return;
     }
-    for (long long v = from; v <= to; v += step) {
+    for (uint64_t v = from; v <= to; v += step) {
         if (items_push(p, it, v, 0, mark_of(n)) != 0)
             return;
         if (to - v < step)
@@ -403,7 +370,7 @@ static void int_item(ps *p, const yaml_node_t *n, const char *path, long long lo
 
 /* An integer list: a number, a range, or a list of numbers and ranges. Returns 0 when the value
  * had the right shape (even if some items were rejected), -1 otherwise. */
-static int int_list(ps *p, const yaml_node_t *n, const char *path, long long lo, items *it)
+static int int_list(ps *p, const yaml_node_t *n, const char *path, const ns_range *r, items *it)
 {
     if (n->type == YAML_SEQUENCE_NODE) {
         if (n->data.sequence.items.start == n->data.sequence.items.top) {
@@ -418,21 +385,21 @@ static int int_list(ps *p, const yaml_node_t *n, const char *path, long long lo,
                 PROBLEM(p, c, "%s: expected an integer or a range {from, to, step}, got %s", path,
                         describe(c, b, sizeof b));
             else
-                int_item(p, c, path, lo, it);
+                int_item(p, c, path, r, it);
         }
         return 0;
     }
-    int_item(p, n, path, lo, it);
+    int_item(p, n, path, r, it);
     return 0;
 }
 
-/* A list of numbers (or one number). */
-static int double_list(ps *p, const yaml_node_t *n, const char *path, items *it)
+/* A list of numbers of range r (or one number). */
+static int double_list(ps *p, const yaml_node_t *n, const char *path, const ns_range *r, items *it)
 {
     char b[64];
     if (n->type == YAML_SCALAR_NODE) {
         double v;
-        if (get_double(p, n, path, &v) == 0)
+        if (get_num(p, n, path, r, NULL, &v) == 0)
             items_push(p, it, 0, v, mark_of(n));
         return 0;
     }
@@ -448,9 +415,7 @@ static int double_list(ps *p, const yaml_node_t *n, const char *path, items *it)
     for (yaml_node_item_t *x = n->data.sequence.items.start; x < n->data.sequence.items.top; x++) {
         yaml_node_t *c = node_at(p, *x);
         double v;
-        if (c->type != YAML_SCALAR_NODE)
-            PROBLEM(p, c, "%s: expected a number, got %s", path, describe(c, b, sizeof b));
-        else if (get_double(p, c, path, &v) == 0)
+        if (get_num(p, c, path, r, NULL, &v) == 0)
             items_push(p, it, 0, v, mark_of(c));
     }
     return 0;
@@ -489,8 +454,8 @@ static void finish_list(ps *p, items *it, const char *path, int is_int, size_t *
                 here = t;
             }
             if (is_int)
-                problem_at(p, here, "%s: duplicate value %lld (first at line %zu, column %zu)",
-                           path, it->v[j].i, first.line, first.col);
+                problem_at(p, here, "%s: duplicate value %llu (first at line %zu, column %zu)",
+                           path, (unsigned long long)it->v[j].i, first.line, first.col);
             else
                 problem_at(p, here, "%s: duplicate value %g (first at line %zu, column %zu)", path,
                            it->v[j].d, first.line, first.col);
@@ -524,21 +489,6 @@ static void finish_list(ps *p, items *it, const char *path, int is_int, size_t *
     *count = kept;
 }
 
-/* Drop items (reporting them) outside the range the plan accepts for T and eps. */
-static void require_scale(ps *p, items *it, const char *path, const char *what)
-{
-    size_t kept = 0;
-    for (size_t j = 0; j < it->n; j++) {
-        const char *why = ns_plan_scale_problem(it->v[j].d);
-        if (why) {
-            problem_at(p, it->v[j].mark, "%s: %s %s, got %g", path, what, why, it->v[j].d);
-            continue;
-        }
-        it->v[kept++] = it->v[j];
-    }
-    it->n = kept;
-}
-
 /* ---- sections ----------------------------------------------------------------------------- */
 
 static int expect_mapping(ps *p, const yaml_node_t *n, const char *path, const char *keys)
@@ -562,18 +512,18 @@ static void parse_shards(ps *p, const yaml_node_t *n)
     for (size_t i = 0; i < 2; i++)
         if (!v[i])
             PROBLEM(p, n, "shards: missing required key '%s'", names[i]);
-    if (v[0] && get_size(p, v[0], "shards.count", 1, &cfg->shard_count) == 0)
+    if (v[0] && get_size(p, v[0], "shards.count", &r_shard_count, &cfg->shard_count) == 0)
         p->mk->shard_count = mark_of(v[0]);
-    if (v[1] && get_size(p, v[1], "shards.L_max", 1, &cfg->L_max) == 0)
+    if (v[1] && get_size(p, v[1], "shards.L_max", &ns_plan_range_L, &cfg->L_max) == 0)
         p->mk->L_max = mark_of(v[1]);
-    if (v[2] && get_size(p, v[2], "shards.first", 0, &cfg->shard_first) == 0)
+    if (v[2] && get_size(p, v[2], "shards.first", &r_shard_first, &cfg->shard_first) == 0)
         p->mk->shard_first = mark_of(v[2]);
-    if (v[3] && get_size(p, v[3], "shards.stride", 1, &cfg->shard_stride) == 0)
+    if (v[3] && get_size(p, v[3], "shards.stride", &r_shard_stride, &cfg->shard_stride) == 0)
         p->mk->shard_stride = mark_of(v[3]);
 }
 
-static void parse_layer_list(ps *p, const yaml_node_t *n, const char *path, int *all,
-                             size_t **vals, size_t *count, ns_sweep_mark **marks)
+static void parse_layer_list(ps *p, const yaml_node_t *n, const char *path, const ns_range *r,
+                             int *all, size_t **vals, size_t *count, ns_sweep_mark **marks)
 {
     if (n->type == YAML_SCALAR_NODE && !strcmp(sval(n), "all")) {
         *all = 1;
@@ -592,7 +542,7 @@ static void parse_layer_list(ps *p, const yaml_node_t *n, const char *path, int 
     }
     items it = {0};
     *all = 0;
-    int_list(p, n, path, 0, &it);
+    int_list(p, n, path, r, &it);
     finish_list(p, &it, path, 1, vals, NULL, count, marks);
     free(it.v);
 }
@@ -613,22 +563,21 @@ static void parse_grid(ps *p, const yaml_node_t *n)
     if (v[0]) {
         items it = {0};
         mk->L_key = mark_of(v[0]);
-        int_list(p, v[0], "grid.L", 1, &it);
+        int_list(p, v[0], "grid.L", &ns_plan_range_L, &it);
         finish_list(p, &it, "grid.L", 1, &cfg->L, NULL, &cfg->nL, &mk->L);
         free(it.v);
     }
     if (v[1]) {
         items it = {0};
         mk->N_key = mark_of(v[1]);
-        int_list(p, v[1], "grid.N", 1, &it);
+        int_list(p, v[1], "grid.N", &ns_plan_range_N, &it);
         finish_list(p, &it, "grid.N", 1, &cfg->N, NULL, &cfg->nN, &mk->N);
         free(it.v);
     }
     if (v[2]) {
         items it = {0};
         mk->T_key = mark_of(v[2]);
-        double_list(p, v[2], "grid.T", &it);
-        require_scale(p, &it, "grid.T", "temperature");
+        double_list(p, v[2], "grid.T", &ns_plan_range_scale, &it);
         free(cfg->T);
         cfg->T = NULL;
         finish_list(p, &it, "grid.T", 0, NULL, &cfg->T, &cfg->nT, &mk->T);
@@ -637,8 +586,7 @@ static void parse_grid(ps *p, const yaml_node_t *n)
     if (v[3]) {
         items it = {0};
         mk->eps_key = mark_of(v[3]);
-        double_list(p, v[3], "grid.eps", &it);
-        require_scale(p, &it, "grid.eps", "eps");
+        double_list(p, v[3], "grid.eps", &ns_plan_range_scale, &it);
         free(cfg->eps);
         cfg->eps = NULL;
         finish_list(p, &it, "grid.eps", 0, NULL, &cfg->eps, &cfg->neps, &mk->eps);
@@ -646,13 +594,13 @@ static void parse_grid(ps *p, const yaml_node_t *n)
     }
     if (v[4]) {
         mk->layers_key = mark_of(v[4]);
-        parse_layer_list(p, v[4], "grid.layers", &cfg->layers_all, &cfg->layers, &cfg->nlayers,
-                         &mk->layers);
+        parse_layer_list(p, v[4], "grid.layers", &ns_plan_range_layer, &cfg->layers_all,
+                         &cfg->layers, &cfg->nlayers, &mk->layers);
     }
     if (v[5]) {
         mk->heads_key = mark_of(v[5]);
-        parse_layer_list(p, v[5], "grid.heads", &cfg->heads_all, &cfg->heads, &cfg->nheads,
-                         &mk->heads);
+        parse_layer_list(p, v[5], "grid.heads", &ns_plan_range_head, &cfg->heads_all,
+                         &cfg->heads, &cfg->nheads, &mk->heads);
     }
 }
 
@@ -699,12 +647,8 @@ static void parse_one_normalizer(ps *p, const yaml_node_t *n, ns_normalizer *out
             return;
         }
         double s;
-        if (get_double(p, s_node, "normalizer.s", &s) != 0)
+        if (get_num(p, s_node, "normalizer.s", &ns_plan_range_s, NULL, &s) != 0)
             return;
-        if (ns_plan_s_problem(s)) {
-            PROBLEM(p, s_node, "normalizer.s: must be finite and > 0, got %g", s);
-            return;
-        }
         out->s = s;
     } else if (s_node) {
         PROBLEM(p, s_node, "normalizer.s: s applies only to ssmax, not to %s", sval(name_node));
@@ -825,31 +769,19 @@ static void parse_root(ps *p, const yaml_node_t *root)
         mk->normalizer = mark_of(v[K_NORMALIZER]);
         parse_normalizers(p, v[K_NORMALIZER]);
     }
-    if (v[K_ROWS] && get_size(p, v[K_ROWS], "rows", 1, &cfg->rows) == 0)
+    if (v[K_ROWS] && get_size(p, v[K_ROWS], "rows", &ns_plan_range_rows, &cfg->rows) == 0)
         mk->rows = mark_of(v[K_ROWS]);
     if (v[K_SPHERE] && get_bool(p, v[K_SPHERE], "sphere", &cfg->sphere) == 0)
         mk->sphere = mark_of(v[K_SPHERE]);
-    if (v[K_SEED] && get_u64(p, v[K_SEED], "seed", &cfg->seed) == 0)
+    if (v[K_SEED] && get_num(p, v[K_SEED], "seed", &r_seed, &cfg->seed, NULL) == 0)
         mk->seed = mark_of(v[K_SEED]);
-    if (v[K_KS_ALPHA]) {
-        double a;
-        if (get_double(p, v[K_KS_ALPHA], "ks_alpha", &a) == 0) {
-            /* (0 < a < 1 also refuses NaN) */
-            if (!(a > 0 && a < 1)) {
-                PROBLEM(p, v[K_KS_ALPHA], "ks_alpha: must be between 0 and 1 (exclusive), got %g",
-                        a);
-            } else {
-                cfg->ks_alpha = a;
-                mk->ks_alpha = mark_of(v[K_KS_ALPHA]);
-            }
-        }
-    }
-    if (v[K_PROBES]) {
-        long long pr;
-        if (get_int(p, v[K_PROBES], "probes", 0, NS_PLAN_MAX_PROBES, &pr) == 0) {
-            cfg->probes = (unsigned)pr;
-            mk->probes = mark_of(v[K_PROBES]);
-        }
+    if (v[K_KS_ALPHA] &&
+        get_num(p, v[K_KS_ALPHA], "ks_alpha", &r_ks_alpha, NULL, &cfg->ks_alpha) == 0)
+        mk->ks_alpha = mark_of(v[K_KS_ALPHA]);
+    size_t probes;
+    if (v[K_PROBES] && get_size(p, v[K_PROBES], "probes", &ns_plan_range_probes, &probes) == 0) {
+        cfg->probes = (unsigned)probes;
+        mk->probes = mark_of(v[K_PROBES]);
     }
     if (v[K_KEEP] && get_bool(p, v[K_KEEP], "keep_samples", &cfg->keep_samples) == 0)
         mk->keep_samples = mark_of(v[K_KEEP]);
@@ -914,6 +846,25 @@ static ns_sweep_mark mark_of_offset(const char *text, size_t len, size_t offset)
     return m;
 }
 
+/* 1 when text is not UTF-8 (the first bad byte reported at its line and column). libyaml's own
+ * reader error names the byte after a bad lead byte (a Latin-1 "e acute" at the end of a line
+ * was reported as byte 0xa), so the text is checked here first. */
+static int not_utf8(ps *p, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        size_t k = ns_corpus_utf8_len(s + i, len - i);
+        if (k == 0) {
+            problem_at(p, mark_of_offset(text, len, i),
+                       "invalid text: byte 0x%02x is not UTF-8 (save the file as UTF-8; a Latin-1 "
+                       "file converts with iconv -f LATIN1 -t UTF-8)", (unsigned)s[i]);
+            return 1;
+        }
+        i += k;
+    }
+    return 0;
+}
+
 static void report_yaml_error(ps *p, const yaml_parser_t *parser, const char *text, size_t len)
 {
     if (parser->error == YAML_MEMORY_ERROR) {
@@ -960,6 +911,8 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
     cfg->yaml_text[len] = '\0';
 
     ns_sweep_mark deep;
+    if (not_utf8(&p, text, len))
+        goto checked;
     if (flow_depth_exceeds(text, len, NS_SWEEP_MAX_DEPTH, &deep)) {
         problem_at(&p, deep, "collections nested more than %d levels deep", NS_SWEEP_MAX_DEPTH);
         goto checked;

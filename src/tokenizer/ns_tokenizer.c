@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 
 #include "common/ns_file.h"
+#include "tokenizer/ns_hf.h"
 #include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_wordcache.h"
 
 #define NS_TOK_MAX_FILE (256u << 20) /* refuse vocab/merges files above 256 MiB */
-#define NS_CACHE_MAX_WORD 256        /* longer pre-tokens are not cached */
-#define NS_CACHE_MAX_ENTRIES (1u << 21)
 
 /* ---------- small helpers ---------- */
 
@@ -24,6 +24,16 @@ void ns_byte_to_unicode(uint32_t cp[256])
         int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
         cp[b] = printable ? b : extra++;
     }
+}
+
+void ns_byte_decoder(int16_t dec[NS_BYTE_UNICODE_SPAN])
+{
+    uint32_t cp[256];
+    ns_byte_to_unicode(cp);
+    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
+        dec[i] = -1;
+    for (int b = 0; b < 256; b++)
+        dec[cp[b]] = (int16_t)b;
 }
 
 uint64_t ns_tok_hash(const void *data, size_t len)
@@ -93,6 +103,12 @@ static int unmap_token(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, s
     return 0;
 }
 
+int ns_tok_unmap(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n, char *buf,
+                 size_t *used)
+{
+    return unmap_token(dec, s, n, buf, used);
+}
+
 /* ---------- the vocabulary map (bytes -> id) ---------- */
 
 int32_t ns_tokenizer_token_id(const ns_tokenizer *tok, const char *bytes, size_t len)
@@ -115,6 +131,16 @@ static void vocab_insert(ns_tokenizer *tok, uint32_t id)
     while (tok->vocab_slots[i] != 0)
         i = (i + 1) & tok->vocab_mask;
     tok->vocab_slots[i] = id + 1;
+}
+
+size_t ns_tok_pow2(size_t n)
+{
+    return pow2_at_least(n);
+}
+
+void ns_tok_vocab_insert(ns_tokenizer *tok, uint32_t id)
+{
+    vocab_insert(tok, id);
 }
 
 /* ---------- loading ---------- */
@@ -161,16 +187,23 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         goto done;
     }
     size_t used = 0;
+    json_int_t beyond = -1; /* the largest id >= n: some id below n is then missing */
+    const char *beyond_key = NULL;
     json_object_foreach(root, key, val) {
         if (!json_is_integer(val)) {
             rc = ns_fail(err, NS_ERR_FORMAT, "%s: token \"%s\": id is not an integer", path, key);
             goto done;
         }
         json_int_t id = json_integer_value(val);
-        if (id < 0 || (size_t)id >= n) {
-            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld out of range [0, %zu)",
-                         path, key, (long long)id, n);
+        if (id < 0) {
+            rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld is negative", path, key,
+                         (long long)id);
             goto done;
+        }
+        if ((size_t)id >= n) {
+            if (id > beyond)
+                beyond = id, beyond_key = key;
+            continue;
         }
         if (seen[id]) {
             rc = ns_fail(err, NS_ERR_INVALID, "%s: token \"%s\": id %lld is used twice", path, key,
@@ -191,6 +224,15 @@ static int load_vocab(ns_tokenizer *tok, const char *path, const int16_t *dec, n
         tok->off[id] = start;
         tok->len[id] = (uint32_t)(used - start);
     }
+    if (beyond >= 0) { /* n distinct ids, one of them >= n: name the first one missing */
+        size_t gap = 0;
+        while (gap < n && seen[gap])
+            gap++;
+        rc = ns_fail(err, NS_ERR_INVALID, "%s: no token has id %zu, but token \"%s\" has id %lld: "
+                     "the %zu ids must be 0..%zu without a gap (a token is missing?)", path, gap,
+                     beyond_key, (long long)beyond, n, n - 1);
+        goto done;
+    }
     for (size_t id = 0; id < n; id++)
         vocab_insert(tok, (uint32_t)id);
     for (int b = 0; b < 256; b++) {
@@ -210,16 +252,64 @@ done:
     return rc;
 }
 
-static void merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
+/* Add a merge rule; returns -1 (nothing added) when the pair already has one, its rank in *first
+ * (GPT-2's dict(zip(merges, range(n))) would silently keep the later rank: such a vocab.bpe is
+ * broken, and the text would tokenize differently from the tokenizer it was meant to be). With
+ * first NULL (tokenizer.json) a repeated pair takes its later rank, as the tokenizers library's
+ * merge map does. */
+static int merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged,
+                      int32_t *first)
 {
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
     size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
     while (m->slots[i].key != NS_MERGE_EMPTY && m->slots[i].key != key)
         i = (i + 1) & m->mask;
-    if (m->slots[i].key == NS_MERGE_EMPTY)
+    if (m->slots[i].key == key && first) {
+        *first = m->slots[i].rank;
+        return -1;
+    }
+    if (m->slots[i].key != key)
         m->count++;
-    /* a repeated pair takes its later rank, as GPT-2's dict(zip(merges, range(n))) does */
     m->slots[i] = (ns_merge_entry){key, rank, merged};
+    return 0;
+}
+
+/* A special token (GPT-2's <|endoftext|>, an added <s>): text in angle brackets, which no merge
+ * needs to make. */
+static int is_special(const ns_tokenizer *tok, size_t id)
+{
+    const char *b = tok->bytes + tok->off[id];
+    size_t n = tok->len[id];
+    return n >= 3 && b[0] == '<' && b[n - 1] == '>';
+}
+
+/* Every token of more than one byte is made by a merge rule, but for special tokens: a merges
+ * file cut short (at a line boundary, or holding only its version line) leaves tokens no rule
+ * makes, and would silently tokenize text differently. */
+static int check_complete(const ns_tokenizer *tok, const char *path, const char *vocab_path,
+                          const int32_t *made_by, ns_err *err)
+{
+    for (size_t id = 0; id < tok->n_vocab; id++) {
+        if (tok->len[id] < 2 || made_by[id] >= 0 || is_special(tok, id))
+            continue;
+        size_t n = tok->len[id] > 60 ? 60 : tok->len[id];
+        char shown[64];
+        for (size_t k = 0; k < n; k++) {
+            unsigned char c = (unsigned char)tok->bytes[tok->off[id] + k];
+            shown[k] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+        }
+        shown[n] = 0;
+        return ns_fail(err, NS_ERR_FORMAT, "%s: %zu merge rule%s, but no rule makes token \"%s\" "
+                       "(id %zu) of %s: the file is incomplete (cut short?)", path,
+                       tok->n_merge_lines, tok->n_merge_lines == 1 ? "" : "s", shown, id,
+                       vocab_path);
+    }
+    return NS_OK;
+}
+
+void ns_tok_merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged)
+{
+    merges_put(m, left, right, rank, merged, NULL);
 }
 
 /* Look up one side of a merge line; fills err naming the line on failure. */
@@ -265,7 +355,7 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         tok->merges.slots[i].key = NS_MERGE_EMPTY;
     tok->merges.mask = cap - 1;
     tok->merges.count = 0;
-    size_t pos = 0, line = 0;
+    size_t pos = 0, line = 0, version = 0;
     int32_t rank = 0;
     while (pos < size) {
         line++;
@@ -275,8 +365,10 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         pos += n + 1;
         if (n > 0 && s[n - 1] == '\r')
             n--;
-        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0)
+        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0) {
+            version = 1;
             continue;
+        }
         const char *sp = memchr(s, ' ', n);
         if (!sp || sp == s || sp == s + n - 1 || memchr(sp + 1, ' ', (size_t)(s + n - sp - 1))) {
             rc = ns_fail(err, NS_ERR_FORMAT,
@@ -303,10 +395,20 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
                          line, (int)n, s, vocab_path);
             goto done;
         }
-        merges_put(&tok->merges, left, right, rank, merged);
+        int32_t first;
+        if (merges_put(&tok->merges, left, right, rank, merged, &first) != 0) {
+            rc = ns_fail(err, NS_ERR_FORMAT, "%s:%zu: repeats the merge rule \"%.*s\" of line %zu",
+                         path, line, (int)(n > 80 ? 80 : n), s, (size_t)first + 1 + version);
+            goto done;
+        }
         rank++;
     }
     tok->n_merge_lines = (size_t)rank;
+    if (rank == 0) {
+        rc = ns_fail(err, NS_ERR_FORMAT, "%s: no merge rules%s (cut short or empty?)", path,
+                     version ? ", only its version line" : "");
+        goto done;
+    }
     /* Well ordered: no merge can create a pair of lower rank than the merge that made it, so
      * merging one leftmost lowest-rank pair at a time (ns_bpe_fast) equals GPT-2's procedure. */
     for (size_t id = 0; id < tok->n_vocab; id++)
@@ -316,6 +418,8 @@ static int load_merges(ns_tokenizer *tok, const char *path, const char *vocab_pa
         if (e->key != NS_MERGE_EMPTY && e->rank > made_by[e->merged])
             made_by[e->merged] = e->rank;
     }
+    if ((rc = check_complete(tok, path, vocab_path, made_by, err)) != NS_OK)
+        goto done;
     tok->well_ordered = 1;
     for (size_t i = 0; i <= tok->merges.mask; i++) {
         const ns_merge_entry *e = &tok->merges.slots[i];
@@ -385,11 +489,11 @@ static int find_files(const char *dir, char **vocab, char **merges, ns_err *err)
         free(m);
     }
     return ns_fail(err, NS_ERR_IO,
-                   "tokenizer directory %s: missing encoder.json + vocab.bpe (or vocab.json + merges.txt)",
-                   dir);
+                   "tokenizer directory %s: missing tokenizer.json, encoder.json + vocab.bpe (or "
+                   "vocab.json + merges.txt)", dir);
 }
 
-int ns_tokenizer_load(const char *dir, ns_tokenizer **out, ns_err *err)
+static int load_gpt2(const char *dir, ns_tokenizer **out, ns_err *err)
 {
     *out = NULL;
     char *vocab_path = NULL, *merges_path = NULL;
@@ -403,13 +507,8 @@ int ns_tokenizer_load(const char *dir, ns_tokenizer **out, ns_err *err)
     }
     tok->merges_path = merges_path;
     merges_path = NULL;
-    uint32_t cp[256];
     int16_t dec[NS_BYTE_UNICODE_SPAN];
-    ns_byte_to_unicode(cp);
-    for (size_t i = 0; i < NS_BYTE_UNICODE_SPAN; i++)
-        dec[i] = -1;
-    for (int b = 0; b < 256; b++)
-        dec[cp[b]] = (int16_t)b;
+    ns_byte_decoder(dec);
     if ((rc = load_vocab(tok, vocab_path, dec, err)) != NS_OK)
         goto fail;
     if ((rc = load_merges(tok, tok->merges_path, vocab_path, dec, err)) != NS_OK)
@@ -426,10 +525,55 @@ fail:
     return rc;
 }
 
+int ns_tokenizer_load(const char *path, ns_tokenizer **out, ns_err *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ns_fail(err, NS_ERR_IO, "tokenizer %s: %s", path, strerror(errno));
+    if (S_ISREG(st.st_mode))
+        return ns_hf_load_file(path, out, err);
+    if (S_ISDIR(st.st_mode)) { /* tokenizer.json first, as Hugging Face's fast tokenizers */
+        char *json = ns_path_join(path, "tokenizer.json");
+        if (!json)
+            return ns_fail(err, NS_ERR_NOMEM, "tokenizer: out of memory");
+        int rc = ns_file_exists(json) ? ns_hf_load_file(json, out, err) : -1;
+        free(json);
+        if (rc >= 0)
+            return rc;
+    }
+    return load_gpt2(path, out, err);
+}
+
+const char *ns_tokenizer_format(const ns_tokenizer *tok)
+{
+    return tok->hf ? "tokenizer.json" : "gpt2-bpe";
+}
+
+const char *ns_tokenizer_path(const ns_tokenizer *tok)
+{
+    return tok->hf ? tok->path : tok->merges_path;
+}
+
+int32_t ns_tokenizer_bos_id(const ns_tokenizer *tok, int *added, const char **source)
+{
+    *added = tok->hf ? tok->hf->bos_added : 0;
+    *source = tok->hf ? tok->hf->bos_source : "";
+    return tok->hf ? tok->hf->bos_id : -1;
+}
+
+size_t ns_tokenizer_added_count(const ns_tokenizer *tok)
+{
+    return tok->hf ? tok->hf->n_added : 0;
+}
+
 void ns_tokenizer_free(ns_tokenizer *tok)
 {
     if (!tok)
         return;
+    ns_hf_free(tok->hf);
+    free(tok->present);
+    free(tok->path);
     pcre2_code_free(tok->re);
     free(tok->merges.slots);
     free(tok->vocab_slots);
@@ -448,6 +592,8 @@ const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t
 {
     if (id < 0 || (size_t)id >= tok->n_vocab)
         return NULL;
+    if (tok->hf)
+        return ns_hf_token_bytes(tok, id, len);
     *len = tok->len[id];
     return tok->bytes + tok->off[id];
 }
@@ -478,95 +624,12 @@ static int tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
     return NS_OK;
 }
 
+int ns_tokens_reserve(ns_tokens *t, size_t extra, ns_err *err)
+{
+    return tokens_reserve(t, extra, err);
+}
+
 /* ---------- encoding ---------- */
-
-/* Per-call cache of pre-token bytes -> ids (no state kept in the shared tokenizer). */
-typedef struct word_slot {
-    uint64_t hash;
-    size_t key_off, ids_off;
-    uint32_t key_len, ids_n; /* key_len 0: empty slot */
-} word_slot;
-
-typedef struct word_cache {
-    word_slot *slots;
-    size_t mask, count;
-    char *keys;
-    size_t keys_n, keys_cap;
-    int32_t *ids;
-    size_t ids_n, ids_cap;
-} word_cache;
-
-static void cache_free(word_cache *c)
-{
-    free(c->slots);
-    free(c->keys);
-    free(c->ids);
-}
-
-static const word_slot *cache_find(const word_cache *c, uint64_t h, const char *w, size_t n)
-{
-    if (!c->slots)
-        return NULL;
-    for (size_t i = (size_t)h & c->mask;; i = (i + 1) & c->mask) {
-        const word_slot *s = &c->slots[i];
-        if (s->key_len == 0)
-            return NULL;
-        if (s->hash == h && s->key_len == n && memcmp(c->keys + s->key_off, w, n) == 0)
-            return s;
-    }
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 4096;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
-/* Remember w -> ids; a full cache or a failed allocation just leaves the word uncached. */
-static void cache_put(word_cache *c, uint64_t h, const char *w, size_t n, const int32_t *ids,
-                      size_t k)
-{
-    if (n == 0 || n > NS_CACHE_MAX_WORD || c->count >= NS_CACHE_MAX_ENTRIES)
-        return;
-    if (!c->slots || 2 * (c->count + 1) > c->mask + 1) {
-        size_t cap = c->slots ? 2 * (c->mask + 1) : 4096;
-        word_slot *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return;
-        for (size_t i = 0; c->slots && i <= c->mask; i++) {
-            if (c->slots[i].key_len == 0)
-                continue;
-            size_t j = (size_t)c->slots[i].hash & (cap - 1);
-            while (slots[j].key_len != 0)
-                j = (j + 1) & (cap - 1);
-            slots[j] = c->slots[i];
-        }
-        free(c->slots);
-        c->slots = slots;
-        c->mask = cap - 1;
-    }
-    if (grow((void **)&c->keys, &c->keys_cap, c->keys_n + n, 1) != 0 ||
-        grow((void **)&c->ids, &c->ids_cap, c->ids_n + k, sizeof *c->ids) != 0)
-        return;
-    size_t i = (size_t)h & c->mask;
-    while (c->slots[i].key_len != 0)
-        i = (i + 1) & c->mask;
-    memcpy(c->keys + c->keys_n, w, n);
-    memcpy(c->ids + c->ids_n, ids, k * sizeof *ids);
-    c->slots[i] = (word_slot){h, c->keys_n, c->ids_n, (uint32_t)n, (uint32_t)k};
-    c->keys_n += n;
-    c->ids_n += k;
-    c->count++;
-}
 
 /* BPE of one pre-token, appended to out (no cache). */
 static int encode_word(const ns_tokenizer *tok, const char *w, size_t n, int use_reference,
@@ -599,8 +662,10 @@ int ns_tokenizer_encode_word(const ns_tokenizer *tok, const char *word, size_t n
 int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, ns_tokens *out,
                         ns_err *err)
 {
+    if (tok->hf)
+        return ns_hf_encode(tok, text, len, out, err);
     ns_pretok it;
-    word_cache cache = {0};
+    ns_word_cache cache = {0};
     ns_bpe_work work = {0};
     int rc = ns_pretok_init(&it, tok, text, len, err);
     if (rc != NS_OK)
@@ -617,7 +682,7 @@ int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, n
             break;
         const char *w = text + start;
         uint64_t h = ns_tok_hash(w, n);
-        const word_slot *s = cache_find(&cache, h, w, n);
+        const ns_word_slot *s = ns_word_cache_find(&cache, h, w, n);
         if (s) {
             if ((rc = tokens_reserve(out, s->ids_n, err)) != NS_OK)
                 goto done;
@@ -628,13 +693,13 @@ int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, n
         size_t before = out->n;
         if ((rc = encode_word(tok, w, n, 0, &work, out, err)) != NS_OK)
             goto done;
-        cache_put(&cache, h, w, n, out->ids + before, out->n - before);
+        ns_word_cache_put(&cache, h, w, n, out->ids + before, out->n - before);
     }
     rc = NS_OK;
 done:
     ns_pretok_free(&it);
     ns_bpe_work_free(&work);
-    cache_free(&cache);
+    ns_word_cache_free(&cache);
     return rc;
 }
 
@@ -645,23 +710,27 @@ int ns_tokenizer_decode(const ns_tokenizer *tok, const int32_t *ids, size_t n, c
 {
     *out = NULL;
     *len = 0;
-    size_t total = 0;
+    size_t total = 0, k;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < 0 || (size_t)ids[i] >= tok->n_vocab)
             return ns_fail(err, NS_ERR_INVALID, "token %zu: id %d out of range [0, %zu)", i,
                            (int)ids[i], tok->n_vocab);
-        total += tok->len[ids[i]];
+        if (!ns_tokenizer_token_bytes(tok, ids[i], &k))
+            return ns_fail(err, NS_ERR_INVALID, "token %zu: id %d is not a token of this "
+                           "vocabulary", i, (int)ids[i]);
+        total += k;
     }
     char *buf = malloc(total + 1);
     if (!buf)
         return ns_fail(err, NS_ERR_NOMEM, "tokenizer: cannot allocate %zu bytes to decode", total + 1);
-    size_t k = 0;
+    size_t used = 0;
     for (size_t i = 0; i < n; i++) {
-        memcpy(buf + k, tok->bytes + tok->off[ids[i]], tok->len[ids[i]]);
-        k += tok->len[ids[i]];
+        const char *b = ns_tokenizer_token_bytes(tok, ids[i], &k);
+        memcpy(buf + used, b, k);
+        used += k;
     }
-    buf[k] = '\0';
+    buf[used] = '\0';
     *out = buf;
-    *len = k;
+    *len = used;
     return NS_OK;
 }

@@ -23,6 +23,9 @@
  * themselves, the other 68 bytes to 256, 257, ... in byte order. */
 void ns_byte_to_unicode(uint32_t cp[256]);
 
+/* The inverse of the map: dec[code point] = byte, -1 outside GPT-2's alphabet. */
+void ns_byte_decoder(int16_t dec[NS_BYTE_UNICODE_SPAN]);
+
 /* 64-bit FNV-1a hash of a byte string. */
 uint64_t ns_tok_hash(const void *data, size_t len);
 
@@ -40,6 +43,11 @@ struct ns_tokenizer {
     pcre2_code *re;
     int jit;            /* 1 when the pattern was JIT-compiled */
     char *merges_path;
+    /* tokenizer.json only (NULL for GPT-2's files): */
+    struct ns_hf *hf;   /* its pipeline (ns_hf.h) */
+    uint8_t *present;   /* per id: 0 no token (a hole), 1 vocabulary token in the byte alphabet,
+                           2 vocabulary token outside it (kept as UTF-8), 3 added token only */
+    char *path;         /* the file loaded (tokenizer.json, or the merges file) */
 };
 
 /* Pre-tokenizer: walks text with GPT-2's pattern. Matches are the pre-tokens; the bytes between
@@ -64,13 +72,23 @@ int ns_pretok_init(ns_pretok *it, const ns_tokenizer *tok, const char *text, siz
 int ns_pretok_next(ns_pretok *it, size_t *start, size_t *n, int *invalid, ns_err *err);
 void ns_pretok_free(ns_pretok *it);
 
+/* Shared with the tokenizer.json loader (ns_hf_load.c). */
+int ns_tok_unmap(const int16_t dec[NS_BYTE_UNICODE_SPAN], const char *s, size_t n, char *buf,
+                 size_t *used);
+void ns_tok_vocab_insert(ns_tokenizer *tok, uint32_t id);
+size_t ns_tok_pow2(size_t n); /* the least power of two >= n (at least 16) */
+void ns_tok_merges_put(ns_merges *m, int32_t left, int32_t right, int32_t rank, int32_t merged);
+int ns_tokens_reserve(ns_tokens *t, size_t extra, ns_err *err);
+/* BPE of one pre-token's bytes with Hugging Face's kernel and options (ignore_merges, byte
+ * fallback, unk), appended to out. */
+int ns_hf_encode_word(const ns_tokenizer *tok, const char *w, size_t n, ns_bpe_work *work,
+                      ns_tokens *out, ns_err *err);
+
 /* What the module's tests inspect besides the public interface. */
 /* The raw bytes a token stands for (not NUL-terminated), or NULL when id is out of range. */
 const char *ns_tokenizer_token_bytes(const ns_tokenizer *tok, int32_t id, size_t *len);
 /* Path of the merges file the tokenizer was loaded from (".../vocab.bpe" or ".../merges.txt"). */
 const char *ns_tokenizer_merges_path(const ns_tokenizer *tok);
-/* Number of merge rules loaded (50000 for GPT-2). */
-size_t ns_tokenizer_merge_count(const ns_tokenizer *tok);
 
 /* Tokenize one pre-token's bytes (BPE from its single-byte tokens) with the kernel the
  * tokenizer uses (or the reference when use_reference); appends to out. */

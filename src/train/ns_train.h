@@ -59,6 +59,11 @@ typedef struct ns_train_hooks {
     int progress_live;                                       /* redraw in place (a terminal) */
     void *user;
     volatile sig_atomic_t *stop;                             /* non-zero: checkpoint and stop */
+    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
+     * Called on every rank with point "step" and the steps completed, before each step (after
+     * the previous step's evaluation and checkpoint) and before the stop flag is looked at. */
+    void (*hold)(void *hold_user, const char *point, unsigned long long count);
+    void *hold_user;
 } ns_train_hooks;
 
 typedef struct ns_train_outcome {

@@ -12,6 +12,8 @@
 
 #include "analysis/ns_normalize.h"
 #include "common/ns_file.h"
+#include "corpus/ns_corpus.h"
+#include "model/ns_gpt2.h"
 
 /* The `normsweep train` options a grid's `train:` may set (as option names without "--";
  * underscores are accepted for dashes). The grid itself sets --normalizer, --s, --temperature,
@@ -53,16 +55,19 @@ static const char *scalar(const yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-static int number(gp *p, const yaml_node_t *n, const char *key, double *out)
+/* A number of range r (the ranges of train's --temperature and --s, model/ns_gpt2.h). */
+static int number(gp *p, const yaml_node_t *n, const char *key, const ns_range *r, double *out)
 {
     const char *s = scalar(n);
-    char *end = NULL;
-    errno = 0;
-    double x = s ? strtod(s, &end) : NAN;
-    if (!s || !*s || end == s || *end || errno || !isfinite(x))
-        return BAD(p, n, "%s: expected a finite number, got %s%s%s", key, s ? "'" : "a collection",
-                   s ? s : "", s ? "'" : "");
-    *out = x;
+    ns_err e;
+    if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+        char range[96];
+        ns_range_format(r, range, sizeof range);
+        return BAD(p, n, "%s: expected a number in %s, got %s%s%s", key, range,
+                   s ? "the quoted string '" : "a collection", s ? s : "", s ? "'" : "");
+    }
+    if (ns_range_parse_real(r, key, s, out, &e) != NS_OK)
+        return BAD(p, n, "%s", e.msg);
     return NS_OK;
 }
 
@@ -159,9 +164,7 @@ static int temperatures(gp *p, const yaml_node_t *n)
     for (size_t i = 0; i < cnt; i++) {
         const yaml_node_t *e = yaml_document_get_node(p->doc, n->data.sequence.items.start[i]);
         double T;
-        NS_TRY(number(p, e, "temperatures", &T));
-        if (!(T >= 1e-6 && T <= 1e6))
-            return BAD(p, e, "temperatures: %g is outside [1e-6, 1e6]", T);
+        NS_TRY(number(p, e, "temperatures", &ns_gpt2_range_temperature, &T));
         for (size_t j = 0; j < i; j++)
             if (p->g->temperatures[j] == T)
                 return BAD(p, e, "temperatures: %g listed twice", T);
@@ -200,9 +203,7 @@ static int root_entry(gp *p, const yaml_node_t *k, const yaml_node_t *v, unsigne
     case 1: return normalizers(p, v);
     case 2: return temperatures(p, v);
     case 3:
-        NS_TRY(number(p, v, "ssmax_s", &p->g->ssmax_s));
-        if (!(p->g->ssmax_s > 0))
-            return BAD(p, v, "ssmax_s: expected s > 0");
+        NS_TRY(number(p, v, "ssmax_s", &ns_gpt2_range_ssmax_s, &p->g->ssmax_s));
         p->g->have_ssmax_s = 1;
         return NS_OK;
     case 4: return text_value(p, v, "sweep", &p->g->sweep);
@@ -260,6 +261,15 @@ int ns_train_grid_parse(const char *text, size_t len, const char *name, ns_train
     g->len = len;
     if (memchr(text, 0, len))
         return ns_fail(err, NS_ERR_FORMAT, "%s: not a text file (holds a NUL byte)", name);
+    size_t line = 1, col = 1;
+    for (size_t i = 0, k; i < len; i += k, col++) { /* (libyaml names the byte after a bad one) */
+        if (!(k = ns_corpus_utf8_len((const unsigned char *)text + i, len - i)))
+            return ns_fail(err, NS_ERR_FORMAT, "%s:%zu:%zu: invalid text: byte 0x%02x is not UTF-8 "
+                           "(save the file as UTF-8)", name, line, col,
+                           (unsigned)(unsigned char)text[i]);
+        if (text[i] == '\n')
+            line++, col = 0;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))

@@ -273,6 +273,8 @@ static int loop(ns_train_state *st, ns_err *err)
     const ns_train_options *o = st->o;
     double last_shown = 0.0;
     while (st->step < o->steps) {
+        if (st->hooks && st->hooks->hold) /* test only: NULL but in a test that holds the run */
+            st->hooks->hold(st->hooks->hold_user, "step", st->step);
         if (stop_requested(st)) {
             say(st, "normsweep train: stopping at step %llu: checkpoint saved, continue with "
                 "--resume", (unsigned long long)st->step);

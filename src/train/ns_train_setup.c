@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "common/ns_lock.h"
+#include "common/ns_outpath.h"
+#include "common/ns_tmp.h"
 #include "corpus/ns_corpus.h"
 #include "model/ns_mkmodel.h"
 #include "tokenizer/ns_tokenizer.h"
@@ -97,26 +100,13 @@ int ns_train_check(const ns_train_options *o, ns_err *err)
     if (o->ctx == 0 || o->ctx > m->n_ctx)
         return ns_fail(err, NS_ERR_INVALID, "--ctx %zu is outside 1..%zu (the model's positions)",
                        o->ctx, m->n_ctx);
-    if (o->batch == 0 || o->batch > (1u << 20))
-        return ns_fail(err, NS_ERR_INVALID, "--batch %zu is outside 1..1048576", o->batch);
-    if (o->steps > (1ull << 40))
-        return ns_fail(err, NS_ERR_INVALID, "--steps %llu is too large",
-                       (unsigned long long)o->steps);
+    /* The single values' ranges are the options' own (src/cli/cmd_train.c); here only what
+     * relates two of them, and the one setting no option sets. */
     if (ns_train_warmup(o) > o->steps)
         return ns_fail(err, NS_ERR_INVALID, "--warmup %llu exceeds --steps %llu",
                        (unsigned long long)ns_train_warmup(o), (unsigned long long)o->steps);
-    if (!range(o->lr, 0, 1, 1) || !range(o->lr_min_frac, 0, 1, 0))
-        return ns_fail(err, NS_ERR_INVALID, "--lr must be in (0, 1] and --lr-min in [0, 1] (a "
-                       "fraction of --lr); got %g and %g", o->lr, o->lr_min_frac);
-    if (!range(o->beta1, 0, 0.999999, 0) || !range(o->beta2, 0, 0.999999, 0) ||
-        !range(o->adam_eps, 0, 1, 1))
-        return ns_fail(err, NS_ERR_INVALID, "AdamW: beta1 and beta2 must be in [0, 1), eps in "
-                       "(0, 1]; got %g, %g, %g", o->beta1, o->beta2, o->adam_eps);
-    if (!range(o->weight_decay, 0, 10, 0) || !range(o->clip, 0, 1e6, 0))
-        return ns_fail(err, NS_ERR_INVALID, "--weight-decay must be in [0, 10] and --clip in [0, "
-                       "1e6] (0: no clipping); got %g and %g", o->weight_decay, o->clip);
-    if (o->val_every == 0)
-        return ns_fail(err, NS_ERR_INVALID, "--val-every must be at least 1");
+    if (!range(o->adam_eps, 0, 1, 1))
+        return ns_fail(err, NS_ERR_INVALID, "AdamW: eps must be in (0, 1]; got %g", o->adam_eps);
     if (o->steps > 0 && !o->out_dir)
         return ns_fail(err, NS_ERR_INVALID, "--out DIR is required (where the model goes)");
     return NS_OK;
@@ -194,6 +184,13 @@ static int prepare_out(const ns_train_options *o, ns_train_inputs *in, ns_err *e
     if ((rc = ns_lock_acquire(o->out_dir, o->command_line ? o->command_line : "normsweep train",
                               &in->lock, err)) != NS_OK)
         goto done;
+    /* under the lock: temporaries a killed run left (common/ns_tmp; the model's own are
+     * ns_mkmodel_write_from's) */
+    char *log = ns_path_join(o->out_dir, NS_TRAIN_LOG_FILE);
+    if (log)
+        ns_tmp_remove_stale(log, NULL, NULL);
+    free(log);
+    ns_tmp_remove_stale(in->ckpt_path, NULL, NULL);
     rc = check_out(o, err);
     in->have_checkpoint = ns_file_exists(in->ckpt_path);
 done:
@@ -222,7 +219,40 @@ static int check_inputs(const ns_train_options *o, const ns_train_inputs *in, ns
     return rc;
 }
 
-/* Rank 0: resolve and tokenize the corpus; resolve the model to start from. */
+/* What training writes (the model's two files, the log, the lock, the checkpoint directory) must
+ * not be, nor hold, what it reads: the corpus, the tokenizer's files, --init-from's model
+ * (common/ns_outpath: links, ".." and hard links resolved). */
+static int check_paths(const ns_train_options *o, const ns_train_inputs *in, ns_err *err)
+{
+    static const char *const outs[] = {"model.safetensors", "config.json", NS_TRAIN_LOG_FILE,
+                                       NS_LOCK_FILE, NS_TRAIN_CKPT_DIR};
+    static const char *const reads[] = {"encoder.json", "vocab.bpe", "vocab.json", "merges.txt",
+                                        "tokenizer.json", "config.json", "model.safetensors"};
+    enum { NO = sizeof outs / sizeof outs[0], NR = sizeof reads / sizeof reads[0] };
+    char *own[NO + NR] = {NULL};
+    ns_outpath_role ins[NR + 1] = {{"the corpus", in->corpus_ref.path, 0}};
+    int rc = NS_OK;
+    for (size_t k = 0; k < NR; k++) {
+        int tok_file = k < 5, used = tok_file || in->init_ref.name[0];
+        if (used && !(own[k] = ns_path_join(tok_file ? in->tokenizer_ref.path : in->init_ref.path,
+                                            reads[k])))
+            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
+        ins[k + 1] = (ns_outpath_role){tok_file ? "the tokenizer file" : "the --init-from model file",
+                                       own[k], 0};
+    }
+    for (size_t k = 0; rc == NS_OK && k < NO; k++) {
+        ns_outpath_role out = {k == NO - 1 ? "the checkpoint directory" : "the output",
+                               own[NR + k] = ns_path_join(o->out_dir, outs[k]), k == NO - 1};
+        rc = out.path ? ns_outpath_check(&out, ins, NR + 1, err)
+                      : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < NO + NR; k++)
+        free(own[k]);
+    return rc;
+}
+
+/* Rank 0: resolve the tokenizer, the corpus and the model to start from, check that the outputs
+ * spare them, then tokenize the corpus and check the model. */
 static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, ns_train_inputs *in,
                        ns_err *err)
 {
@@ -234,8 +264,11 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     memset(&corpus, 0, sizeof corpus);
     int rc;
     if ((rc = ns_assets_resolve(o->tokenizer, "tokenizer", &fetch, &in->tokenizer_ref, err)) ||
-        (rc = ns_tokenizer_load(in->tokenizer_ref.path, &tok, err)) ||
         (rc = ns_assets_resolve(o->corpus, "corpus", &fetch, &in->corpus_ref, err)) ||
+        (o->init_from &&
+         (rc = ns_assets_resolve(o->init_from, "model", &fetch, &in->init_ref, err))) ||
+        (o->steps > 0 && (rc = check_paths(o, in, err))) ||
+        (rc = ns_tokenizer_load(in->tokenizer_ref.path, &tok, err)) ||
         (rc = ns_file_read_all(in->corpus_ref.path, 0, &text, &len, err)) ||
         (rc = ns_corpus_from_text(text, len, in->corpus_ref.path, o->strip_gutenberg, tok, &corpus,
                                   err)))
@@ -249,10 +282,7 @@ static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, n
     in->n_tokens = corpus.tokens.n;
     corpus.tokens.ids = NULL;
     corpus.tokens.n = 0;
-    if (o->init_from)
-        rc = ns_assets_resolve(o->init_from, "model", &fetch, &in->init_ref, err);
-    if (rc == NS_OK)
-        rc = check_inputs(o, in, err);
+    rc = check_inputs(o, in, err);
 done:
     if (rc == NS_ERR_IO) /* a missing or unreadable input, found before any work: exit 2 */
         rc = err->code = NS_ERR_INVALID;

@@ -142,21 +142,32 @@ CONF
       mount -t cgroup -o none,name=normsweep-slurm-test cgroup /sys/fs/cgroup/systemd &&
       echo /sys/fs/cgroup/systemd > "$dir/run/cgroup.mount"
   fi
+  # alive D...: each daemon D still runs (not ended, nor a zombie), else its log's end and exit 1
+  alive() {
+    local d state
+    for d in "$@"; do
+      state=$(ps -o stat= -p "$(cat "$dir/run/$d.daemon.pid")" 2>/dev/null || true)
+      case "$state" in
+        ""|Z*) echo "local_cluster: $d exited at start:" >&2; tail -n 5 "$dir/log/$d.out" >&2
+               exit 1 ;;
+      esac
+    done
+  }
   slurmctld -D -c -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
   echo $! > "$dir/run/slurmctld.daemon.pid"
-  sleep 1
+  # slurmd registers with slurmctld: start it once slurmctld answers
+  i=0
+  until scontrol ping 2>/dev/null | grep -q "is UP"; do
+    alive slurmctld
+    i=$((i + 1))
+    [ $i -lt 150 ] || { echo "local_cluster: slurmctld does not answer; logs in $dir/log" >&2; exit 1; }
+    sleep 0.2
+  done
   slurmd -D -f "$SLURM_CONF" > "$dir/log/slurmd.out" 2>&1 &
   echo $! > "$dir/run/slurmd.daemon.pid"
-  sleep 0.5
-  for d in slurmctld slurmd; do
-    if ! kill -0 "$(cat "$dir/run/$d.daemon.pid")" 2>/dev/null; then
-      echo "local_cluster: $d exited at start:" >&2
-      tail -n 5 "$dir/log/$d.out" >&2
-      exit 1
-    fi
-  done
   i=0
   until sinfo -h -o %T 2>/dev/null | grep -q idle; do
+    alive slurmctld slurmd
     i=$((i + 1))
     if [ $i -ge 100 ]; then
       echo "local_cluster: node did not become idle; logs in $dir/log" >&2

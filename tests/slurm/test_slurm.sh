@@ -4,12 +4,15 @@
 #  1. sbatch on a small sweep: the NetCDF's data equal a direct mpirun run's; the job log is in
 #     the run directory; the history records the Slurm job.
 #  2. the time-limit path: a 2-minute limit with the warning (SIGUSR1) 60 s before it, on a sweep
-#     longer than that (its shard count scaled to the machine) -> checkpoint -> requeue -> resumed
-#     run -> complete, with data equal to an uninterrupted direct run; the history records
-#     restart 0 and restart 1.
-#  3. scancel while the sweep runs: the job ends CANCELLED, is not requeued, its journal kept.
-#  4. a failed requeue (a job submitted with --no-requeue gets the warning): the job ends FAILED
-#     with exit code 3, not COMPLETED.
+#     held until the warning reaches it -> checkpoint -> requeue -> resumed run -> complete, with
+#     data equal to an uninterrupted direct run; the history records restart 0 and restart 1.
+#  3. scancel while the sweep runs (held): the job ends CANCELLED, is not requeued, its journal
+#     kept.
+#  4. a failed requeue (a job submitted with --no-requeue gets the warning while its sweep is
+#     held): the job ends FAILED with exit code 3, not COMPLETED.
+# A sweep that must still be running when a signal comes is held once 2 of its 8 tasks are in the
+# journal (the test-only hold, tests/hold.sh; a stop signal ends it), so no machine is fast enough
+# to finish it first.
 # The requeue delay of the test cluster is Slurm's own (AuthInfo=cred_expire, 15 s here): the
 # test never forces a requeued job to start, which could race the revocation of its previous
 # launch credential ("Job credential revoked").
@@ -22,6 +25,7 @@ work=$(mktemp -d "$top_builddir/slurm-test.XXXXXX")
 cluster="$work/cluster"
 fail() { echo "FAIL: $*"; exit 1; }
 passed=0
+. "$top_srcdir/tests/hold.sh"
 cleanup() {
   bash "$here/local_cluster.sh" stop "$cluster" || true
   # Keep the daemons' logs and the job outputs when something failed.
@@ -63,14 +67,26 @@ wait_end() {
   echo "$st"; return 1
 }
 
-# wait_log FILE PATTERN SECONDS: wait until FILE contains PATTERN (the run has started).
-wait_log() {
+# wait_held_job ID: until the job's sweep is held (hold_at before the submission; at most 300 s)
+wait_held_job() {
   local t=0
-  while [ $t -lt "$3" ]; do
-    [ -f "$1" ] && grep -q "$2" "$1" && return 0
-    sleep 1; t=$((t + 1))
+  until [ -s "$work/hold/held" ]; do
+    case "$(job_field "$1" JobState)" in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL) fail "job $1 ended before its hold point" ;;
+    esac
+    [ $t -lt 1500 ] || fail "job $1 not held after 300 s"
+    sleep 0.2; t=$((t + 1))
   done
-  return 1
+}
+
+# wait_script_end LOG SECONDS: until full_grid.sh has logged its decision (its last line: the
+# sweep complete, cancelled, requeueing, a failed requeue or a failed sweep)
+wait_script_end() {
+  local t=0
+  until grep -qE "full_grid.sh: (sweep complete|cancelled|checkpoint saved|normsweep failed)" "$1" 2>/dev/null; do
+    [ $t -lt $(( $2 * 5 )) ] || return 1
+    sleep 0.2; t=$((t + 1))
+  done
 }
 
 # submit NAME SWEEP SBATCH-OPTIONS...: submit full_grid.sh from $work (the log starts there and
@@ -109,79 +125,72 @@ same_data "$work/direct_small.nc" "$work/run1/slurm_small.nc" "batch run"
 echo "ok 1 - sbatch slurm/full_grid.sh gives the direct run's data; log and history in the run directory ($(( $(date +%s) - t_start )) s so far)"
 
 # ---- 2: time limit -> SIGUSR1 -> checkpoint -> requeue -> completion
-# The sweep must outlast the warning, which comes 30-60 s into the job: its shard count is scaled
-# to this machine from a 20-shard run, for about 150 s at -np 2 (never fewer than slurm_long's 200
-# shards; at most the 768 the corpus holds), so a faster machine does not end it first.
-shards_of() {
-  sed "s/^  count: 200\$/  count: $1/" "$here/slurm_long.yaml" > "$work/$2.yaml"
-  grep -q "^  count: $1\$" "$work/$2.yaml" || fail "tests/slurm/slurm_long.yaml has no 'count: 200' line"
-}
-shards_of 20 calib
-t0=$(date +%s%N)
-direct calib "$work/calib.yaml"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-n=$(( (20 * 150000 + ms - 1) / ms ))
-[ $n -ge 200 ] || n=200
-[ $n -le 768 ] || n=768
-echo "20 shards took $ms ms directly: the long sweep gets $n shards"
-shards_of $n slurm_long
-long="$work/slurm_long.yaml"
+# The warning comes 30-60 s into the job (slurmctld checks about twice a minute); the first
+# segment's sweep is held with 2 of its 8 tasks in the journal until the warning's SIGUSR1 reaches
+# it, so it cannot end first. Once the warning is in the log, the hold is released for good, so
+# the requeued segment (given 10 minutes) runs through.
 t0=$(date +%s)
-direct long "$long"
-t_direct=$(( $(date +%s) - t0 ))
-echo "direct run of the long sweep ($n shards): $t_direct s"
-# 2-minute limit, SIGUSR1 60 s before it (slurmctld checks about twice a minute: measured 30-60 s
-# into the run), before the sweep (longer than that at -np 2) is done. Once requeued, the job
-# gets 10 minutes, so the second segment finishes the sweep.
-id=$(submit run2 "$long" -t 2 --signal=B:USR1@60)
-echo "submitted the long sweep as job $id with a 2-minute limit"
+hold_at journal:2
+id=$(submit run2 "$small" -t 2 --signal=B:USR1@60)
+hold_off
+echo "submitted the small sweep as job $id with a 2-minute limit, held at 2 tasks"
 log="$work/run2/slurm-$id.out"
-t=0; raised=0
+t=0; raised=0; released=0
 while [ $t -lt 900 ]; do
   st=$(job_field "$id" JobState)
   case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL) break ;; esac
+  if [ $released -eq 0 ] && grep -q "time is nearly up (SIGUSR1)" "$log" 2>/dev/null; then
+    release; released=1
+  fi
   if [ $raised -eq 0 ] && [ "$st" = PENDING ] && [ "$(job_field "$id" Restarts)" -ge 1 ]; then
     scontrol update JobId="$id" TimeLimit=10 && raised=1
   fi
   sleep 2; t=$((t + 2))
 done
 cat "$log"
-[ "$st" = COMPLETED ] || fail "long sweep job $id ended '$st'"
-grep -q "time is nearly up (SIGUSR1)" "$log" ||
-  fail "no warning signal seen (the sweep took $t_direct s directly: too fast for the 2-minute limit?)"
+[ "$st" = COMPLETED ] || fail "job $id ended '$st'"
+[ -s "$work/hold/held" ] || fail "job $id: the sweep was never held"
+grep -q "time is nearly up (SIGUSR1)" "$log" || fail "no warning signal seen"
 grep -q "requeueing job $id" "$log" || fail "job $id was not requeued"
 grep -q "SIGTERM" "$log" && fail "job $id saw SIGTERM"
 n=$(job_field "$id" Restarts); [ "${n:-0}" -ge 1 ] || fail "restart count is ${n:-unset}"
+k=$(sed -n 's/.*; \([0-9]*\) already in the journal.*/\1/p' "$log" | tail -n 1)
+[ "${k:-0}" -ge 2 ] || fail "the requeued segment found ${k:-no} tasks in the journal, expected at least 2"
 h="$work/run2/checkpoint/history"
 grep -q "slurm job $id, nodes [^,]*, restart 0)" "$h" && grep -q "slurm job $id, nodes [^,]*, restart 1)" "$h" ||
   fail "history does not record both segments: $(cat "$h")"
-same_data "$work/direct_long.nc" "$work/run2/slurm_long.nc" "requeued run"
-echo "ok 2 - time limit: SIGUSR1, checkpoint, requeue ($n restarts) and completion give the uninterrupted data ($(( $(date +%s) - t0 )) s)"
+same_data "$work/direct_small.nc" "$work/run2/slurm_small.nc" "requeued run"
+echo "ok 2 - time limit: SIGUSR1, checkpoint, requeue ($n restarts, resumed from $k tasks) and completion give the uninterrupted data ($(( $(date +%s) - t0 )) s)"
 
 # ---- 3: scancel cancels: no requeue
 t0=$(date +%s)
-id=$(submit run3 "$long" -t 10)
+hold_at journal:2
+id=$(submit run3 "$small" -t 10)
+hold_off
 log="$work/run3/slurm-$id.out"
-wait_log "$log" "tasks (one per shard" 120 || { cat "$log"; fail "job $id did not start the sweep"; }
-sleep 3
+wait_held_job "$id"
 scancel "$id"
 st=$(wait_end "$id" 120) || true
-sleep 5 # a requeued job would now be PENDING (the old script requeued on scancel)
+# a requeue would come from the script, before its last line (the old script requeued on scancel)
+wait_script_end "$log" 120 || { cat "$log"; fail "scancel: the script did not finish"; }
 cat "$log"
 st=$(job_field "$id" JobState)
 [ "$st" = CANCELLED ] || fail "scancel: job $id is $st, not CANCELLED"
 [ "$(job_field "$id" Restarts)" = 0 ] || fail "scancel: job $id was restarted"
 grep -q "requeueing" "$log" && fail "scancel: job $id tried to requeue"
 grep -q "SIGTERM (scancel" "$log" || fail "scancel: the script did not see SIGTERM"
+grep -q "full_grid.sh: cancelled (normsweep status" "$log" || fail "scancel: the script did not end as cancelled"
 [ -s "$work/run3/checkpoint/journal.nsj" ] || fail "scancel: no journal kept"
-[ ! -e "$work/run3/slurm_long.nc" ] || fail "scancel: a complete output from a cancelled run"
+[ ! -e "$work/run3/slurm_small.nc" ] || fail "scancel: a complete output from a cancelled run"
 echo "ok 3 - scancel: job CANCELLED, not requeued, journal kept ($(( $(date +%s) - t0 )) s)"
 
 # ---- 4: the warning on a job that cannot be requeued: FAILED (exit 3), not COMPLETED
 t0=$(date +%s)
-id=$(submit run4 "$long" -t 10 --no-requeue)
+hold_at journal:2
+id=$(submit run4 "$small" -t 10 --no-requeue)
+hold_off
 log="$work/run4/slurm-$id.out"
-wait_log "$log" "tasks (one per shard" 120 || { cat "$log"; fail "job $id did not start the sweep"; }
+wait_held_job "$id"
 # What --signal=B:USR1 does at the time limit: SIGUSR1 to the batch shell only.
 scancel --batch --signal=USR1 "$id"
 st=$(wait_end "$id" 120) || true

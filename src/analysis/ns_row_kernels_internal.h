@@ -1,30 +1,20 @@
-/* ns_row_internal: what ns_row.c hands to the two kernels of the N-dependent metrics (the
- * reference, ns_row_ref.c, and the incremental one, ns_row_fast.c) for one (row, T). Not for use
+/* ns_row_kernels_internal: what ns_row.c hands to the kernels of the N-dependent metrics (the
+ * reference, ns_row_ref.c, and the incremental one, ns_row_fast.c) for one (row, T), and the
+ * kernels' entry points (ns_row_ref.c, ns_row_fast.c, ns_row_gram.c, ns_row_fd.c). Not for use
  * outside src/analysis.
  *
  * Shape key: L = keys of the row, d = head dimension, Ln = rows of the head's Gram matrix. */
-#ifndef NS_ROW_INTERNAL_H
-#define NS_ROW_INTERNAL_H
+#ifndef NS_ROW_KERNELS_INTERNAL_H
+#define NS_ROW_KERNELS_INTERNAL_H
 
 #include <stddef.h>
 
 #include "analysis/ns_metrics.h"
+#include "analysis/ns_row_math_internal.h"
 
 /* The Gram matrix's leading dimension for Ln rows: 8 doubles more than a row, so that rows a
  * power of two apart do not share the cache's sets (the mirror reads a column of tiles). */
 #define NS_GRAM_LD(Ln) ((Ln) + 8)
-
-/* A signed number held as sign * exp(lmag), so that e_i = alpha_i (alpha_i ||x_i||^2 - 2 x_i.s)
- * keeps its order when alpha_i underflows double (small T): sign 0 means exactly 0. */
-typedef struct ns_slog {
-    int sign;
-    double lmag;
-} ns_slog;
-
-/* e = exp(la) * q, with la = log(alpha) (-inf for alpha = 0). */
-ns_slog ns_slog_of(double la, double q);
-/* 1 when a <= b. */
-int ns_slog_le(ns_slog a, ns_slog b);
 
 /* e_i for comparisons in the fast kernel: the plain double alpha_i q_i where it is safely
  * representable (no underflow), else kept as (log alpha_i, q_i) and compared as signed logs. */
@@ -91,14 +81,6 @@ void ns_row_gram(const double *X, const double *gdiag, size_t n, size_t d, doubl
  * register-blocked, the same operations on every element as the plain loop (so the same bits,
  * and a zero weight adds a zero that changes no bit) (ns_row_gram.c). */
 void ns_row_colsum(const double *X, size_t L, size_t d, const double *w, double *out);
-
-/* sum_k (c a_k - b_k)^2 over d entries, directly (fixed accumulation order). */
-double ns_sqdist_scaled(double c, const double *a, const double *b, size_t d);
-
-/* Theorem 2's bounds for I = sel[0..N) at radius r (xi_i as in METRICS.md section 6, with
- * sums over I without i by prefix and suffix sums: no cancellation). work holds 2 (N + 1). */
-void ns_theorem2_bounds(const double *alpha, const size_t *sel, size_t N, double r, double M,
-                        double delta, double *work, double *lower, double *upper);
 
 /* jac_fd of the softmax family at alpha = softmax(c z) (the fast kernel): out[e] = max over the
  * nu directions u (L apart) of || softmax(c (z + eps_e u)) - alpha ||_2 / eps_e (NaN when nu is

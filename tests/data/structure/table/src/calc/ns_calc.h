@@ -1,0 +1,1 @@
+/* ns_calc: a module of the table fixture. */

@@ -1,0 +1,1 @@
+/* ns_cli: a module of the table fixture. */

@@ -1,0 +1,1 @@
+/* ns_extra: a module of the table fixture. */

@@ -1,0 +1,1 @@
+/* ns_store: a module of the table fixture. */
