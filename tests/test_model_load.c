@@ -15,6 +15,7 @@
 #include "model/ns_gpt2_internal.h"
 #include "model/ns_model_internal.h"
 #include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 #include "model/ns_safetensors.h"
 #include "ns_test.h"
 

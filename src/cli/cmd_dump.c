@@ -24,6 +24,7 @@
 #include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
+#include "model/ns_checkpoint.h"
 #include "model/ns_model.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_sweep_config.h"

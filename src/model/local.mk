@@ -12,6 +12,7 @@ src_model_libns_model_a_SOURCES = \
 	src/model/ns_decoder_config.c \
 	src/model/ns_model_load.c \
 	src/model/ns_gpt2_load.c \
+	src/model/ns_gpt2_view.c \
 	src/model/ns_decoder_load.c \
 	src/model/ns_mkmodel.c \
 	src/model/ns_mkmodel_write.c \
@@ -24,10 +25,10 @@ src_model_libns_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 # No contraction of a * b + c into FMA: the AVX2 kernels (src/model/ns_model_kernels.c) then round
 # exactly as the portable ones apart from expf (see docs/FORWARD.md)
 src_model_libns_model_a_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
-noinst_HEADERS += src/model/ns_model.h src/model/ns_model_internal.h src/model/ns_checkpoint.h \
+noinst_HEADERS += src/model/ns_model.h src/model/ns_model_limits.h src/model/ns_model_internal.h src/model/ns_checkpoint.h \
 	src/model/ns_model_json.h src/model/ns_model_kernels.h \
 	src/model/ns_gpt2.h src/model/ns_gpt2_internal.h src/model/ns_safetensors.h \
-	src/model/ns_mkmodel.h src/model/ns_mkmodel_internal.h
+	src/model/ns_mkmodel.h src/model/ns_mkmodel_internal.h src/model/ns_mkmodel_write_internal.h
 
 check_PROGRAMS += tests/test_safetensors
 tests_test_safetensors_SOURCES = tests/test_safetensors.c

@@ -10,7 +10,6 @@
 
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
-#include "model/ns_model.h"
 #include "model/ns_model_json.h"
 
 /* An index is a list of names; anything above this is not an index. */

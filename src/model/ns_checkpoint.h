@@ -74,4 +74,10 @@ int ns_ckpt_bind(const ns_ckpt *ck, ns_ckpt_slot *slots, size_t n, float **conve
 int ns_ckpt_check_layers(const ns_ckpt *ck, const char *prefix, const char *stem, size_t n_layer,
                          const char *key, ns_err *err);
 
+/* The files of model directory dir that a writer must never write over (common/ns_outpath):
+ * DIR/config.json, DIR/model.safetensors, DIR/model.safetensors.index.json and every other
+ * .safetensors file of DIR (the shards), as fresh paths (free with ns_model_input_files_free). */
+int ns_model_input_files(const char *dir, char ***paths, size_t *n, ns_err *err);
+void ns_model_input_files_free(char **paths, size_t n);
+
 #endif

@@ -13,7 +13,7 @@
 #include "analysis/ns_normalize.h" /* ns_normalizer (moves to a module of its own: issue 32) */
 #include "common/ns_error.h"
 #include "common/ns_range.h"
-#include "model/ns_model.h"
+#include "model/ns_model_limits.h"
 
 /* The attention temperature a config.json may name lies in this range (z / T stays finite in
  * double for any float logit, and training at it is meaningful). */

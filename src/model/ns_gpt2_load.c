@@ -1,7 +1,7 @@
 /* ns_gpt2_load: GPT-2's tensors as the generic decoder (ns_model_internal.h): their names (with or
  * without the "transformer." prefix of GPT2LMHeadModel exports), the shapes config.json implies
- * (Conv1D layout [in, out]), and the fused c_attn columns q | k | v; and the trainer's view of a
- * loaded GPT-2 (its config and parameters by name). */
+ * (Conv1D layout [in, out]), and the fused c_attn columns q | k | v. The trainer's view of a loaded
+ * GPT-2 is ns_gpt2_view.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,38 +97,3 @@ size_t ns_gpt2_fill_slots(ns_model *m, ns_ckpt_slot *s)
 }
 
 /* ---- the trainer's view ---- */
-
-int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err)
-{
-    ns_model *m = NULL;
-    *out = NULL;
-    NS_TRY(ns_model_load(dir, &m, err));
-    if (m->config.arch != NS_ARCH_GPT2) {
-        int rc = ns_fail(err, NS_ERR_INVALID, "%s/config.json: model_type \"%s\" is not the GPT-2 "
-                         "layout this needs", dir, m->config.model_type);
-        ns_model_free(m);
-        return rc;
-    }
-    *out = m;
-    return NS_OK;
-}
-
-void ns_gpt2_free(ns_gpt2_model *model)
-{
-    ns_model_free(model);
-}
-
-const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model)
-{
-    return &model->gpt2;
-}
-
-const float *ns_gpt2_tensor(const ns_gpt2_model *model, const char *name, size_t *numel)
-{
-    for (size_t i = 0; i < model->n_slots; i++)
-        if (strcmp(model->slots[i].name, name) == 0 && *model->slots[i].dst) {
-            *numel = model->slots[i].t->numel;
-            return *model->slots[i].dst;
-        }
-    return NULL;
-}

@@ -4,7 +4,7 @@
  * generator (ns_mkmodel_write.c). Presets have the shapes of SmolLM2-135M, Qwen2.5-0.5B,
  * Pythia-70m and Pythia-160m. */
 #include "model/ns_mkmodel.h"
-#include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 
 #include <math.h>
 #include <stdio.h>

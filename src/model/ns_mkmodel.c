@@ -2,6 +2,7 @@
  * counter-based generator (ns_mkmodel_write.c), or a trained one's weights. */
 #include "model/ns_mkmodel.h"
 #include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -325,4 +326,9 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
         rmdir(out_dir); /* the directory this call made, when nothing is in it */
     free(d);
     return rc;
+}
+
+void ns_mkmodel_shard_name(size_t k, size_t K, char name[48])
+{
+    ns_mk_shard_name(k, K, name);
 }

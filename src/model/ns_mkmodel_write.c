@@ -1,8 +1,8 @@
-/* ns_mkmodel_write: what every random-model writer shares (ns_mkmodel_internal.h): the
+/* ns_mkmodel_write: what every random-model writer shares (ns_mkmodel_write_internal.h): the
  * counter-based generator of tensor values and the writing of a model directory's weights in the
  * Hugging Face layout -- one model.safetensors, or K shards model-0000i-of-0000K.safetensors with
  * model.safetensors.index.json -- each file through a temporary name renamed into place. */
-#include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -261,7 +261,7 @@ static int remove_stale(const char *dir, const char *name, ns_err *err)
     return rc;
 }
 
-void ns_mkmodel_shard_name(size_t k, size_t K, char name[48])
+void ns_mk_shard_name(size_t k, size_t K, char name[48])
 {
     snprintf(name, 48, "model-%05u-of-%05u.safetensors", (unsigned)(k + 1) % 100000u,
              (unsigned)K % 100000u);
@@ -286,7 +286,7 @@ int ns_mk_write_weights(const char *dir, const ns_mk_weights *w, ns_err *err)
     if (rc == NS_OK)
         shard_starts(w->tensors, w->n, w->shards, start);
     for (size_t k = 0; rc == NS_OK && k < w->shards; k++) {
-        ns_mkmodel_shard_name(k, w->shards, names[k]);
+        ns_mk_shard_name(k, w->shards, names[k]);
         char *p = ns_path_join(dir, names[k]);
         rc = p ? write_file(p, w, start[k], start[k + 1] - start[k], err)
                : ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -313,7 +313,7 @@ int ns_mk_write_config(const char *dir, json_t *root, ns_err *err)
 {
     /* 10 significant digits: what the writers' checks allow a number to need */
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-    char *path = ns_path_join(dir, NS_MKMODEL_CONFIG);
+    char *path = ns_path_join(dir, "config.json");
     int rc = NS_OK;
     if (!text || !path) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");

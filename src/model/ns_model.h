@@ -16,17 +16,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
-
-/* The largest shape a config.json may name, for every architecture (GPT-2 XL: 48 layers, 25 heads,
- * n_embd 1600, vocab 50257, 1024 positions, n_inner 6400; Qwen2.5-0.5B: 151936 tokens, 32768
- * positions): every later size computation stays far from overflow. The options that set a shape
- * (train, mkmodel) and the grid's indices take their ranges from these. */
-#define NS_MODEL_MAX_LAYER 1024u
-#define NS_MODEL_MAX_HEAD 4096u
-#define NS_MODEL_MAX_EMBD 65536u
-#define NS_MODEL_MAX_CTX 1048576u
-#define NS_MODEL_MAX_VOCAB 16777216u
-#define NS_MODEL_MAX_INNER 1048576u
+#include "model/ns_model_limits.h"
 
 typedef enum ns_arch {
     NS_ARCH_GPT2 = 0,     /* model_type gpt2 */
@@ -153,11 +143,5 @@ int ns_model_forward(const ns_model *model, ns_model_workspace *ws, const int32_
  * too large: ...)" naming the largest weight of that layer and the embeddings (ns_model_probe.c).
  * Validation runs it on the first tokens of the first shard. */
 int ns_model_probe(const ns_model *model, const int32_t *tokens, size_t L, ns_err *err);
-
-/* The files of model directory dir that a writer must never write over (common/ns_outpath):
- * DIR/config.json, DIR/model.safetensors, DIR/model.safetensors.index.json and every other
- * .safetensors file of DIR (the shards), as fresh paths (free with ns_model_input_files_free). */
-int ns_model_input_files(const char *dir, char ***paths, size_t *n, ns_err *err);
-void ns_model_input_files_free(char **paths, size_t n);
 
 #endif

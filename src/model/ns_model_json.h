@@ -9,7 +9,7 @@
 
 #include "common/ns_error.h"
 #include "common/ns_range.h"
-#include "model/ns_model.h"
+#include "model/ns_model_limits.h"
 
 /* Upper bounds of config.json's sizes, for every architecture (model/ns_model.h). */
 #define NS_CFG_MAX_LAYER ((json_int_t)NS_MODEL_MAX_LAYER)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "model/ns_checkpoint.h"
 #include "analysis/ns_normalize.h"
 #include "common/ns_lock.h"
 #include "common/ns_outpath.h"
