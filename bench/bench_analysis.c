@@ -20,7 +20,7 @@
 #include "ns_bench.h"
 
 #include "common/ns_file.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_sweep_config.h"
@@ -37,7 +37,7 @@ static int store_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     stored *st = user;
     if (st->n == sizeof st->v / sizeof st->v[0])
         return ns_fail(err, NS_ERR_INVALID, "more than 64 layers");
-    size_t nl = v->n_head * v->L * v->L, nv = v->L * v->n_head * v->d_head;
+    size_t nl = v->n_head * v->head_stride, nv = v->L * v->n_kv_head * v->d_head;
     float *lg = malloc(nl * sizeof *lg), *va = malloc(nv * sizeof *va);
     if (!lg || !va)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory storing layer %zu", v->layer);
@@ -46,7 +46,8 @@ static int store_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     st->v[st->n] = *v;
     st->v[st->n].logits = lg;
     st->v[st->n].values = va;
-    st->v[st->n].weights = NULL; /* the analysis reads logits and values only */
+    st->v[st->n].weights = NULL; /* the analysis reads logits and values only (the rows and
+                                    their slots stay the workspace's) */
     st->n++;
     return NS_OK;
 }
@@ -74,14 +75,14 @@ int main(int argc, char **argv)
     size_t len = 0;
     ns_sweep_config cfg;
     ns_sweep_diags diags = {0};
-    ns_gpt2_model *model = NULL;
+    ns_model *model = NULL;
     if (ns_file_read_all(argv[1], 0, &text, &len, &err) != NS_OK)
         return fail(argv[1], &err);
     if (ns_sweep_parse(text, len, argv[1], &cfg, NULL, &diags, &err) != NS_OK)
         return fail("parse", &err);
-    if (ns_gpt2_load(argv[2], &model, &err) != NS_OK)
+    if (ns_model_load(argv[2], &model, &err) != NS_OK)
         return fail(argv[2], &err);
-    const ns_gpt2_config *mc = ns_gpt2_config_of(model);
+    const ns_model_config *mc = ns_model_config_of(model);
     if (ns_sweep_expand_all(&cfg, mc->n_layer, mc->n_head, &err) != NS_OK)
         return fail("expand", &err);
     ns_plan_grid g;
@@ -90,10 +91,11 @@ int main(int argc, char **argv)
     ns_rows *rows = NULL;
     if (ns_plan_init(&plan, &g, mc, &err) != NS_OK)
         return fail("plan", &err);
-    if (ns_rows_new(&plan, model, kernel, &rows, &err) != NS_OK)
+    if (ns_rows_new(&plan, model, kernel, 0, &rows, &err) != NS_OK)
         return fail("rows", &err);
-    ns_gpt2_workspace *ws = NULL;
-    if (ns_gpt2_workspace_new(model, plan.L_fwd, &ws, &err) != NS_OK)
+    ns_model_workspace *ws = NULL; /* keeping the analysed rows, as the rows stage does */
+    if (ns_model_workspace_new(model, plan.L_fwd, plan.fwd_rows, plan.n_fwd_rows, &ws, &err) !=
+        NS_OK)
         return fail("workspace", &err);
     int32_t *tokens = malloc(plan.L_fwd * sizeof *tokens);
     double *payload = malloc(plan.payload * sizeof *payload);
@@ -109,12 +111,12 @@ int main(int argc, char **argv)
     }
     for (int r = 0; r < reps; r++) {
         double t0 = ns_bench_now();
-        if (ns_gpt2_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, NULL, NULL, &err))
+        if (ns_model_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, NULL, NULL, &err))
             return fail("forward", &err);
         tf[r] = ns_bench_now() - t0;
     }
     stored st = {.n = 0};
-    if (ns_gpt2_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, store_layer, &st, &err))
+    if (ns_model_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, store_layer, &st, &err))
         return fail("forward (storing the layers)", &err);
     for (int r = 0; r < reps; r++) {
         double t0 = ns_bench_now();
@@ -143,10 +145,10 @@ int main(int argc, char **argv)
     printf("analysis_seconds: %.4f\n", a);
     printf("analysis_vs_forward: %.4f\n", a / f);
     printf("payload_bytes_per_task: %zu\n", plan.payload * sizeof(double));
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     ns_rows_free(rows);
     ns_plan_free(&plan);
-    ns_gpt2_free(model);
+    ns_model_free(model);
     ns_sweep_config_free(&cfg);
     ns_sweep_diags_free(&diags);
     free(text);

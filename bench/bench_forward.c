@@ -1,8 +1,11 @@
-/* bench_forward: time the GPT-2 forward pass at L tokens against an sgemm-only loop of exactly the
- * GEMMs the forward issues (same shapes, leading dimensions, beta and weight matrices), and
- * measure the forward's private memory beyond the model weights.
+/* bench_forward: time a model's forward pass (any architecture) at L tokens against an sgemm-only
+ * loop of exactly the GEMMs the forward issues (same shapes, transposes, leading dimensions, beta
+ * and weight matrices), and measure the forward's private memory beyond the model weights.
  *
- * Usage: bench_forward --model DIR [--L 1024] [--reps 5]   (DIR from `normsweep mkmodel`)
+ * Usage: bench_forward --model DIR [--L 1024] [--reps 5] [--rows 64]   (DIR from `normsweep
+ * mkmodel`); --rows: the last rows whose logits and weights are kept, as a sweep keeps the rows
+ * it analyses (0: every row, as `dump` does); --reps 0: one pass only, timed with its workspace's
+ * allocation, no baseline (a long context).
  * BLAS threads from OPENBLAS_NUM_THREADS. One warm-up pass of each, then `reps` rounds of one
  * forward pass followed by one sgemm pass, so both see the same machine load (the machine is
  * shared); forward_vs_sgemm is the median over the rounds of sgemm seconds / forward seconds.
@@ -18,8 +21,8 @@
 #include "ns_bench.h"
 
 #include "common/ns_blas.h"
-#include "model/ns_gpt2.h"
-#include "model/ns_gpt2_internal.h"
+#include "model/ns_model.h"
+#include "model/ns_model_internal.h"
 
 /* ---- /proc/self/status ---- */
 
@@ -60,35 +63,48 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* ---- the forward's GEMMs, as ns_gpt2_forward issues them ---- */
+/* ---- the forward's GEMMs, as ns_model_forward issues them ---- */
 
 typedef struct gemm {
     int transb;
     size_t M, N, K, lda, ldb, ldc;
-    const float *b; /* the model weight for the linear layers, else NULL (scratch) */
+    const float *b; /* the model weight for the linear maps, else NULL (scratch) */
+    float beta;
 } gemm;
 
-/* Per layer: c_attn; per head and block of NS_GPT2_ATT_BLOCK query rows [m0, m1), q k^T over
- * keys [0, m1) and w v; then (all but the last layer) attn c_proj, c_fc, mlp c_proj. Returns the
- * count written to g (capacity n_layer * (4 + 2 H n_blocks)). */
-static size_t forward_gemms(gemm *g, const ns_gpt2_model *m, size_t L)
+/* A linear map of the forward (ns_mm / ns_affine): beta 1 when it accumulates onto a bias or the
+ * residual stream. */
+static gemm lin_gemm(const ns_linear *w, size_t L, size_t lda, size_t ldc, int accumulate)
 {
-    const ns_gpt2_config *c = &m->config;
-    size_t C = c->n_embd, H = c->n_head, D = C / H, F = c->n_inner, n = 0;
+    return (gemm){w->trans, L, w->n_out, w->n_in, lda, w->trans ? w->n_in : w->n_out, ldc, w->w,
+                  accumulate || w->b ? 1.0f : 0.0f};
+}
+
+/* Per layer: the q/k/v maps; per query head and block of NS_MODEL_ATT_BLOCK query rows [m0, m1),
+ * q k^T over keys [0, m1) and w v; then (all but the last layer) the attention output map and the
+ * MLP's maps. Returns the count written to g (capacity n_layer * (8 + 2 H n_blocks)). */
+static size_t forward_gemms(gemm *g, const ns_model *m, size_t L)
+{
+    const ns_model_config *c = &m->config;
+    size_t C = c->n_embd, H = c->n_head, D = c->d_head, F = c->n_inner, n = 0;
+    size_t W = m->qkv.width, HD = H * D, KD = c->n_kv_head * D;
     for (size_t l = 0; l < c->n_layer; l++) {
-        const ns_gpt2_layer_weights *w = &m->layers[l];
-        g[n++] = (gemm){0, L, 3 * C, C, C, 3 * C, 3 * C, w->attn_w};
+        const ns_layer_weights *w = &m->layers[l];
+        for (size_t i = 0; i < w->n_qkv; i++)
+            g[n++] = lin_gemm(&w->qkv[i], L, C, W, 0);
         for (size_t h = 0; h < H; h++)
-            for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
-                size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L;
-                g[n++] = (gemm){1, m1 - m0, m1, D, 3 * C, 3 * C, L, NULL};
-                g[n++] = (gemm){0, m1 - m0, D, m1, L, C, C, NULL};
+            for (size_t m0 = 0; m0 < L; m0 += NS_MODEL_ATT_BLOCK) {
+                size_t m1 = m0 + NS_MODEL_ATT_BLOCK < L ? m0 + NS_MODEL_ATT_BLOCK : L;
+                g[n++] = (gemm){1, m1 - m0, m1, D, W, W, L, NULL, 0.0f};
+                g[n++] = (gemm){0, m1 - m0, D, m1, L, KD, HD, NULL, 0.0f};
             }
         if (l + 1 == c->n_layer)
             break;
-        g[n++] = (gemm){0, L, C, C, C, C, C, w->attn_proj_w};
-        g[n++] = (gemm){0, L, F, C, C, F, F, w->fc_w};
-        g[n++] = (gemm){0, L, C, F, F, C, C, w->fc_proj_w};
+        g[n++] = lin_gemm(&w->o, L, HD, C, 1);
+        if (w->gate.w)
+            g[n++] = lin_gemm(&w->gate, L, C, F, 0);
+        g[n++] = lin_gemm(&w->up, L, C, F, 0);
+        g[n++] = lin_gemm(&w->down, L, F, C, 1);
     }
     return n;
 }
@@ -99,19 +115,19 @@ static void sgemm_pass(const gemm *g, size_t ng, const float *A, const float *B,
     for (size_t i = 0; i < ng; i++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, g[i].transb ? CblasTrans : CblasNoTrans,
                     (int)g[i].M, (int)g[i].N, (int)g[i].K, 1.0f, A, (int)g[i].lda,
-                    g[i].b ? g[i].b : B, (int)g[i].ldb, g[i].b ? 1.0f : 0.0f, Cm, (int)g[i].ldc);
+                    g[i].b ? g[i].b : B, (int)g[i].ldb, g[i].beta, Cm, (int)g[i].ldc);
 }
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N]\n");
+    fprintf(stderr, "usage: bench_forward --model DIR [--L N] [--reps N] [--rows N]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
-    size_t L = 1024, reps = 5;
+    size_t L = 1024, reps = 5, keep = 64;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             dir = argv[++i];
@@ -119,27 +135,31 @@ int main(int argc, char **argv)
             L = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
+            keep = strtoul(argv[++i], NULL, 10);
         else
             return usage();
     }
-    if (!dir || L == 0 || reps == 0 || reps > 100)
+    if (!dir || L == 0 || reps > 100)
         return usage();
 
     ns_err err;
     ns_err_clear(&err);
-    ns_gpt2_model *model = NULL;
-    if (ns_gpt2_load(dir, &model, &err) != NS_OK) {
+    ns_model *model = NULL;
+    if (ns_model_load(dir, &model, &err) != NS_OK) {
         fprintf(stderr, "bench_forward: %s\n", err.msg);
         return 1;
     }
-    const ns_gpt2_config *c = &model->config;
+    const ns_model_config *c = ns_model_config_of(model);
     if (L > c->n_ctx)
         L = c->n_ctx;
+    if (keep > L)
+        keep = L;
     /* touch every weight page so the mapped weights are resident before anything is timed */
     volatile float sink = 0;
-    if (model->map.data)
-        for (size_t i = 0; i < model->map.size; i += 4096)
-            sink += (float)model->map.data[i];
+    for (size_t f = 0; f < model->ckpt.n_files; f++)
+        for (size_t i = 0; i < model->ckpt.files[f].map.size; i += 4096)
+            sink += (float)model->ckpt.files[f].map.data[i];
     (void)sink;
 
     int32_t *tokens = malloc(L * sizeof *tokens);
@@ -153,18 +173,25 @@ int main(int argc, char **argv)
      * scratch buffers exist */
     long rss0 = status_kb("VmRSS"), anon0 = status_kb("RssAnon");
     int peak_ok = reset_peak() == 0;
-    ns_gpt2_workspace *ws = NULL;
-    if (ns_gpt2_workspace_new(model, L, &ws, &err) != NS_OK ||
-        ns_gpt2_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
+    ns_model_workspace *ws = NULL;
+    size_t *rows = malloc((keep ? keep : 1) * sizeof *rows);
+    if (!rows)
+        return 1;
+    for (size_t i = 0; i < keep; i++)
+        rows[i] = L - keep + i;
+    double t_first = ns_bench_now();
+    if (ns_model_workspace_new(model, L, keep ? rows : NULL, keep, &ws, &err) != NS_OK ||
+        ns_model_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
         fprintf(stderr, "bench_forward: %s\n", err.msg);
         return 1;
     }
+    t_first = ns_bench_now() - t_first; /* the workspace's allocation and one pass */
     long hwm = status_kb("VmHWM"), anon1 = status_kb("RssAnon");
     double peak_mb = peak_ok && hwm > 0 ? (double)(hwm - rss0) / 1024.0
                                         : (double)(anon1 - anon0) / 1024.0;
 
     /* the same GEMMs alone */
-    size_t cap = c->n_layer * (4 + 2 * c->n_head * ((L + NS_GPT2_ATT_BLOCK - 1) / NS_GPT2_ATT_BLOCK));
+    size_t cap = c->n_layer * (8 + 2 * c->n_head * ((L + NS_MODEL_ATT_BLOCK - 1) / NS_MODEL_ATT_BLOCK));
     gemm *g = calloc(cap, sizeof *g);
     if (!g)
         return 1;
@@ -180,13 +207,24 @@ int main(int argc, char **argv)
         cmax = cc > cmax ? cc : cmax;
     }
     /* what the attention would cost as full L x L products (the count before causal blocking) */
-    size_t D = c->n_embd / c->n_head, La = c->n_layer;
+    size_t D = c->d_head, La = c->n_layer;
     double square = flops;
-    for (size_t m0 = 0; m0 < L; m0 += NS_GPT2_ATT_BLOCK) {
-        size_t m1 = m0 + NS_GPT2_ATT_BLOCK < L ? m0 + NS_GPT2_ATT_BLOCK : L;
+    for (size_t m0 = 0; m0 < L; m0 += NS_MODEL_ATT_BLOCK) {
+        size_t m1 = m0 + NS_MODEL_ATT_BLOCK < L ? m0 + NS_MODEL_ATT_BLOCK : L;
         square -= (double)La * (double)c->n_head * 4.0 * (double)(m1 - m0) * (double)m1 * (double)D;
     }
     square += (double)La * (double)c->n_head * 4.0 * (double)L * (double)L * (double)D;
+    if (reps == 0) { /* --reps 0: the first pass alone, timed (a long context: no baseline) */
+        printf("forward_model: %s (%s, n_layer=%zu n_head=%zu n_kv_head=%zu head_dim=%zu "
+               "n_embd=%zu n_inner=%zu)\n", dir, c->model_type, c->n_layer, c->n_head,
+               c->n_kv_head, c->d_head, c->n_embd, c->n_inner);
+        printf("forward_L: %zu\nforward_rows_kept: %zu\nforward_blas_threads: %d\n", L,
+               keep ? keep : L, ns_blas_threads());
+        printf("forward_gflop_per_pass: %.2f\nforward_seconds: %.4f\nforward_gflops: %.2f\n",
+               flops * 1e-9, t_first, flops / t_first * 1e-9);
+        printf("forward_peak_rss_mb: %.1f\n", peak_mb);
+        return 0;
+    }
     float *A = malloc(amax * sizeof(float)), *B = malloc(bmax * sizeof(float));
     float *Cm = malloc(cmax * sizeof(float));
     double *tf = calloc(reps, sizeof *tf), *tg = calloc(reps, sizeof *tg);
@@ -202,7 +240,7 @@ int main(int argc, char **argv)
 
     for (size_t r = 0; r < reps; r++) {
         double t0 = ns_bench_now();
-        if (ns_gpt2_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
+        if (ns_model_forward(model, ws, tokens, L, c->n_layer, NULL, NULL, &err) != NS_OK) {
             fprintf(stderr, "bench_forward: %s\n", err.msg);
             return 1;
         }
@@ -215,12 +253,14 @@ int main(int argc, char **argv)
     double fwd = ns_bench_median(tf, reps), gem = ns_bench_median(tg, reps);
     double rat = ns_bench_median(ratio, reps);
 
-    printf("forward_model: %s (n_layer=%zu n_head=%zu n_embd=%zu n_inner=%zu)\n",
-           dir, c->n_layer, c->n_head, c->n_embd, c->n_inner);
+    printf("forward_model: %s (%s, n_layer=%zu n_head=%zu n_kv_head=%zu head_dim=%zu n_embd=%zu "
+           "n_inner=%zu)\n", dir, c->model_type, c->n_layer, c->n_head, c->n_kv_head, c->d_head,
+           c->n_embd, c->n_inner);
     printf("forward_L: %zu\n", L);
+    printf("forward_rows_kept: %zu\n", keep ? keep : L);
     printf("forward_reps: %zu\n", reps);
     printf("forward_blas_threads: %d\n", ns_blas_threads());
-    printf("forward_attention_block: %d\n", NS_GPT2_ATT_BLOCK);
+    printf("forward_attention_block: %d\n", NS_MODEL_ATT_BLOCK);
     printf("forward_gemm_count: %zu\n", ng);
     printf("forward_gflop_per_pass: %.2f\n", flops * 1e-9);
     printf("forward_gflop_per_pass_square_attention: %.2f\n", square * 1e-9);
@@ -243,7 +283,8 @@ int main(int argc, char **argv)
     free(tg);
     free(ratio);
     free(tokens);
-    ns_gpt2_workspace_free(ws);
-    ns_gpt2_free(model);
+    free(rows);
+    ns_model_workspace_free(ws);
+    ns_model_free(model);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* bench_train: the trainer's speed on one sequence -- a training step (forward + exact backward,
  * ns_tm_step_f32 with gradients) against the forward alone (the same call without gradients, LM
- * head and loss included) and against the inference forward (ns_gpt2_forward over every layer, no
+ * head and loss included) and against the inference forward (ns_model_forward over every layer, no
  * LM head) of the same model, one BLAS thread.
  *
  * Usage: bench_train [--layers 4] [--heads 4] [--embd 128] [--ctx 256] [--reps 5]
@@ -19,6 +19,7 @@
 
 #include "common/ns_blas.h"
 #include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "train/ns_train_model.h"
 #include "train/ns_train_params.h"
 
@@ -76,11 +77,11 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/ns_bench_train.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    ns_gpt2_model *m = NULL;
-    ns_gpt2_workspace *ws = NULL;
+    ns_model *m = NULL;
+    ns_model_workspace *ws = NULL;
     ns_tm_work_f32 *w = NULL;
-    if (ns_tp_write_model(dir, &lay, p, 1, NULL, &e) != NS_OK || ns_gpt2_load(dir, &m, &e) != NS_OK ||
-        ns_gpt2_workspace_new(m, ctx, &ws, &e) != NS_OK ||
+    if (ns_tp_write_model(dir, &lay, p, 1, NULL, &e) != NS_OK || ns_model_load(dir, &m, &e) != NS_OK ||
+        ns_model_workspace_new(m, ctx, NULL, 0, &ws, &e) != NS_OK ||
         ns_tm_work_new_f32(&lay, ctx, &w, &e) != NS_OK)
         return fail("setup", &e);
     double loss;
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
         if (ns_tm_step_f32(&lay, p, NULL, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
             return fail("forward", &e);
         double t2 = ns_bench_now();
-        if (ns_gpt2_forward(m, ws, tok, ctx, layers, NULL, NULL, &e) != NS_OK)
+        if (ns_model_forward(m, ws, tok, ctx, layers, NULL, NULL, &e) != NS_OK)
             return fail("inference forward", &e);
         double t3 = ns_bench_now();
         if (r > 0) {
@@ -112,8 +113,8 @@ int main(int argc, char **argv)
     printf("step_vs_inference_forward: %.3f\n", inf / step);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ns_gpt2_workspace_free(ws);
-    ns_gpt2_free(m);
+    ns_model_workspace_free(ws);
+    ns_model_free(m);
     ns_tm_work_free_f32(w);
     ns_tp_layout_free(&lay);
     free(p);

@@ -63,8 +63,9 @@ static void check_accepted(ns_sweep_config *cfg, const ns_sweep_marks *marks)
     }
 
     /* GPT-2 small (the real model's shape). */
-    const ns_gpt2_config gpt2 = {.n_layer = 12, .n_head = 12, .n_embd = 768, .n_ctx = 1024,
-                                 .vocab_size = 50257, .n_inner = 3072, .ln_eps = 1e-5};
+    const ns_model_config gpt2 = {.n_layer = 12, .n_head = 12, .n_kv_head = 12, .d_head = 64,
+                                  .n_embd = 768, .n_ctx = 1024, .vocab_size = 50257,
+                                  .n_inner = 3072, .norm_eps = 1e-5};
     ns_sweep_diags diags = {0};
     rc = ns_sweep_check_model(cfg, marks, &gpt2, "gpt2", &diags, &err);
     NS_FUZZ_CHECK(rc == NS_OK || rc == NS_ERR_NOMEM, "check_model: status %d: %s", rc, err.msg);

@@ -102,6 +102,28 @@ def config_seeds(out):
     write(out, p, "huge.json", json.dumps(dict(base, n_embd=2**62, vocab_size=2**63 - 1)))
     write(out, p, "not_object.json", "[1, 2, 3]")
     write(out, p, "duplicate.json", '{"n_layer": 1, "n_layer": 2}')
+    llama = {"model_type": "llama", "hidden_size": 576, "intermediate_size": 1536,
+             "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
+             "max_position_embeddings": 8192, "vocab_size": 49152, "rms_norm_eps": 1e-05,
+             "rope_theta": 100000, "rope_scaling": None, "hidden_act": "silu",
+             "tie_word_embeddings": True}
+    write(out, p, "llama.json", json.dumps(llama, indent=2))
+    write(out, p, "qwen2.json", json.dumps(dict(
+        llama, model_type="qwen2", hidden_size=896, num_attention_heads=14, num_key_value_heads=2,
+        intermediate_size=4864, sliding_window=32768, use_sliding_window=False,
+        max_window_layers=24, rope_parameters={"rope_type": "default", "rope_theta": 1e6},
+        rope_theta=1e6)))
+    write(out, p, "mistral.json", json.dumps(dict(llama, model_type="mistral", head_dim=64,
+                                                  sliding_window=4096)))
+    write(out, p, "llama_bad.json", json.dumps(dict(
+        llama, num_key_value_heads=4, rope_scaling={"type": "linear", "factor": 2.0},
+        rope_interleaved=True)))
+    neox = {"model_type": "gpt_neox", "hidden_size": 512, "intermediate_size": 2048,
+            "num_hidden_layers": 6, "num_attention_heads": 8, "max_position_embeddings": 2048,
+            "vocab_size": 50304, "layer_norm_eps": 1e-05, "rotary_pct": 0.25,
+            "rotary_emb_base": 10000, "use_parallel_residual": True, "hidden_act": "gelu"}
+    write(out, p, "gpt_neox.json", json.dumps(neox, indent=2))
+    write(out, p, "gpt_neox_bad.json", json.dumps(dict(neox, rotary_pct=0.01, hidden_act="relu")))
 
 
 def sweep_seeds(out):

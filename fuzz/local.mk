@@ -13,9 +13,11 @@ FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = $(NS_LIBS)
 # the training grid file (train/ns_train_grid; normalizer names from analysis/, the strict
-# ranges of model/ns_gpt2_config, the UTF-8 length of corpus/)
+# ranges of model/ns_gpt2_config, the UTF-8 length of corpus/, whose object also encodes through
+# tokenizer/)
 FUZZ_LIBS_TRAIN_GRID = src/train/libns_train.a src/model/libns_model.a \
-	src/analysis/libns_analysis.a src/corpus/libns_corpus.a src/common/libns_common.a
+	src/analysis/libns_analysis.a src/corpus/libns_corpus.a src/tokenizer/libns_tokenizer.a \
+	src/common/libns_common.a
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
 FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
 	-fsanitize=fuzzer $(AM_LDFLAGS) $(LDFLAGS)

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
                     rc = write_head(f, &p, &key, &in, &n, &fin);
                 }
             ns_head_key key = {8, 0, 0};
-            ns_head_input in = {slog, L_SHARD, sval, d, L_SHARD, d};
+            ns_head_input in = {slog, L_SHARD, sval, d, L_SHARD, d, NULL};
             if (rc == 0)
                 rc = write_head(f, &p, &key, &in, &n, &fin);
         }

@@ -208,7 +208,7 @@ cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 resume_ok d4.nc ck4 "model restored"
 cp mA/model.safetensors mdl/.old && mv mdl/.old mdl/model.safetensors
 # Replaced during start-up: the run must not use other weights than the recorded checksum's.
-# Made deterministic with gdb: the file is replaced when ns_gpt2_load is first entered (on rank 0
+# Made deterministic with gdb: the file is replaced when ns_model_load is first entered (on rank 0
 # that is validation's load).
 # (a) A model named by its path is hashed from its mapped bytes, so rank 0 has no window between
 #     checksum and map: the run uses the new file and records its checksum.
@@ -226,7 +226,7 @@ r=${REPLACE:-mdl}
 # LeakSanitizer cannot stop the world of a process under ptrace (a sanitizer build would report a
 # tool failure, not a leak): leak checking is off for the traced process only.
 [ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" && export ASAN_OPTIONS
-gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_gpt2_load' -ex run \
+gdb -batch -nx -q -ex 'set breakpoint pending on' -ex 'break ns_model_load' -ex run \
   -ex "shell cp mB/model.safetensors $r/.new && mv $r/.new $r/model.safetensors" \
   -ex delete -ex continue --args "$@" > "$out" < /dev/null
 code=$(sed -n 's/.*exited with code \([0-9]*\).*/\1/p' "$out" | tail -n 1)

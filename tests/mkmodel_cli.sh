@@ -1,7 +1,7 @@
 #!/bin/sh
 # mkmodel_cli: `normsweep mkmodel` options, exit codes, determinism and the Hugging Face layout.
 set -u
-: "${NORMSWEEP:?}" "${PYTHON_DEBIAN:=python3}"
+: "${NORMSWEEP:?}" "${PYTHON_DEBIAN:=python3}" "${top_srcdir:?}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns_mkmodel_cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -115,6 +115,36 @@ with open(f"{tmp}/a/model.safetensors", "rb") as f:
     w = read("wte.weight")
     assert len(set(w)) == len(w) and max(abs(x) for x in w) < 0.2
 EOF
+
+# Every architecture: presets with the released configs' keys and values, the tensors the
+# *ForCausalLM models save, shards with their index; options that do not apply are refused.
+expect 2 "--arch 'gptj' is not one of" --arch gptj $tiny --out "$tmp/x"
+expect 2 "--kv-heads does not apply to --arch gpt2" $tiny --kv-heads 1 --out "$tmp/x"
+expect 2 "--rotary-pct does not apply to --arch llama" --arch llama $tiny --rotary-pct 0.5 --out "$tmp/x"
+expect 2 "--kv-heads does not apply to --arch gpt_neox" --arch gpt-neox $tiny --kv-heads 1 --out "$tmp/x"
+expect 2 "--preset pythia-70m is a gpt_neox model, not --arch llama" --arch llama --preset pythia-70m --out "$tmp/x"
+expect 2 "heads = 4 must be a multiple of kv-heads = 3" --arch llama --layers 1 --heads 4 --kv-heads 3 --embd 16 --ctx 8 --vocab 32 --out "$tmp/x"
+expect 2 "rotary-pct = 0.1 gives 0 rotary dimensions" --arch gpt-neox --layers 1 --heads 2 --embd 16 --ctx 8 --vocab 32 --rotary-pct 0.1 --out "$tmp/x"
+expect 2 "--shards: 0 is out of range 1..4096" $tiny --shards 0 --out "$tmp/x"
+expect 2 "--init 'half' is not hf or full" --arch qwen2 $tiny --init half --out "$tmp/x"
+[ -e "$tmp/x" ] && fail "a rejected command created its output directory"
+small="--layers 2 --ctx 64 --vocab 100"
+expect 0 "llama: 2 layers, 9 heads, 3 key/value heads, head_dim 64" --preset smollm2-135m $small --out "$tmp/smol"
+expect 0 "qwen2: 2 layers, 14 heads, 2 key/value heads" --preset qwen2.5-0.5b $small --dtype bf16 --shards 3 --out "$tmp/qwen"
+expect 0 "gpt_neox: 2 layers, 8 heads" --preset pythia-70m $small --dtype f16 --out "$tmp/py70"
+expect 0 "gpt_neox: 2 layers, 12 heads" --arch gpt-neox --preset pythia-160m $small --shards 2 --out "$tmp/py160"
+expect 0 "mistral" --arch mistral --layers 1 --heads 4 --kv-heads 2 --embd 32 --head-dim 4 --ctx 16 --vocab 40 --out "$tmp/mis"
+# the same seed: byte-identical shards and index
+expect 0 "qwen2" --preset qwen2.5-0.5b $small --dtype bf16 --shards 3 --out "$tmp/qwen2"
+for f in model-00001-of-00003.safetensors model-00002-of-00003.safetensors \
+         model-00003-of-00003.safetensors model.safetensors.index.json config.json; do
+  cmp -s "$tmp/qwen/$f" "$tmp/qwen2/$f" || fail "same seed, different $f"
+done
+# rewriting a sharded model as one file removes the index (a loader would read the stale shards)
+expect 0 "qwen2" --preset qwen2.5-0.5b $small --out "$tmp/qwen2"
+[ ! -e "$tmp/qwen2/model.safetensors.index.json" ] || fail "stale index left behind"
+"$PYTHON_DEBIAN" "$top_srcdir/tests/mkmodel_layout.py" "$tmp" || fail "decoder layout check (see above)"
+# (that they load, with the config intended: tests/test_models)
 
 [ "$fails" = 0 ] && echo "mkmodel_cli: all checks passed"
 [ "$fails" = 0 ]

@@ -3,8 +3,12 @@
 #define NS_TEST_H
 
 #include <CUnit/Basic.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Path from an environment variable set by tests/test_env.sh; fails the test run loudly when
  * unset, so a missing asset is a failure, never a silent skip. */
@@ -16,6 +20,32 @@ static inline const char *ns_test_env(const char *name)
         exit(1);
     }
     return v;
+}
+
+/* Remove dir and everything under it (a test's temporary directory). */
+static inline void ns_test_rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(n);
+        if (!p)
+            continue;
+        snprintf(p, n, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            ns_test_rm_tree(p);
+        else
+            unlink(p);
+        free(p);
+    }
+    closedir(d);
+    rmdir(dir);
 }
 
 /* Run every registered suite verbosely; returns the number of failures (main's exit status). */

@@ -13,10 +13,11 @@
 #include "analysis/ns_row.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
+#include "model/ns_model_internal.h"
 #include "ns_test.h"
 
 typedef struct tiny_model {
-    ns_gpt2_model m;
+    ns_model m;
     float *params; /* one block holding every tensor */
 } tiny_model;
 
@@ -50,7 +51,7 @@ static inline float *tiny_take(float **p, size_t n, uint64_t *s, float center, f
 static inline void tiny_model_make_ctx(tiny_model *t, uint64_t seed, size_t n_ctx)
 {
     memset(t, 0, sizeof *t);
-    ns_gpt2_config *c = &t->m.config;
+    ns_gpt2_config *c = &t->m.gpt2;
     c->n_layer = 2;
     c->n_head = 4;
     c->n_embd = 16;
@@ -58,32 +59,35 @@ static inline void tiny_model_make_ctx(tiny_model *t, uint64_t seed, size_t n_ct
     c->vocab_size = 40;
     c->n_inner = 40;
     c->ln_eps = 1e-5;
+    c->attn_temperature = 1.0;
+    ns_gpt2_config_generic(c, &t->m.config);
     size_t C = c->n_embd, F = c->n_inner;
     size_t per_layer = 4 * C + C * 3 * C + 3 * C + C * C + C + C * F + F + F * C + C;
     size_t total = c->vocab_size * C + c->n_ctx * C + 2 * C + c->n_layer * per_layer;
     t->params = malloc(total * sizeof(float));
     t->m.layers = calloc(c->n_layer, sizeof *t->m.layers);
     CU_ASSERT_FATAL(t->params != NULL && t->m.layers != NULL);
+    ns_gpt2_shapes(&t->m);
     float *p = t->params;
     uint64_t s = seed;
-    t->m.wte = tiny_take(&p, c->vocab_size * C, &s, 0.0f, 1.0f);
-    t->m.wpe = tiny_take(&p, c->n_ctx * C, &s, 0.0f, 0.3f);
-    t->m.ln_f_w = tiny_take(&p, C, &s, 1.0f, 0.1f);
-    t->m.ln_f_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
+    t->m.tok_emb = tiny_take(&p, c->vocab_size * C, &s, 0.0f, 1.0f);
+    t->m.pos_emb = tiny_take(&p, c->n_ctx * C, &s, 0.0f, 0.3f);
+    t->m.norm_f_w = tiny_take(&p, C, &s, 1.0f, 0.1f);
+    t->m.norm_f_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
     for (size_t l = 0; l < c->n_layer; l++) {
-        ns_gpt2_layer_weights *w = &t->m.layers[l];
-        w->ln_1_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
-        w->ln_1_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->attn_w = tiny_take(&p, C * 3 * C, &s, 0.0f, 0.5f);
-        w->attn_b = tiny_take(&p, 3 * C, &s, 0.0f, 0.1f);
-        w->attn_proj_w = tiny_take(&p, C * C, &s, 0.0f, 0.3f);
-        w->attn_proj_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->ln_2_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
-        w->ln_2_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
-        w->fc_w = tiny_take(&p, C * F, &s, 0.0f, 0.3f);
-        w->fc_b = tiny_take(&p, F, &s, 0.0f, 0.1f);
-        w->fc_proj_w = tiny_take(&p, F * C, &s, 0.0f, 0.3f);
-        w->fc_proj_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
+        ns_layer_weights *w = &t->m.layers[l];
+        w->norm1_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
+        w->norm1_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
+        w->qkv[0].w = tiny_take(&p, C * 3 * C, &s, 0.0f, 0.5f);
+        w->qkv[0].b = tiny_take(&p, 3 * C, &s, 0.0f, 0.1f);
+        w->o.w = tiny_take(&p, C * C, &s, 0.0f, 0.3f);
+        w->o.b = tiny_take(&p, C, &s, 0.0f, 0.1f);
+        w->norm2_w = tiny_take(&p, C, &s, 1.0f, 0.2f);
+        w->norm2_b = tiny_take(&p, C, &s, 0.0f, 0.1f);
+        w->up.w = tiny_take(&p, C * F, &s, 0.0f, 0.3f);
+        w->up.b = tiny_take(&p, F, &s, 0.0f, 0.1f);
+        w->down.w = tiny_take(&p, F * C, &s, 0.0f, 0.3f);
+        w->down.b = tiny_take(&p, C, &s, 0.0f, 0.1f);
     }
     CU_ASSERT_FATAL((size_t)(p - t->params) == total);
 }
@@ -111,8 +115,8 @@ static inline void tiny_tokens(int32_t *tokens, size_t L, size_t V, uint64_t see
 
 typedef struct layer_capture {
     size_t n_layer, H, D, L;
-    float *logits; /* (n_layer, H, L, L): the layer view's logits */
-    float *values; /* (n_layer, L, H * D): the layer view's values */
+    float *logits; /* (n_layer, H, L, L): the layer view's logits (rows not kept: 0) */
+    float *values; /* (n_layer, L, H * D): the values each query head sees */
     size_t calls;
 } layer_capture;
 
@@ -140,9 +144,17 @@ static inline int layer_capture_fn(void *user, const ns_attn_layer_view *v, ns_e
     cap->calls++;
     if (v->layer >= cap->n_layer || v->L != cap->L || v->n_head != cap->H || v->d_head != cap->D)
         return ns_fail(err, NS_ERR_INVALID, "capture: unexpected layer view");
-    size_t hll = cap->H * cap->L * cap->L, lc = cap->L * cap->H * cap->D;
-    memcpy(cap->logits + v->layer * hll, v->logits, hll * sizeof(float));
-    memcpy(cap->values + v->layer * lc, v->values, lc * sizeof(float));
+    size_t L = cap->L, D = cap->D, C = cap->H * D, hll = cap->H * L * L, lc = L * C;
+    for (size_t h = 0; h < cap->H; h++) {
+        for (size_t m = 0; m < L; m++) /* the kept rows (the others stay 0) */
+            if (v->row_slot[m] != SIZE_MAX)
+                memcpy(cap->logits + v->layer * hll + (h * L + m) * L,
+                       v->logits + h * v->head_stride + v->row_slot[m] * v->ld, L * sizeof(float));
+        size_t ld;
+        const float *hv = ns_view_head_values(v, h, &ld); /* its key/value group's */
+        for (size_t t = 0; t < L; t++)
+            memcpy(cap->values + v->layer * lc + t * C + h * D, hv + t * ld, D * sizeof(float));
+    }
     return NS_OK;
 }
 
@@ -177,26 +189,26 @@ static inline int standin_capture(size_t offset, size_t L, layer_capture *cap)
 {
     const char *model_dir = ns_test_env("NS_TEST_MODEL_DIR");
     const char *golden_dir = ns_test_env("NS_TEST_GOLDEN_DIR");
-    ns_gpt2_model *model = NULL;
-    ns_gpt2_workspace *ws = NULL;
+    ns_model *model = NULL;
+    ns_model_workspace *ws = NULL;
     ns_err err;
     int32_t *tokens = malloc(L * sizeof *tokens);
     int rc = -1;
     if (!tokens || read_wap_tokens(golden_dir, offset, L, tokens) != 0)
         goto done;
-    if (ns_gpt2_load(model_dir, &model, &err) != NS_OK) {
+    if (ns_model_load(model_dir, &model, &err) != NS_OK) {
         fprintf(stderr, "standin_capture: %s\n", err.msg);
         goto done;
     }
-    const ns_gpt2_config *c = ns_gpt2_config_of(model);
-    if (layer_capture_init(cap, c->n_layer, c->n_head, c->n_embd / c->n_head, L) != 0 ||
-        ns_gpt2_workspace_new(model, L, &ws, &err) != NS_OK ||
-        ns_gpt2_forward(model, ws, tokens, L, c->n_layer, layer_capture_fn, cap, &err) != NS_OK)
+    const ns_model_config *c = ns_model_config_of(model);
+    if (layer_capture_init(cap, c->n_layer, c->n_head, c->d_head, L) != 0 ||
+        ns_model_workspace_new(model, L, NULL, 0, &ws, &err) != NS_OK ||
+        ns_model_forward(model, ws, tokens, L, c->n_layer, layer_capture_fn, cap, &err) != NS_OK)
         goto done;
     rc = 0;
 done:
-    ns_gpt2_workspace_free(ws);
-    ns_gpt2_free(model);
+    ns_model_workspace_free(ws);
+    ns_model_free(model);
     free(tokens);
     return rc;
 }

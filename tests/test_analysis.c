@@ -109,7 +109,7 @@ static void free_head(test_head *h)
 
 static ns_head_input input_of(const test_head *h)
 {
-    ns_head_input in = {h->logits, h->L_max, h->values, h->d, h->L_max, h->d};
+    ns_head_input in = {h->logits, h->L_max, h->values, h->d, h->L_max, h->d, NULL};
     return in;
 }
 

@@ -1,4 +1,4 @@
-/* test_forward: the sgemm GPT-2 forward against a naive double-precision reference (tiny random
+/* test_forward: the sgemm forward of a GPT-2 layout model against a naive double-precision reference (tiny random
  * model) and against the golden float64 outputs of the stand-in model (golden/standin_o*_L*.nc). */
 #include <float.h>
 #include <math.h>
@@ -10,7 +10,8 @@
 
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
-#include "model/ns_gpt2_kernels.h"
+#include "model/ns_model_internal.h"
+#include "model/ns_model_kernels.h"
 #include "ns_test.h"
 #include "ns_test_model.h"
 
@@ -18,10 +19,10 @@
 
 /* Outputs per layer: logits (n_layer, H, L, L) (lower triangle filled, upper 0), weights (same
  * shape), values (n_layer, L, C). */
-static void ref_forward(double *logits, double *weights, double *values, const ns_gpt2_model *m,
+static void ref_forward(double *logits, double *weights, double *values, const ns_model *m,
                         const int32_t *tokens, size_t L)
 {
-    const ns_gpt2_config *c = &m->config;
+    const ns_gpt2_config *c = &m->gpt2;
     size_t C = c->n_embd, H = c->n_head, D = C / H, F = c->n_inner;
     double *x = calloc(L * C, sizeof(double)), *ln = calloc(L * C, sizeof(double));
     double *qkv = calloc(L * 3 * C, sizeof(double)), *att = calloc(L * C, sizeof(double));
@@ -29,11 +30,11 @@ static void ref_forward(double *logits, double *weights, double *values, const n
     CU_ASSERT_FATAL(x && ln && qkv && att && hid);
     for (size_t t = 0; t < L; t++)
         for (size_t i = 0; i < C; i++)
-            x[t * C + i] = (double)m->wte[tokens[t] * C + i] + (double)m->wpe[t * C + i];
+            x[t * C + i] = (double)m->tok_emb[tokens[t] * C + i] + (double)m->pos_emb[t * C + i];
     for (size_t l = 0; l < c->n_layer; l++) {
-        const ns_gpt2_layer_weights *w = &m->layers[l];
+        const ns_layer_weights *w = &m->layers[l];
         for (int pass = 0; pass < 2; pass++) {
-            const float *g = pass == 0 ? w->ln_1_w : w->ln_2_w, *b = pass == 0 ? w->ln_1_b : w->ln_2_b;
+            const float *g = pass == 0 ? w->norm1_w : w->norm2_w, *b = pass == 0 ? w->norm1_b : w->norm2_b;
             for (size_t t = 0; t < L; t++) {
                 double mean = 0, var = 0;
                 for (size_t i = 0; i < C; i++)
@@ -48,9 +49,9 @@ static void ref_forward(double *logits, double *weights, double *values, const n
             if (pass == 0) {
                 for (size_t t = 0; t < L; t++)
                     for (size_t j = 0; j < 3 * C; j++) {
-                        double s = w->attn_b[j];
+                        double s = w->qkv[0].b[j];
                         for (size_t i = 0; i < C; i++)
-                            s += ln[t * C + i] * w->attn_w[i * 3 * C + j];
+                            s += ln[t * C + i] * w->qkv[0].w[i * 3 * C + j];
                         qkv[t * 3 * C + j] = s;
                     }
                 double *zl = logits + l * H * L * L, *wl = weights + l * H * L * L;
@@ -94,25 +95,25 @@ static void ref_forward(double *logits, double *weights, double *values, const n
                     }
                 for (size_t t = 0; t < L; t++)
                     for (size_t j = 0; j < C; j++) {
-                        double s = w->attn_proj_b[j];
+                        double s = w->o.b[j];
                         for (size_t i = 0; i < C; i++)
-                            s += att[t * C + i] * w->attn_proj_w[i * C + j];
+                            s += att[t * C + i] * w->o.w[i * C + j];
                         x[t * C + j] += s;
                     }
             } else {
                 for (size_t t = 0; t < L; t++)
                     for (size_t j = 0; j < F; j++) {
-                        double s = w->fc_b[j];
+                        double s = w->up.b[j];
                         for (size_t i = 0; i < C; i++)
-                            s += ln[t * C + i] * w->fc_w[i * F + j];
+                            s += ln[t * C + i] * w->up.w[i * F + j];
                         hid[t * F + j] =
                             0.5 * s * (1.0 + tanh(sqrt(2.0 / M_PI) * (s + 0.044715 * s * s * s)));
                     }
                 for (size_t t = 0; t < L; t++)
                     for (size_t j = 0; j < C; j++) {
-                        double s = w->fc_proj_b[j];
+                        double s = w->down.b[j];
                         for (size_t i = 0; i < F; i++)
-                            s += hid[t * F + i] * w->fc_proj_w[i * C + j];
+                            s += hid[t * F + i] * w->down.w[i * C + j];
                         x[t * C + j] += s;
                     }
             }
@@ -162,10 +163,17 @@ static int capture_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     CU_ASSERT_EQUAL(v->n_head, cap->H);
     CU_ASSERT_EQUAL(v->n_head * v->d_head, cap->C);
     cap->calls++;
+    CU_ASSERT_EQUAL(v->n_rows, v->L); /* every row kept */
     if (v->layer < cap->n_layer && v->L == cap->L) {
-        size_t hll = cap->H * cap->L * cap->L;
-        memcpy(cap->logits + v->layer * hll, v->logits, hll * sizeof(float));
-        memcpy(cap->weights + v->layer * hll, v->weights, hll * sizeof(float));
+        size_t L = cap->L, hll = cap->H * L * L;
+        for (size_t h = 0; h < cap->H; h++)
+            for (size_t m = 0; m < L; m++) {
+                size_t at = h * v->head_stride + v->row_slot[m] * v->ld;
+                memcpy(cap->logits + v->layer * hll + (h * L + m) * L, v->logits + at,
+                       L * sizeof(float));
+                memcpy(cap->weights + v->layer * hll + (h * L + m) * L, v->weights + at,
+                       L * sizeof(float));
+            }
         memcpy(cap->values + v->layer * cap->L * cap->C, v->values, cap->L * cap->C * sizeof(float));
     }
     if (cap->stop_after && cap->calls >= cap->stop_after)
@@ -184,10 +192,10 @@ static int capture_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
 /* One forward pass over tokens[0..L) of the tiny model t in workspace ws, compared with the naive
  * reference: every layer's logits and weights on and below the diagonal, exact zeros above it,
  * and the values. The model's own normalizer and temperature (config.json) apply. */
-static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
+static void compare_with_reference(const tiny_model *t, ns_model_workspace *ws,
                                    const int32_t *tokens, size_t L, size_t L_max)
 {
-    const ns_gpt2_config *c = &t->m.config;
+    const ns_gpt2_config *c = &t->m.gpt2;
     ns_normalizer_kind kind = c->attn_norm.kind;
     double T = c->attn_temperature;
     size_t H = c->n_head, C = c->n_embd, NL = c->n_layer;
@@ -200,7 +208,7 @@ static void compare_with_reference(const tiny_model *t, ns_gpt2_workspace *ws,
     ns_err_clear(&err);
     capture cap;
     capture_init(&cap, NL, H, L, C);
-    int rc = ns_gpt2_forward(&t->m, ws, tokens, L, c->n_layer, capture_layer, &cap, &err);
+    int rc = ns_model_forward(&t->m, ws, tokens, L, c->n_layer, capture_layer, &cap, &err);
     if (rc)
         fprintf(stderr, "forward: %s\n", err.msg);
     CU_ASSERT_EQUAL(rc, NS_OK);
@@ -258,16 +266,16 @@ static void check_against_reference_attn(size_t L, size_t L_max, ns_normalizer_k
 {
     tiny_model t;
     tiny_model_make(&t, 7);
-    t.m.config.attn_norm = (ns_normalizer){.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.7 : 0.0};
-    t.m.config.attn_temperature = T;
+    t.m.gpt2.attn_norm = (ns_normalizer){.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.7 : 0.0};
+    t.m.gpt2.attn_temperature = T;
     int32_t tokens[64];
     CU_ASSERT_FATAL(L <= 64);
     tiny_tokens(tokens, L, t.m.config.vocab_size, 42);
-    ns_gpt2_workspace *ws = NULL;
+    ns_model_workspace *ws = NULL;
     ns_err err;
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L_max, &ws, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(&t.m, L_max, NULL, 0, &ws, &err), NS_OK);
     compare_with_reference(&t, ws, tokens, L, L_max);
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     tiny_model_free(&t);
 }
 
@@ -291,25 +299,25 @@ static void test_reference_normalizers(void)
 static void test_reference_short(void) { check_against_reference(5, 12); }
 static void test_reference_one(void) { check_against_reference(1, 8); }
 
-/* Causal attention in blocks of NS_GPT2_ATT_BLOCK query rows: with n_ctx = 2.5 blocks, passes
+/* Causal attention in blocks of NS_MODEL_ATT_BLOCK query rows: with n_ctx = 2.5 blocks, passes
  * over 2.5 blocks (two full blocks and a partial one), 1 block + 2 rows, exactly 2 blocks and
  * 2.5 blocks again, all in one workspace (so the zeros above the diagonal, written once per L,
  * are checked after L changes and changes back), each against the naive reference. */
 static void test_reference_blocks(void)
 {
-    const size_t B = NS_GPT2_ATT_BLOCK, n_ctx = 2 * B + B / 2;
+    const size_t B = NS_MODEL_ATT_BLOCK, n_ctx = 2 * B + B / 2;
     const size_t Ls[4] = {n_ctx, B + 2, 2 * B, n_ctx};
     tiny_model t;
     tiny_model_make_ctx(&t, 9, n_ctx);
     int32_t *tokens = malloc(n_ctx * sizeof *tokens);
     CU_ASSERT_FATAL(tokens != NULL);
     tiny_tokens(tokens, n_ctx, t.m.config.vocab_size, 42);
-    ns_gpt2_workspace *ws = NULL;
+    ns_model_workspace *ws = NULL;
     ns_err err;
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, n_ctx, &ws, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(&t.m, n_ctx, NULL, 0, &ws, &err), NS_OK);
     for (size_t i = 0; i < 4; i++)
         compare_with_reference(&t, ws, tokens, Ls[i], n_ctx);
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     free(tokens);
     tiny_model_free(&t);
 }
@@ -321,18 +329,18 @@ static void test_prefix_property(void)
 {
     tiny_model t;
     tiny_model_make(&t, 11);
-    const ns_gpt2_config *c = &t.m.config;
+    const ns_gpt2_config *c = &t.m.gpt2;
     size_t H = c->n_head, C = c->n_embd, NL = c->n_layer, L = 12, m = 6;
     int32_t tokens[12];
     tiny_tokens(tokens, L, c->vocab_size, 42);
-    ns_gpt2_workspace *ws = NULL;
+    ns_model_workspace *ws = NULL;
     ns_err err;
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, L, &ws, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(&t.m, L, NULL, 0, &ws, &err), NS_OK);
     capture full, pre;
     capture_init(&full, NL, H, L, C);
     capture_init(&pre, NL, H, m + 1, C);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, L, t.m.config.n_layer, capture_layer, &full, &err), NS_OK);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, m + 1, t.m.config.n_layer, capture_layer, &pre, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, L, t.m.config.n_layer, capture_layer, &full, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, m + 1, t.m.config.n_layer, capture_layer, &pre, &err), NS_OK);
     double e = 0;
     for (size_t l = 0; l < NL; l++)
         for (size_t h = 0; h < H; h++)
@@ -344,7 +352,7 @@ static void test_prefix_property(void)
     CU_ASSERT(e <= 1e-6);
     capture_free(&full);
     capture_free(&pre);
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     tiny_model_free(&t);
 }
 
@@ -353,50 +361,50 @@ static void test_errors(void)
     tiny_model t;
     tiny_model_make(&t, 3);
     size_t H = t.m.config.n_head, C = t.m.config.n_embd;
-    ns_gpt2_workspace *ws = NULL;
+    ns_model_workspace *ws = NULL;
     ns_err err;
-    CU_ASSERT_EQUAL(ns_gpt2_workspace_new(&t.m, 0, &ws, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_workspace_new(&t.m, 0, NULL, 0, &ws, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NULL(ws);
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&t.m, 8, &ws, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(&t.m, 8, NULL, 0, &ws, &err), NS_OK);
     int32_t tokens[16] = {0};
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 0, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 9, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 0, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 9, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "L_max=8"));
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 13, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 13, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "n_ctx=12"));
     tokens[3] = 40; /* == vocab_size */
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "position 3"));
     tokens[3] = -1;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
     tokens[3] = 39;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_OK);
     /* n_layers: 0 or more than the model has are refused; 1 runs (and shows) the first layer only */
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, 0, NULL, NULL, &err), NS_ERR_INVALID);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer + 1, NULL, NULL, &err),
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, 0, NULL, NULL, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer + 1, NULL, NULL, &err),
                     NS_ERR_INVALID);
     capture first;
     capture_init(&first, t.m.config.n_layer, H, 8, C);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, 1, capture_layer, &first, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, 1, capture_layer, &first, &err), NS_OK);
     CU_ASSERT_EQUAL(first.calls, 1);
     capture_free(&first);
     /* a callback error stops the pass after that layer and is returned as is */
     capture cap;
     capture_init(&cap, t.m.config.n_layer, H, 8, C);
     cap.stop_after = 1;
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, capture_layer, &cap, &err),
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, capture_layer, &cap, &err),
                     NS_ERR_INTERRUPTED);
     CU_ASSERT_EQUAL(cap.calls, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "test callback"));
     capture_free(&cap);
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     /* a workspace made for another shape is refused */
     tiny_model other;
     tiny_model_make(&other, 4);
     other.m.config.n_inner = 32;
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(&other.m, 8, &ws, &err), NS_OK);
-    CU_ASSERT_EQUAL(ns_gpt2_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
-    ns_gpt2_workspace_free(ws);
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(&other.m, 8, NULL, 0, &ws, &err), NS_OK);
+    CU_ASSERT_EQUAL(ns_model_forward(&t.m, ws, tokens, 8, t.m.config.n_layer, NULL, NULL, &err), NS_ERR_INVALID);
+    ns_model_workspace_free(ws);
     tiny_model_free(&other);
     tiny_model_free(&t);
 }
@@ -640,14 +648,14 @@ static void check_golden(const char *model_dir, const char *golden_dir, size_t o
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/standin_o%zu_L%zu.nc", golden_dir, offset, L);
-    ns_gpt2_model *model = NULL;
+    ns_model *model = NULL;
     ns_err err;
     ns_err_clear(&err);
-    int rc = ns_gpt2_load(model_dir, &model, &err);
+    int rc = ns_model_load(model_dir, &model, &err);
     if (rc)
         fprintf(stderr, "load %s: %s\n", model_dir, err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
-    const ns_gpt2_config *c = ns_gpt2_config_of(model);
+    const ns_model_config *c = ns_model_config_of(model);
 
     golden_cmp g = {0};
     g.H = c->n_head;
@@ -666,9 +674,9 @@ static void check_golden(const char *model_dir, const char *golden_dir, size_t o
     CU_ASSERT_EQUAL_FATAL(nc_get_var_int(g.ncid, tid, gtok), NC_NOERR);
     CU_ASSERT_EQUAL(memcmp(tokens, gtok, L * sizeof *tokens), 0);
 
-    ns_gpt2_workspace *ws = NULL;
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(model, L, &ws, &err), NS_OK);
-    rc = ns_gpt2_forward(model, ws, tokens, L, ns_gpt2_config_of(model)->n_layer, golden_layer, &g, &err);
+    ns_model_workspace *ws = NULL;
+    CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(model, L, NULL, 0, &ws, &err), NS_OK);
+    rc = ns_model_forward(model, ws, tokens, L, c->n_layer, golden_layer, &g, &err);
     if (rc)
         fprintf(stderr, "forward: %s\n", err.msg);
     CU_ASSERT_EQUAL(rc, NS_OK);
@@ -678,13 +686,13 @@ static void check_golden(const char *model_dir, const char *golden_dir, size_t o
     CU_ASSERT(g.err_w <= 1e-5);
     CU_ASSERT(g.err_v <= GOLDEN_VALUE_TOL * fmax(1.0, g.max_v));
 
-    ns_gpt2_workspace_free(ws);
+    ns_model_workspace_free(ws);
     nc_close(g.ncid);
     free(tokens);
     free(gtok);
     free(g.gw);
     free(g.gv);
-    ns_gpt2_free(model);
+    ns_model_free(model);
 }
 
 static void test_golden_o5000_L64(void)

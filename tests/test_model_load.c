@@ -13,7 +13,9 @@
 
 #include "model/ns_gpt2.h"
 #include "model/ns_gpt2_internal.h"
+#include "model/ns_model_internal.h"
 #include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 #include "model/ns_safetensors.h"
 #include "ns_test.h"
 
@@ -24,27 +26,6 @@ static char *make_tmpdir(void)
     char tmpl[] = "/tmp/ns_test_model_XXXXXX";
     char *d = mkdtemp(tmpl);
     return d ? strdup(d) : NULL;
-}
-
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *p = ns_path_join(dir, e->d_name);
-        struct stat st;
-        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(p);
-        else if (p)
-            unlink(p);
-        free(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Read one little-endian float32 at an absolute file offset. */
@@ -103,17 +84,18 @@ static int message_has(const ns_err *e, const char *a, const char *b)
 
 static void test_standin_config(void)
 {
-    ns_gpt2_config c;
+    ns_model_config c;
     ns_err e;
     ns_err_clear(&e);
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(ns_test_env("NS_TEST_MODEL_DIR"), &c, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_model_config_read(ns_test_env("NS_TEST_MODEL_DIR"), &c, &e), NS_OK);
     CU_ASSERT_EQUAL(c.n_layer, 4);
     CU_ASSERT_EQUAL(c.n_head, 4);
     CU_ASSERT_EQUAL(c.n_embd, 128);
     CU_ASSERT_EQUAL(c.n_ctx, 1024);
     CU_ASSERT_EQUAL(c.vocab_size, 50257);
     CU_ASSERT_EQUAL(c.n_inner, 512); /* n_inner absent -> 4 * n_embd */
-    CU_ASSERT_EQUAL(c.ln_eps, 1e-5);
+    CU_ASSERT_EQUAL(c.norm_eps, 1e-5);
+    CU_ASSERT(c.arch == NS_ARCH_GPT2 && c.n_kv_head == 4 && c.d_head == 32 && c.rotary_dim == 0);
 }
 
 static void test_standin_load(void)
@@ -132,18 +114,18 @@ static void test_standin_load(void)
     CU_ASSERT_PTR_NULL(m->converted); /* all F32 and aligned: used in place */
 
     /* Every pointer filled and inside the map. */
-    const float *p[] = {m->wte, m->wpe, m->ln_f_w, m->ln_f_b};
+    const float *p[] = {m->tok_emb, m->pos_emb, m->norm_f_w, m->norm_f_b};
     for (size_t i = 0; i < 4; i++)
-        CU_ASSERT(p[i] && (const uint8_t *)p[i] >= m->map.data &&
-                  (const uint8_t *)p[i] < m->map.data + m->map.size);
+        CU_ASSERT(p[i] && (const uint8_t *)p[i] >= m->ckpt.files[0].map.data &&
+                  (const uint8_t *)p[i] < m->ckpt.files[0].map.data + m->ckpt.files[0].map.size);
     for (size_t l = 0; l < c->n_layer; l++) {
-        const ns_gpt2_layer_weights *w = &m->layers[l];
-        const float *q[] = {w->ln_1_w, w->ln_1_b, w->attn_w, w->attn_b, w->attn_proj_w,
-                            w->attn_proj_b, w->ln_2_w, w->ln_2_b, w->fc_w, w->fc_b,
-                            w->fc_proj_w, w->fc_proj_b};
+        const ns_layer_weights *w = &m->layers[l];
+        const float *q[] = {w->norm1_w, w->norm1_b, w->qkv[0].w, w->qkv[0].b, w->o.w,
+                            w->o.b, w->norm2_w, w->norm2_b, w->up.w, w->up.b,
+                            w->down.w, w->down.b};
         for (size_t k = 0; k < 12; k++)
-            CU_ASSERT(q[k] && (const uint8_t *)q[k] >= m->map.data &&
-                      (const uint8_t *)q[k] < m->map.data + m->map.size);
+            CU_ASSERT(q[k] && (const uint8_t *)q[k] >= m->ckpt.files[0].map.data &&
+                      (const uint8_t *)q[k] < m->ckpt.files[0].map.data + m->ckpt.files[0].map.size);
     }
 
     /* Values against the file bytes, located by an independent header parse. */
@@ -152,22 +134,22 @@ static void test_standin_load(void)
     size_t o_wpe = header_offset(path, "wpe.weight");
     size_t o_fcp = header_offset(path, "h.3.mlp.c_proj.bias");
     size_t o_att = header_offset(path, "h.2.attn.c_attn.weight");
-    CU_ASSERT_EQUAL((const uint8_t *)m->wte - m->map.data, o_wte);
-    CU_ASSERT_EQUAL((const uint8_t *)m->layers[3].fc_proj_b - m->map.data, o_fcp);
+    CU_ASSERT_EQUAL((const uint8_t *)m->tok_emb - m->ckpt.files[0].map.data, o_wte);
+    CU_ASSERT_EQUAL((const uint8_t *)m->layers[3].down.b - m->ckpt.files[0].map.data, o_fcp);
     size_t last = 50257 * 128 - 1;
-    CU_ASSERT_EQUAL(m->wte[0], file_f32(path, o_wte));
-    CU_ASSERT_EQUAL(m->wte[last], file_f32(path, o_wte + 4 * last));
-    CU_ASSERT_EQUAL(m->wpe[5 * 128 + 7], file_f32(path, o_wpe + 4 * (5 * 128 + 7)));
-    CU_ASSERT_EQUAL(m->layers[3].fc_proj_b[127], file_f32(path, o_fcp + 4 * 127));
-    CU_ASSERT_EQUAL(m->layers[2].attn_w[128 * 384 - 1], file_f32(path, o_att + 4 * (128 * 384 - 1)));
+    CU_ASSERT_EQUAL(m->tok_emb[0], file_f32(path, o_wte));
+    CU_ASSERT_EQUAL(m->tok_emb[last], file_f32(path, o_wte + 4 * last));
+    CU_ASSERT_EQUAL(m->pos_emb[5 * 128 + 7], file_f32(path, o_wpe + 4 * (5 * 128 + 7)));
+    CU_ASSERT_EQUAL(m->layers[3].down.b[127], file_f32(path, o_fcp + 4 * 127));
+    CU_ASSERT_EQUAL(m->layers[2].qkv[0].w[128 * 384 - 1], file_f32(path, o_att + 4 * (128 * 384 - 1)));
     /* And against values read once with Python's struct module (bit patterns), so the test cannot
      * pass by reading the same wrong bytes twice. */
-    CU_ASSERT_EQUAL(m->wte[0], -0.059585925191640854f);
-    CU_ASSERT_EQUAL(m->wte[last], 0.02842083014547825f);
-    CU_ASSERT_EQUAL(m->wpe[5 * 128 + 7], 0.04263516515493393f);
-    CU_ASSERT_EQUAL(m->layers[3].fc_proj_b[127], 0.0065089026466012f);
-    CU_ASSERT_EQUAL(m->layers[0].ln_1_w[0], 0.559677004814148f);
-    CU_ASSERT_EQUAL(m->layers[2].attn_w[128 * 384 - 1], 0.07289105653762817f);
+    CU_ASSERT_EQUAL(m->tok_emb[0], -0.059585925191640854f);
+    CU_ASSERT_EQUAL(m->tok_emb[last], 0.02842083014547825f);
+    CU_ASSERT_EQUAL(m->pos_emb[5 * 128 + 7], 0.04263516515493393f);
+    CU_ASSERT_EQUAL(m->layers[3].down.b[127], 0.0065089026466012f);
+    CU_ASSERT_EQUAL(m->layers[0].norm1_w[0], 0.559677004814148f);
+    CU_ASSERT_EQUAL(m->layers[2].qkv[0].w[128 * 384 - 1], 0.07289105653762817f);
     free(path);
     ns_gpt2_free(m);
 }
@@ -203,20 +185,20 @@ typedef struct named_ptr {
 
 static size_t model_tensors(const ns_gpt2_model *m, named_ptr *out)
 {
-    const ns_gpt2_config *c = &m->config;
+    const ns_gpt2_config *c = &m->gpt2;
     size_t C = c->n_embd, F = c->n_inner, k = 0;
 #define NP(nm, ptr, cnt) (snprintf(out[k].name, 64, "%s", nm), out[k].p = (ptr), out[k++].n = (cnt))
-    NP("wte.weight", m->wte, c->vocab_size * C);
-    NP("wpe.weight", m->wpe, c->n_ctx * C);
-    NP("ln_f.weight", m->ln_f_w, C);
-    NP("ln_f.bias", m->ln_f_b, C);
+    NP("wte.weight", m->tok_emb, c->vocab_size * C);
+    NP("wpe.weight", m->pos_emb, c->n_ctx * C);
+    NP("ln_f.weight", m->norm_f_w, C);
+    NP("ln_f.bias", m->norm_f_b, C);
     for (size_t l = 0; l < c->n_layer; l++) {
-        const ns_gpt2_layer_weights *w = &m->layers[l];
+        const ns_layer_weights *w = &m->layers[l];
         const char *sfx[] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
                              "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
                              "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"};
-        const float *ps[] = {w->ln_1_w, w->ln_1_b, w->attn_w, w->attn_b, w->attn_proj_w, w->attn_proj_b,
-                             w->ln_2_w, w->ln_2_b, w->fc_w, w->fc_b, w->fc_proj_w, w->fc_proj_b};
+        const float *ps[] = {w->norm1_w, w->norm1_b, w->qkv[0].w, w->qkv[0].b, w->o.w, w->o.b,
+                             w->norm2_w, w->norm2_b, w->up.w, w->up.b, w->down.w, w->down.b};
         size_t ns[] = {C, C, 3 * C * C, 3 * C, C * C, C, C, C, C * F, F, F * C, C};
         for (size_t i = 0; i < 12; i++) {
             char nm[64];
@@ -319,7 +301,7 @@ static void roundtrip(ns_st_dtype dtype)
     ns_st_close(&st);
     free(path);
     ns_gpt2_free(m);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -360,9 +342,9 @@ static void test_deterministic(void)
     CU_ASSERT_EQUAL(ns_mkmodel_value(&o, "h.1.mlp.c_fc.weight", 77), ns_mkmodel_value(&big, "h.1.mlp.c_fc.weight", 77));
     CU_ASSERT(isnan(ns_mkmodel_value(&o, "h.2.ln_1.weight", 0))); /* beyond n_layer */
     CU_ASSERT(isnan(ns_mkmodel_value(&o, "wte.weight", 32 * 8)));  /* beyond numel */
-    rm_tree(d1);
-    rm_tree(d2);
-    rm_tree(d3);
+    ns_test_rm_tree(d1);
+    ns_test_rm_tree(d2);
+    ns_test_rm_tree(d3);
     free(d1);
     free(d2);
     free(d3);
@@ -543,7 +525,7 @@ static void case_close(case_dir *cd)
     json_decref(cd->header);
     free(cd->data);
     free(cd->st_path);
-    rm_tree(cd->dir);
+    ns_test_rm_tree(cd->dir);
     free(cd->dir);
 }
 
@@ -568,7 +550,7 @@ static void test_transformer_prefix(void)
     CU_ASSERT_FATAL(ref != NULL);
     named_ptr rt[4 + 24];
     size_t nt = model_tensors(ref, rt);
-    float *copy = malloc(ref->map.size);
+    float *copy = malloc(ref->ckpt.files[0].map.size);
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) {
         memcpy(copy + total, rt[i].p, rt[i].n * 4);
@@ -629,7 +611,7 @@ static void test_misaligned_f32(void)
     case_open(&cd, NS_ST_F32);
     ns_gpt2_model *ref = load_ok(cd.dir);
     CU_ASSERT_FATAL(ref != NULL);
-    float w0 = ref->wte[5], a0 = ref->layers[1].attn_w[100];
+    float w0 = ref->tok_emb[5], a0 = ref->layers[1].qkv[0].w[100];
     ns_gpt2_free(ref);
     char *text = json_dumps(cd.header, JSON_COMPACT);
     size_t pad = (8 + strlen(text)) % 4 == 1 ? 0 : (4 + 1 - (8 + strlen(text)) % 4) % 4;
@@ -638,9 +620,9 @@ static void test_misaligned_f32(void)
     ns_gpt2_model *m = load_ok(cd.dir);
     CU_ASSERT_FATAL(m != NULL);
     CU_ASSERT_PTR_NOT_NULL(m->converted);
-    CU_ASSERT_EQUAL(((uintptr_t)m->wte) % 4, 0);
-    CU_ASSERT_EQUAL(m->wte[5], w0);
-    CU_ASSERT_EQUAL(m->layers[1].attn_w[100], a0);
+    CU_ASSERT_EQUAL(((uintptr_t)m->tok_emb) % 4, 0);
+    CU_ASSERT_EQUAL(m->tok_emb[5], w0);
+    CU_ASSERT_EQUAL(m->layers[1].qkv[0].w[100], a0);
     ns_gpt2_free(m);
     case_close(&cd);
 }
@@ -719,7 +701,7 @@ static void test_model_errors(void)
                "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_ctx\": 16, \"vocab_size\": 32,"
                " \"layer_norm_epsilon\": 1e-5, \"n_inner\": null, \"activation_function\": \"gelu_new\"}");
     m = load_ok(cd.dir);
-    CU_ASSERT(m && m->config.n_ctx == 16 && m->config.n_inner == 32);
+    CU_ASSERT(m && m->gpt2.n_ctx == 16 && m->gpt2.n_inner == 32);
     ns_gpt2_free(m);
     /* missing model.safetensors */
     unlink(cd.st_path);
@@ -804,10 +786,10 @@ static void test_config_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text(dir, "config.json", cases[i].text);
-        ns_gpt2_config c;
+        ns_model_config c;
         ns_err e;
         ns_err_clear(&e);
-        int rc = ns_gpt2_config_read(dir, &c, &e);
+        int rc = ns_model_config_read(dir, &c, &e);
         int ok = rc == cases[i].code && message_has(&e, path, cases[i].what);
         if (!ok)
             fprintf(stderr, "\n  case '%s': rc %d (want %d): %s\n", cases[i].label, rc, cases[i].code, e.msg);
@@ -816,7 +798,7 @@ static void test_config_errors(void)
         expect_load_fail(cases[i].label, dir, cases[i].code, path, cases[i].what);
     }
     free(path);
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 
@@ -828,12 +810,11 @@ static void test_attention_keys(void)
     CU_ASSERT_FATAL(dir != NULL);
     ns_err e;
     ns_err_clear(&e);
-    ns_gpt2_config c;
+    ns_model_config c;
     write_text(dir, "config.json", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": "
                "16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5}");
-    CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
-    CU_ASSERT(c.attn_norm.kind == NS_NORM_SOFTMAX && c.attn_temperature == 1.0);
-    CU_ASSERT(ns_gpt2_attn_is_default(&c));
+    CU_ASSERT_EQUAL_FATAL(ns_model_config_read(dir, &c, &e), NS_OK);
+    CU_ASSERT(c.attn_norm_kind == NS_NORM_SOFTMAX && c.attn_temperature == 1.0);
     static const struct { ns_normalizer_kind kind; double s, T; } want[] = {
         {NS_NORM_SSMAX, 0.43, 0.1}, {NS_NORM_SPARSEMAX, 0, 2.5}, {NS_NORM_ENTMAX15, 0, 1e-3},
         {NS_NORM_SOFTMAX, 0, 0.05}};
@@ -844,12 +825,15 @@ static void test_attention_keys(void)
                                     .attn_temperature = want[k].T};
         /* the parameters' values come from the caller: element i of tensor t is t + i / 1024 */
         CU_ASSERT_EQUAL_FATAL(ns_mkmodel_write_from(dir, &o, fill_index, NULL, &e), NS_OK);
-        CU_ASSERT_EQUAL_FATAL(ns_gpt2_config_read(dir, &c, &e), NS_OK);
-        CU_ASSERT_EQUAL(c.attn_norm.kind, want[k].kind);
-        CU_ASSERT_EQUAL(c.attn_norm.s, want[k].s);
+        CU_ASSERT_EQUAL_FATAL(ns_model_config_read(dir, &c, &e), NS_OK);
+        CU_ASSERT_EQUAL(c.attn_norm_kind, (int)want[k].kind);
+        CU_ASSERT_EQUAL(c.attn_norm_s, want[k].s);
         CU_ASSERT_EQUAL(c.attn_temperature, want[k].T);
         ns_gpt2_model *m = load_ok(dir);
         CU_ASSERT_FATAL(m != NULL);
+        CU_ASSERT_EQUAL(ns_gpt2_config_of(m)->attn_norm.kind, want[k].kind);
+        CU_ASSERT_EQUAL(ns_gpt2_attn_is_default(ns_gpt2_config_of(m)),
+                        want[k].kind == NS_NORM_SOFTMAX && want[k].T == 1.0);
         ns_mkmodel_tensor *t = NULL;
         size_t n = 0, numel = 0, params = 0;
         CU_ASSERT_EQUAL_FATAL(ns_mkmodel_tensors(&o.config, &t, &n, &e), NS_OK);
@@ -880,7 +864,7 @@ static void test_attention_keys(void)
     o.config.attn_temperature = 0.1234567890123;
     CU_ASSERT_EQUAL(ns_mkmodel_write(dir, &o, &e), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "10 significant digits"));
-    rm_tree(dir);
+    ns_test_rm_tree(dir);
     free(dir);
 }
 

@@ -323,7 +323,7 @@ static double *run_window(const ns_plan *p, const tiny_model *t, ns_kernel kerne
 {
     ns_rows *r = NULL;
     ns_err err;
-    CU_ASSERT_EQUAL_FATAL(ns_rows_new(p, &t->m, kernel, &r, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_rows_new(p, &t->m, kernel, 0, &r, &err), NS_OK);
     double *payload = malloc(p->payload * sizeof *payload);
     CU_ASSERT_FATAL(payload != NULL);
     ns_rows_hooks hooks = {poll_fn, ps, hook_fn, hs};
@@ -342,7 +342,7 @@ static void test_runner_matches_direct_analysis(void)
     ns_plan_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
-    const ns_gpt2_config *c = &t.m.config;
+    const ns_model_config *c = &t.m.config;
     int32_t tokens[12];
     tiny_tokens(tokens, 12, c->vocab_size, 42);
     kernel_agreement ka = {0};
@@ -351,7 +351,7 @@ static void test_runner_matches_direct_analysis(void)
         hook_state hs = {0};
         poll_state ps = {0};
         CU_ASSERT_EQUAL_FATAL(layer_capture_init(&hs.cap, c->n_layer, c->n_head,
-                                                 c->n_embd / c->n_head, 12), 0);
+                                                 c->d_head, 12), 0);
         int rc;
         pay[kern] = run_window(&p, &t, (ns_kernel)kern, 3, tokens, &hs, &ps, &rc);
         CU_ASSERT_EQUAL(rc, NS_OK);
@@ -403,7 +403,7 @@ static void test_runner_determinism(void)
     int32_t tokens[12];
     tiny_tokens(tokens, 12, t.m.config.vocab_size, 42);
     ns_rows *r = NULL;
-    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, &r, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, 0, &r, &err), NS_OK);
     double *a = malloc(p.payload * sizeof *a), *b = malloc(p.payload * sizeof *b);
     double *c = malloc(p.payload * sizeof *c);
     CU_ASSERT_FATAL(a && b && c);
@@ -459,11 +459,11 @@ static void test_runner_abandons(void)
     ns_plan_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
-    const ns_gpt2_config *c = &t.m.config;
+    const ns_model_config *c = &t.m.config;
     int32_t tokens[12];
     tiny_tokens(tokens, 12, c->vocab_size, 42);
     ns_rows *r = NULL;
-    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, &r, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, 0, &r, &err), NS_OK);
     double *pay = malloc(p.payload * sizeof *pay), *ref = malloc(p.payload * sizeof *ref);
     CU_ASSERT_FATAL(pay && ref);
     hook_state hs = {0};
@@ -485,7 +485,7 @@ static void test_runner_abandons(void)
     /* the same runner afterwards, against a fresh one */
     CU_ASSERT_EQUAL(ns_rows_run(r, 1, tokens, NULL, pay, &err), NS_OK);
     ns_rows *fresh = NULL;
-    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, &fresh, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_rows_new(&p, &t.m, NS_KERNEL_FAST, 0, &fresh, &err), NS_OK);
     CU_ASSERT_EQUAL(ns_rows_run(fresh, 1, tokens, NULL, ref, &err), NS_OK);
     CU_ASSERT(bits_equal(pay, ref, p.payload));
     ns_rows_free(fresh);

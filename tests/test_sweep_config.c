@@ -10,6 +10,7 @@
 #include "common/ns_file.h"
 #include "ns_test.h"
 #include "corpus/ns_corpus.h"
+#include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_inputs.h"
@@ -230,8 +231,8 @@ static void test_skipped_cells_are_not_errors(void)
     CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 2, 3, &err), NS_OK);
     CU_ASSERT_EQUAL(cfg.nlayers, 2);
     CU_ASSERT_EQUAL(cfg.nheads, 3);
-    ns_gpt2_config mc = {.n_layer = 2, .n_head = 3, .n_embd = 12, .n_ctx = 64,
-                         .vocab_size = 50257, .n_inner = 48, .ln_eps = 1e-5};
+    ns_model_config mc = {.n_layer = 2, .n_head = 3, .n_kv_head = 3, .d_head = 4, .n_embd = 12,
+                          .n_ctx = 64, .vocab_size = 50257, .n_inner = 48, .norm_eps = 1e-5};
     ns_plan_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
@@ -261,8 +262,8 @@ static void test_grid_rows_and_counts(void)
     CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 2, &err), NS_OK);
     CU_ASSERT_EQUAL(cfg.nlayers, 2); /* explicit list kept */
     CU_ASSERT_EQUAL(cfg.nheads, 2);
-    ns_gpt2_config mc = {.n_layer = 4, .n_head = 2, .n_embd = 8, .n_ctx = 16,
-                         .vocab_size = 50257, .n_inner = 32, .ln_eps = 1e-5};
+    ns_model_config mc = {.n_layer = 4, .n_head = 2, .n_kv_head = 2, .d_head = 4, .n_embd = 8,
+                          .n_ctx = 16, .vocab_size = 50257, .n_inner = 32, .norm_eps = 1e-5};
     ns_plan_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
@@ -325,8 +326,8 @@ static void test_memory_estimate(void)
     CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 2, &err), NS_OK);
-    ns_gpt2_config mc = {.n_layer = 4, .n_head = 2, .n_embd = 8, .n_ctx = 16,
-                         .vocab_size = 50257, .n_inner = 32, .ln_eps = 1e-5};
+    ns_model_config mc = {.n_layer = 4, .n_head = 2, .n_kv_head = 2, .d_head = 4, .n_embd = 8,
+                          .n_ctx = 16, .vocab_size = 50257, .n_inner = 32, .norm_eps = 1e-5};
     ns_plan_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
@@ -335,14 +336,26 @@ static void test_memory_estimate(void)
     ns_plan_memory_estimate(&g, &mc, 3, 0, &m);
     /* the payload the plan lays out, plus the two header doubles of the message */
     CU_ASSERT_EQUAL(m.payload, 8.0 * (double)(plan.payload + 2));
-    /* forward workspace for L = 16, C = 8, H = 2, F = 32, in floats: x, ln, values, att (4 L C),
-     * qkv (3 L C), fc (L F), logits and weights (2 H L^2), then the model's normalizer's work
-     * (NS_GPT2_ATTN_WORK(L) = 4 L doubles); each of the 9 buffers rounded up to 16 floats adds at
-     * most 64 bytes, which the estimate counts in full */
-    double fwd = 4.0 * (4 * 16 * 8 + 3 * 16 * 8 + 16 * 32 + 2 * 2 * 16 * 16) +
-                 8.0 * NS_GPT2_ATTN_WORK(16) + 9 * 64.0;
-    CU_ASSERT_EQUAL(ns_gpt2_workspace_bytes(&mc, 16), fwd);
-    CU_ASSERT_EQUAL(m.task, fwd + ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
+    /* forward workspace for L = 16, C = 8, H = KV = 2, D = 4, F = 32, keeping the 9 rows the grid
+     * analyses (13..15, 5..7, 1..3), in floats: x, ln, values, att (4 L C), qkv (3 L C), fc (L F),
+     * one block of scores and weights (2 B L, B = min(L, 128)), the kept rows' logits and
+     * weights (2 H R L), then the model's normalizer's work (NS_GPT2_ATTN_WORK(L) = 4 L doubles)
+     * and the rows and their slots (R + L size_t); each of the 14 buffers rounded up to 16
+     * floats adds at most 64 bytes, which the estimate counts in full */
+    double fwd = 4.0 * (4 * 16 * 8 + 3 * 16 * 8 + 16 * 32 + 2 * 16 * 16 + 2 * 2 * 9 * 16) +
+                 8.0 * NS_GPT2_ATTN_WORK(16) + 14 * 64.0 + 8.0 * (9 + 16);
+    CU_ASSERT_EQUAL(plan.n_fwd_rows, 9);
+    CU_ASSERT_EQUAL(ns_model_workspace_bytes(&mc, 16, 9), fwd);
+    /* one analysis workspace per normalizer (the rows stage makes one for each) */
+    CU_ASSERT_EQUAL(m.task, fwd + 2.0 * ns_analysis_ws_bytes(8, 16, 4) + 2.0 * m.payload);
+    /* the work of a task, counted by hand: layers 0..2 run (layer 2 the deepest analysed); per
+     * layer q/k/v 2 L C 3C = 6144 and per head q k^T and w v over one block of 16 rows
+     * 2 x 2 x 16 x 16 x 4 = 4096; before the last layer also the output map 2 L C C = 2048 and the
+     * MLP 2 x 2 L C F = 16384; the Gram matrices L^2 d per (layer, head, normalizer): 8 x 1024 */
+    ns_plan_work w;
+    ns_plan_work_estimate(&g, &mc, &w);
+    CU_ASSERT_EQUAL(w.forward_flops, 3.0 * (6144 + 2 * 4096) + 2.0 * (2048 + 16384));
+    CU_ASSERT_EQUAL(w.gram_flops, 8.0 * 16 * 16 * 4);
     /* rank 0: every slice's result twice, plus one slice's 9 rows of the largest record */
     size_t maxrec = 0;
     for (size_t i = 0; i < 2 * 3; i++)
@@ -400,8 +413,8 @@ static void test_check_model_pure(void)
                    "grid:\n  L: [64]\n  N: [1]\n  layers: [0, 5, 3]\n  heads: all\n",
                    "m.yaml", &cfg, &marks, &d);
     CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
-    ns_gpt2_config mc = {.n_layer = 4, .n_head = 2, .n_embd = 8, .n_ctx = 128, .vocab_size = 50257,
-                         .n_inner = 32, .ln_eps = 1e-5};
+    ns_model_config mc = {.n_layer = 4, .n_head = 2, .n_kv_head = 2, .d_head = 4, .n_embd = 8,
+                          .n_ctx = 128, .vocab_size = 50257, .n_inner = 32, .norm_eps = 1e-5};
     ns_err err;
     CU_ASSERT_EQUAL_FATAL(ns_sweep_check_model(&cfg, &marks, &mc, "tiny", &d, &err), NS_OK);
     ns_sweep_diags_sort(&d);

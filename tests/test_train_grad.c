@@ -2,7 +2,7 @@
  * forward in double precision, on a tiny model, for every parameter tensor and every attention
  * normalizer (softmax at two temperatures, scalable softmax, sparsemax, 1.5-entmax); the float
  * pass against the double one; and the float forward against the inference forward
- * (ns_gpt2_forward) of the model it writes, bit for bit. */
+ * (ns_model_forward) of the model it writes, bit for bit. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "model/ns_mkmodel.h"
 #include "train/ns_train_model.h"
 #include "train/ns_train_model_internal.h"
@@ -229,12 +230,12 @@ static void test_written_model_forward(void)
         CU_ASSERT_EQUAL_FATAL(ns_tm_work_new_f32(&lay, 8, &w, &e), NS_OK);
         CU_ASSERT_EQUAL(ns_tm_step_f32(&lay, pf, gf, w, tin, ttg, TOKENS, &loss, &e), NS_OK);
         CU_ASSERT_EQUAL_FATAL(ns_tp_write_model(dir, &lay, pf, 3, NULL, &e), NS_OK);
-        ns_gpt2_model *m = NULL;
-        CU_ASSERT_EQUAL_FATAL(ns_gpt2_load(dir, &m, &e), NS_OK);
-        ns_gpt2_workspace *ws = NULL;
-        CU_ASSERT_EQUAL_FATAL(ns_gpt2_workspace_new(m, 8, &ws, &e), NS_OK);
+        ns_model *m = NULL;
+        CU_ASSERT_EQUAL_FATAL(ns_model_load(dir, &m, &e), NS_OK);
+        ns_model_workspace *ws = NULL;
+        CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(m, TOKENS, NULL, 0, &ws, &e), NS_OK);
         weights_cmp c = {w, TOKENS, 2, 0, 0.0};
-        CU_ASSERT_EQUAL(ns_gpt2_forward(m, ws, tin, TOKENS, 2, compare_layer, &c, &e), NS_OK);
+        CU_ASSERT_EQUAL(ns_model_forward(m, ws, tin, TOKENS, 2, compare_layer, &c, &e), NS_OK);
         CU_ASSERT_EQUAL(c.layers, 2);
         printf("\n    %s: max |inference - trained| attention weight %.3g ",
                ns_normalizer_name(kinds[k]), c.max_diff);
@@ -244,8 +245,8 @@ static void test_written_model_forward(void)
         CU_ASSERT_EQUAL(ns_tp_load_model(&lay, dir, back, &e), NS_OK);
         CU_ASSERT(memcmp(back, pf, lay.total * sizeof *back) == 0);
         free(back);
-        ns_gpt2_workspace_free(ws);
-        ns_gpt2_free(m);
+        ns_model_workspace_free(ws);
+        ns_model_free(m);
         ns_tm_work_free_f32(w);
         free(pd);
         free(pf);

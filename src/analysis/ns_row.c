@@ -314,6 +314,9 @@ static int ns_check_head(const ns_analysis_params *p, const ns_head_input *in,
             lay->t_free_rank != ns_topn_rank_is_T_free(&p->normalizer))
             return ns_fail(err, NS_ERR_INVALID, "analysis: row %zu's record layout does not "
                            "match the parameters", rows[r].m);
+        if (in->logits_slot && in->logits_slot[rows[r].m] == SIZE_MAX)
+            return ns_fail(err, NS_ERR_INVALID, "analysis: row %zu's logits were not kept",
+                           rows[r].m);
         if (rows[r].m + 1 > *Ln)
             *Ln = rows[r].m + 1;
     }
@@ -393,7 +396,7 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
         size_t m = rq->m, L = m + 1;
         for (size_t k = 0; k < rq->lay->total; k++)
             rq->out[k] = NAN;
-        const float *zr = in->logits + m * in->logits_ld;
+        const float *zr = in->logits + (in->logits_slot ? in->logits_slot[m] : m) * in->logits_ld;
         for (size_t i = 0; i < L; i++) {
             if (!isfinite(zr[i]))
                 return ns_fail(err, NS_ERR_INVALID,

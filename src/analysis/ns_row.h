@@ -37,12 +37,15 @@ typedef struct ns_analysis_params {
 
 /* One head's data from one forward pass over a shard of L_max tokens. */
 typedef struct ns_head_input {
-    const float *logits;  /* (L_max, logits_ld): row m holds z[m][0..m] */
+    const float *logits;  /* row m's z[m][0..m] at logits + m * logits_ld, or, with logits_slot,
+                             at logits + logits_slot[m] * logits_ld (a forward pass keeps only the
+                             rows asked for) */
     size_t logits_ld;
     const float *values;  /* (L_max, values_ld): v_i = values[i*values_ld .. + d) */
     size_t values_ld;
     size_t L_max;
     size_t d;             /* head dimension */
+    const size_t *logits_slot; /* (L_max) or NULL (see logits); SIZE_MAX: row not held */
 } ns_head_input;
 
 /* Identity of the head: keys the counter-based generator (d_random, jac_fd probes). */

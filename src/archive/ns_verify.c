@@ -34,7 +34,7 @@
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_read.h"
 #include "io/ns_nc_results.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_journal.h"
@@ -303,7 +303,7 @@ typedef struct vstate {
     int lean;          /* the archive holds no journal: every task was recomputed */
     ns_journal *journal;
     jrec jr;
-    ns_gpt2_model *model;
+    ns_model *model;
     ns_rows *rows;
     double *mine, *theirs;
     size_t *chosen;
@@ -312,7 +312,7 @@ typedef struct vstate {
 static void vstate_free(vstate *st)
 {
     ns_rows_free(st->rows);
-    ns_gpt2_free(st->model);
+    ns_model_free(st->model);
     ns_journal_close(st->journal);
     if (st->have_plan)
         ns_plan_free(&st->plan);
@@ -370,7 +370,7 @@ static int recompute(ns_vreport *v, vstate *st, int exact, ns_err *err)
 
     ns_blas_single_thread(); /* as the sweep runs it */
     NS_TRY(ns_sweep_inputs_take_model(&st->in, &st->model, err)); /* validation's checked map */
-    NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, &st->rows, err));
+    NS_TRY(ns_rows_new(&st->plan, st->model, NS_KERNEL_FAST, 0, &st->rows, err));
     size_t P = st->plan.payload;
     st->mine = malloc(P * sizeof *st->mine);
     st->theirs = malloc(P * sizeof *st->theirs);

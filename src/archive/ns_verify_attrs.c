@@ -49,8 +49,11 @@ void ns_verify_expect_init(ns_verify_expect *e, const ns_nc_info *info,
     for (size_t i = 0; i < plan->g.nnormalizers; i++)
         all_softmax &= plan->g.normalizers[i].kind == NS_NORM_SOFTMAX ||
                        plan->g.normalizers[i].kind == NS_NORM_SSMAX;
+    size_t nm = in->have_model ? ns_sweep_model_attrs(&in->model_cfg, e->model_attrs,
+                                                      e->model_buf, sizeof e->model_buf) : 0;
     e->prov = (ns_provenance){
         .kind = "sweep",
+        .model_attrs = e->model_attrs, .n_model_attrs = nm,
         .command_line = ns_nc_info_text(info, "command_line"),
         .history = ns_nc_info_text(info, "history"),
         .institution = ns_nc_info_text(info, "institution"),

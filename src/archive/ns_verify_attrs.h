@@ -24,6 +24,8 @@ typedef struct ns_verify_expect {
     ns_provenance prov;
     ns_provenance_build build;
     ns_asset_ref model; /* the model as the run recorded it: resolved here, its path the file's */
+    ns_nc_attr model_attrs[NS_MODEL_ATTRS]; /* the model_* attributes of its config */
+    char model_buf[512];
 } ns_verify_expect;
 
 /* Fill e: the sweep cfg (its text as info records it), the model the run asked for

@@ -880,7 +880,8 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         if (!S_ISDIR(sb.st_mode))
             return ns_fail(err, NS_ERR_INVALID, "%s: a %s must be a directory%s, this is not one",
                            path, kind, strcmp(kind, "tokenizer") == 0 ? " or a tokenizer.json file" : "");
-        static const char *const model_files[] = {"model.safetensors", NULL};
+        static const char *const model_files[] = {"model.safetensors",
+                                                  "model.safetensors.index.json", NULL};
         static const char *const tok_files[] = {"tokenizer.json", "vocab.bpe", "merges.txt", NULL};
         const char *const *cand = strcmp(kind, "model") == 0 ? model_files : tok_files;
         char f[NS_ASSET_PATH_MAX];
@@ -891,7 +892,7 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
         }
         if (!found)
             return ns_fail(err, NS_ERR_INVALID, "%s: %s directory without %s", path, kind,
-                           strcmp(kind, "model") == 0 ? "model.safetensors"
+                           strcmp(kind, "model") == 0 ? "model.safetensors (or its index)"
                                                       : "tokenizer.json, vocab.bpe or merges.txt");
         snprintf(out->main_file, sizeof out->main_file, "%s", f);
     }

@@ -25,9 +25,11 @@
 #include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_checkpoint.h"
+#include "model/ns_model.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_sweep_config.h"
+#include "sweep/ns_sweep_inputs.h"
 #include "tokenizer/ns_tokenizer.h"
 
 static void dump_usage(FILE *out)
@@ -43,16 +45,20 @@ static void dump_usage(FILE *out)
             "corpus (the Project Gutenberg header and licence stripped unless\n"
             "--strip-gutenberg false), tokens [TOK, TOK+L) go through one causal forward pass, and\n"
             "OUT.nc (NetCDF-4) receives token_id(position), attention_weight(layer, head, query,\n"
-            "key) (0 above the diagonal) and value(layer, head, position, dim), with provenance.\n"
+            "key) (0 above the diagonal) and value(layer, head, position, dim) over query heads\n"
+            "(with grouped-query attention, each head's values are its key/value group's), with\n"
+            "provenance.\n"
             "The file is written under a temporary name and renamed when complete.\n"
             "\n"
             "Options:\n"
             "  --text FILE        text to tokenize (TOK counts tokens of the text the sweep would\n"
             "                     use: after stripping when --strip-gutenberg is true)\n"
             "  --offset TOK       first token of the window (0-based)\n"
-            "  --length L         tokens in the window (1 .. the model's n_ctx)\n"
+            "  --length L         tokens in the window (1 .. the model's context)\n"
             "  --out OUT.nc       output file (replaced if it exists)\n"
-            "  --model DIR|NAME   model directory (config.json + model.safetensors) or asset name\n"
+            "  --model DIR|NAME   model directory (config.json + model.safetensors, or its shards\n"
+            "                     and model.safetensors.index.json) or asset name; GPT-2, Llama\n"
+            "                     layout (llama, mistral, qwen2) or GPT-NeoX (docs/MODELS.md)\n"
             "                     (default: gpt2, which falls back to gpt2-standin offline)\n"
             "  --tokenizer DIR|NAME  tokenizer directory or asset name (default: tokenizer)\n"
             "  --strip-gutenberg true|false  as the sweep setting (default true)\n"
@@ -313,12 +319,12 @@ static int plan_problem(void *user, ns_plan_where where, size_t index, const cha
 
 typedef struct dump_run_state {
     ns_asset_ref mref, tref, text_ref;
-    ns_gpt2_config mc;
+    ns_model_config mc;
     ns_tokenizer *tok;
     ns_corpus corpus;
     char *text;
     size_t text_len;
-    ns_gpt2_model *model;
+    ns_model *model;
     ns_plan plan;
     int have_plan;
     ns_rows *rows;
@@ -335,7 +341,7 @@ static void state_free(dump_run_state *s)
     ns_rows_free(s->rows);
     if (s->have_plan)
         ns_plan_free(&s->plan);
-    ns_gpt2_free(s->model);
+    ns_model_free(s->model);
     ns_corpus_free(&s->corpus);
     ns_tokenizer_free(s->tok);
     free(s->text);
@@ -351,7 +357,7 @@ static int write_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
     if (*s->stop)
         return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary "
                        "is removed)", s->out);
-    NS_TRY(ns_nc_dump_write_layer(s->dump, v->layer, v->weights, v->values, err));
+    NS_TRY(ns_nc_dump_write_layer(s->dump, v->layer, v->weights, v->values, v->n_kv_head, err));
     if (s->logits)
         NS_TRY(ns_nc_dump_write_logits(s->dump, v->layer, v->logits, err));
     return NS_OK;
@@ -428,6 +434,17 @@ static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
         *err = first;
         return first.code;
     }
+    /* dump keeps every row's weights and logits (the plan's estimate counts the analysed row) */
+    double need = ns_model_workspace_bytes(&s->mc, o->length, o->length);
+    double have = (double)ns_sys_memory_bytes();
+    if (have > 0 && need > have) {
+        char n[64], h[64];
+        ns_sys_format_bytes(need, n, sizeof n);
+        ns_sys_format_bytes(have, h, sizeof h);
+        return ns_fail(err, NS_ERR_INVALID, "--length: %zu tokens: the dump holds every row's "
+                       "attention, about %s, more than this machine's %s of memory", o->length,
+                       n, h);
+    }
     NS_TRY(ns_plan_init(&s->plan, &g, &s->mc, err));
     s->have_plan = 1;
     return NS_OK;
@@ -440,25 +457,24 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
     for (int i = 0; i < argc; i++)
         snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
     char model_sha[NS_SHA256_HEX_LEN + 1], when[32];
-    char *model_file = ns_path_join(s->mref.path, "model.safetensors");
-    if (!model_file)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    int rc = ns_sha256_file(model_file, model_sha, err);
-    free(model_file);
-    NS_TRY(rc);
+    NS_TRY(ns_model_sha256(s->model, model_sha, err)); /* of the mapped bytes used */
     snprintf(s->mref.sha256, sizeof s->mref.sha256, "%s", model_sha);
     ns_cli_iso_now(when, sizeof when);
+    ns_nc_attr mattrs[NS_MODEL_ATTRS];
+    char mbuf[512];
+    size_t nm = ns_sweep_model_attrs(&s->mc, mattrs, mbuf, sizeof mbuf);
     ns_provenance prov = {
         .kind = "dump", .command_line = cmd, .start_time = when, .model = &s->mref,
         .tokenizer = &s->tref, .corpus = &s->text_ref,
         .model_requested = o->model ? o->model : NS_SWEEP_DEFAULT_MODEL, .mpi_size = 1,
+        .model_attrs = mattrs, .n_model_attrs = nm,
         .strip_gutenberg = o->cfg.strip_gutenberg,
         .all_softmax_family = g->normalizers[0].kind == NS_NORM_SOFTMAX ||
                               g->normalizers[0].kind == NS_NORM_SSMAX,
     };
     ns_nc_dump_meta meta = {
         .prov = &prov, .text_file = o->text, .text_sha256 = s->text_ref.sha256,
-        .offset = o->offset, .text_tokens = s->corpus.tokens.n, .ln_eps = s->mc.ln_eps,
+        .offset = o->offset, .text_tokens = s->corpus.tokens.n, .ln_eps = s->mc.norm_eps,
     };
     ns_nc_dump_metrics m = {
         .N = g->N, .nN = g->nN, .T = g->T, .nT = g->nT, .eps = g->eps, .neps = g->neps,
@@ -469,7 +485,7 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
     };
     ns_nc_dump_extras extras = {.logits = o->logits, .metrics = o->have_N ? &m : NULL};
     return ns_nc_dump_create_ext(o->out, &meta, s->mc.n_layer, s->mc.n_head, o->length,
-                                 s->mc.n_embd / s->mc.n_head,
+                                 s->mc.d_head,
                                  s->corpus.tokens.ids + o->offset, &extras, &s->dump, err);
 }
 
@@ -498,24 +514,31 @@ static int check_out_dir(const char *out, ns_err *err)
  * files (common/ns_outpath: links, ".." and hard links resolved). */
 static int check_out_paths(const dump_opts *o, const dump_run_state *s, ns_err *err)
 {
-    static const char *const files[] = {"config.json", "model.safetensors", "encoder.json",
-                                        "vocab.bpe", "vocab.json", "merges.txt", "tokenizer.json"};
+    static const char *const files[] = {"encoder.json", "vocab.bpe", "vocab.json", "merges.txt",
+                                        "tokenizer.json"};
     enum { NF = sizeof files / sizeof files[0] };
-    char *own[NF] = {NULL};
-    ns_outpath_role ins[NF + 1] = {{"the --text file", o->text, 0}};
-    int rc = NS_OK;
-    for (size_t k = 0; k < NF; k++) {
-        const char *dir = k < 2 ? s->mref.path : s->tref.path;
-        ins[k + 1] = (ns_outpath_role){k < 2 ? "the model file" : "the tokenizer file",
-                                       own[k] = ns_path_join(dir, files[k]), 0};
+    char *own[NF] = {NULL}, **model_files = NULL;
+    size_t nm = 0;
+    NS_TRY(ns_model_input_files(s->mref.path, &model_files, &nm, err));
+    ns_outpath_role *ins = calloc(NF + 1 + nm, sizeof *ins);
+    int rc = ins ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; rc == NS_OK && k < NF; k++) {
+        ins[1 + k] = (ns_outpath_role){"the tokenizer file", own[k] = ns_path_join(s->tref.path,
+                                                                                files[k]), 0};
         if (!own[k])
             rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
     }
+    for (size_t k = 0; rc == NS_OK && k < nm; k++)
+        ins[1 + NF + k] = (ns_outpath_role){"the model file", model_files[k], 0};
     ns_outpath_role out = {"--out", o->out, 0};
-    if (rc == NS_OK)
-        rc = ns_outpath_check(&out, ins, NF + 1, err);
+    if (rc == NS_OK) {
+        ins[0] = (ns_outpath_role){"the --text file", o->text, 0};
+        rc = ns_outpath_check(&out, ins, NF + 1 + nm, err);
+    }
     for (size_t k = 0; k < NF; k++)
         free(own[k]);
+    free(ins);
+    ns_model_input_files_free(model_files, nm);
     return rc;
 }
 
@@ -533,7 +556,7 @@ static int dump_run(dump_opts *o, ns_hold *hold, int argc, char **argv, ns_err *
     if ((rc = check_out_dir(o->out, err)) || (rc = load_window(o, &s, err)) ||
         (rc = dump_resolve(o->model, NS_SWEEP_DEFAULT_MODEL, "model", &s.mref, err)) ||
         (rc = check_out_paths(o, &s, err)) ||
-        (rc = ns_gpt2_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
+        (rc = ns_model_config_read(s.mref.path, &s.mc, err)) || (rc = make_plan(o, &s, err)))
         goto done;
     const ns_plan_grid *g = &s.plan.g;
     size_t H = g->nheads, B = g->nN > g->neps ? g->nN : g->neps;
@@ -546,8 +569,8 @@ static int dump_run(dump_opts *o, ns_hold *hold, int argc, char **argv, ns_err *
     }
     for (size_t t = 0; t < g->nT; t++)
         s.jac_bound[t] = ns_jac_bound(g->T[t]);
-    if ((rc = ns_gpt2_load(s.mref.path, &s.model, err)) ||
-        (rc = ns_rows_new(&s.plan, s.model, NS_KERNEL_FAST, &s.rows, err)) ||
+    if ((rc = ns_model_load(s.mref.path, &s.model, err)) ||
+        (rc = ns_rows_new(&s.plan, s.model, NS_KERNEL_FAST, NS_ROWS_ALL_ROWS, &s.rows, err)) ||
         (rc = create_file(o, &s, argc, argv, err)))
         goto done;
     ns_hold_at(hold, "temp", 0); /* test only: returns at once unless a test holds the dump */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/ns_cli.h"
+#include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "common/ns_sys.h"
 #include "rows/ns_plan.h"
@@ -84,6 +85,25 @@ static void count_grid(const ns_sweep_config *cfg, grid_counts *gc)
         }
 }
 
+/* The time a task takes: its floating-point work at this machine's single-thread sgemm rate,
+ * measured now (the sweep runs one BLAS thread per rank). */
+static void print_time(const ns_plan_grid *pg, const ns_model_config *mc, size_t shards)
+{
+    ns_plan_work w;
+    ns_plan_work_estimate(pg, mc, &w);
+    ns_blas_single_thread();
+    double rate = ns_blas_sgemm_gflops() * 1e9;
+    if (!(rate > 0.0))
+        return;
+    double task = (w.forward_flops + w.gram_flops) / rate;
+    printf("  time:        at least %.3g s per task (%.3g GFLOP forward, %.3g GFLOP of the "
+           "analysis's Gram matrices, at %.3g GFLOP/s: this machine's single-thread sgemm rate "
+           "now), %.3g core-hours for %zu tasks, plus the per-row metrics, which this does not "
+           "estimate (about the forward's time for GPT-2 124M's full grid, much more for small "
+           "models: bench/README.md)\n", task, w.forward_flops * 1e-9, w.gram_flops * 1e-9,
+           rate * 1e-9, task * (double)shards / 3600.0, shards);
+}
+
 static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
                           const grid_counts *g, int schema_only)
 {
@@ -94,10 +114,13 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         printf("  corpus:      %s%s (not read)\n", cfg->corpus,
                cfg->strip_gutenberg ? ", Gutenberg header and licence stripped" : "");
     } else {
-        const ns_gpt2_config *mc = &in->model_cfg;
-        printf("  model:       %s (%s%s), %zu layers, %zu heads, n_ctx %zu\n", in->model_ref.name,
-               in->model_ref.path, in->model_ref.is_fallback ? "; fallback" : "", mc->n_layer,
-               mc->n_head, mc->n_ctx);
+        const ns_model_config *mc = &in->model_cfg;
+        char kv[48] = "";
+        if (mc->n_kv_head != mc->n_head)
+            snprintf(kv, sizeof kv, " (%zu key/value)", mc->n_kv_head);
+        printf("  model:       %s (%s%s), %s, %zu layers, %zu heads%s, n_ctx %zu\n",
+               in->model_ref.name, in->model_ref.path, in->model_ref.is_fallback ? "; fallback" : "",
+               mc->model_type, mc->n_layer, mc->n_head, kv, mc->n_ctx);
         if (strcmp(cfg->model, in->model_ref.name) != 0)
             printf("               (requested: %s)\n", cfg->model);
         printf("  tokenizer:   %s (%s), vocabulary %zu\n", in->tokenizer_ref.name,
@@ -176,6 +199,7 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         ns_sys_format_bytes((double)ns_sys_memory_bytes(), have, sizeof have);
         printf("  memory:      about %s per rank computing (%s of results per task), %s on rank "
                "0 reducing; this machine has %s\n", task, pay, red, have);
+        print_time(&pg, &in->model_cfg, cfg->shard_count);
     }
     printf("  output:      %s\n", cfg->output);
     printf("  checkpoint:  %s\n", cfg->checkpoint_dir);

@@ -299,15 +299,20 @@ int ns_nc_dump_create_ext(const char *path, const ns_nc_dump_meta *meta, size_t 
 }
 
 int ns_nc_dump_write_layer(ns_nc_dump *d, size_t layer, const float *weights, const float *values,
-                           ns_err *err)
+                           size_t n_kv_head, ns_err *err)
 {
     if (layer >= d->n_layer)
         return ns_fail(err, NS_ERR_INVALID, "%s: layer %zu out of range (%zu layers)", d->tmp, layer,
                        d->n_layer);
-    size_t H = d->H, L = d->L, D = d->D, C = H * D;
-    for (size_t h = 0; h < H; h++)       /* (L, C) -> (H, L, D) */
+    size_t H = d->H, L = d->L, D = d->D, KD = n_kv_head * D;
+    if (n_kv_head == 0 || H % n_kv_head != 0)
+        return ns_fail(err, NS_ERR_INVALID, "%s: %zu key/value heads for %zu heads", d->tmp,
+                       n_kv_head, H);
+    for (size_t h = 0; h < H; h++) {     /* (L, KV D) -> (H, L, D), head h from its group */
+        size_t g = h / (H / n_kv_head);
         for (size_t t = 0; t < L; t++)
-            memcpy(d->regroup + (h * L + t) * D, values + t * C + h * D, D * sizeof(float));
+            memcpy(d->regroup + (h * L + t) * D, values + t * KD + g * D, D * sizeof(float));
+    }
     size_t start[4] = {layer, 0, 0, 0};
     size_t wcount[4] = {1, H, L, L}, vcount[4] = {1, H, L, D};
     char what[64];

@@ -25,7 +25,8 @@ typedef struct ns_nc_dump_meta {
     const char *text_sha256;    /* "text_sha256" */
     size_t offset;              /* "offset": first token of the window in the (stripped) text */
     size_t text_tokens;         /* "text_tokens": tokens in the (stripped) text */
-    double ln_eps;              /* "layer_norm_epsilon" of the model */
+    double ln_eps;              /* "layer_norm_epsilon": the model's norm epsilon (LayerNorm's or
+                                   RMSNorm's) */
 } ns_nc_dump_meta;
 
 typedef struct ns_nc_dump ns_nc_dump;
@@ -70,9 +71,10 @@ int ns_nc_dump_write_logits(ns_nc_dump *d, size_t layer, const float *logits, ns
 int ns_nc_dump_write_metric(ns_nc_dump *d, ns_metric_id id, size_t layer, const double *data,
                             ns_err *err);
 
-/* Write layer `layer`: weights (H, L, L) as is and values (L, C) regrouped to (H, L, D). */
+/* Write layer `layer`: weights (H, L, L) as is and values (L, KV D) of n_kv_head key/value heads
+ * regrouped to (H, L, D), query head h receiving those of its group h / (H / KV). */
 int ns_nc_dump_write_layer(ns_nc_dump *d, size_t layer, const float *weights, const float *values,
-                           ns_err *err);
+                           size_t n_kv_head, ns_err *err);
 
 /* Close the file and rename it to its final path (fsync'ing the directory). Fails if not every
  * layer was written. Frees d in every case; on failure the temporary is removed. */

@@ -152,6 +152,8 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     PUT_TEXT("model_fallback", m ? (m->is_fallback ? "true" : "false") : NULL);
     PUT_TEXT("model_path", m ? m->path : NULL);
     PUT_TEXT("model_sha256", m ? m->sha256 : NULL);
+    for (size_t i = 0; i < p->n_model_attrs && k < cap; i++)
+        a[k++] = p->model_attrs[i];
     PUT_TEXT("tokenizer_used", tk ? tk->name : NULL);
     PUT_TEXT("tokenizer_sha256", tk ? tk->sha256 : NULL);
     PUT_TEXT("corpus_used", co ? co->name : NULL);

@@ -28,6 +28,9 @@ typedef struct ns_provenance {
     const char *start_time, *end_time; /* ISO 8601 UTC */
     const ns_asset_ref *model, *tokenizer, *corpus;
     const char *model_requested; /* what the sweep or command asked for */
+    const ns_nc_attr *model_attrs; /* the model's architecture (written after model_sha256), or
+                                      NULL: the caller describes the model (io knows no models) */
+    size_t n_model_attrs;
     long long mpi_size;
     const char *mpi_library;     /* MPI_Get_library_version, first line */
     const char *blas;            /* CBLAS name and version */
@@ -48,6 +51,6 @@ size_t ns_provenance_attrs(const ns_provenance *prov, ns_nc_attr *attrs, size_t 
                            size_t size);
 
 /* Upper bound on the attributes ns_provenance_attrs writes. */
-#define NS_PROVENANCE_MAX_ATTRS 80
+#define NS_PROVENANCE_MAX_ATTRS 110
 
 #endif

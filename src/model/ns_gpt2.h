@@ -1,5 +1,7 @@
-/* ns_gpt2: GPT-2 model loading (config.json + model.safetensors, memory-mapped) and the
- * attention-capturing causal forward pass (OpenBLAS sgemm). Knows nothing of sweeps or I/O formats.
+/* ns_gpt2: the GPT-2 layout's config (Hugging Face's keys plus normsweep's for a model's own
+ * attention normalizer and temperature, which `normsweep train` writes) and the model's attention
+ * rows. Loading and the forward pass are those of every architecture (model/ns_model.h); this
+ * header is what the trainer, which trains GPT-2-layout models, needs besides.
  *
  * Shape key: L = sequence length, C = n_embd, H = n_head, D = C / H (head dim), V = vocab. */
 #ifndef NS_GPT2_H
@@ -8,9 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/ns_normalize.h"
+#include "analysis/ns_normalize.h" /* ns_normalizer (moves to a module of its own: issue 32) */
 #include "common/ns_error.h"
 #include "common/ns_range.h"
+#include "model/ns_model_limits.h"
 
 /* The attention temperature a config.json may name lies in this range (z / T stays finite in
  * double for any float logit, and training at it is meaningful). */
@@ -25,16 +28,13 @@
 extern const ns_range ns_gpt2_range_temperature;
 extern const ns_range ns_gpt2_range_ssmax_s;
 
-/* The largest shape config.json may name (GPT-2 XL: 48 layers, 25 heads, n_embd 1600, vocab
- * 50257, 1024 positions, n_inner 6400): every later size computation stays far from overflow.
- * The options that set a shape (train, mkmodel) and the grid's indices take their ranges from
- * these. */
-#define NS_GPT2_MAX_LAYER 1024u
-#define NS_GPT2_MAX_HEAD 4096u
-#define NS_GPT2_MAX_EMBD 65536u
-#define NS_GPT2_MAX_CTX 1048576u
-#define NS_GPT2_MAX_VOCAB 16777216u
-#define NS_GPT2_MAX_INNER 1048576u
+/* The largest shape a GPT-2 config.json may name: every architecture's (model/ns_model.h). */
+#define NS_GPT2_MAX_LAYER NS_MODEL_MAX_LAYER
+#define NS_GPT2_MAX_HEAD NS_MODEL_MAX_HEAD
+#define NS_GPT2_MAX_EMBD NS_MODEL_MAX_EMBD
+#define NS_GPT2_MAX_CTX NS_MODEL_MAX_CTX
+#define NS_GPT2_MAX_VOCAB NS_MODEL_MAX_VOCAB
+#define NS_GPT2_MAX_INNER NS_MODEL_MAX_INNER
 
 typedef struct ns_gpt2_config {
     size_t n_layer;
@@ -51,25 +51,17 @@ typedef struct ns_gpt2_config {
     double attn_temperature;
 } ns_gpt2_config;
 
-/* Read and validate dir/config.json only (cheap: used to check sweep files against a model).
- * Errors name the file and the key. */
-int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err);
-
-typedef struct ns_gpt2_model ns_gpt2_model;
+typedef struct ns_model ns_gpt2_model;
 
 /* The attention temperature in force (attn_temperature, or 1 when it is 0). */
 double ns_gpt2_attn_temperature(const ns_gpt2_config *cfg);
 /* 1 when the config's attention is GPT-2's own (softmax at temperature 1). */
 int ns_gpt2_attn_is_default(const ns_gpt2_config *cfg);
 
-/* Load dir/config.json and dir/model.safetensors. The safetensors file is mapped read-only
- * and shared; F32 tensors are used in place, F16/BF16 converted to private F32 copies.
- * Everything is validated first; failures name the file and tensor. */
+/* A GPT-2-layout model (ns_model_load of a gpt2 config.json; anything else is refused), for the
+ * trainer, which starts from one: its GPT-2 config and its parameters by name. */
 int ns_gpt2_load(const char *dir, ns_gpt2_model **out, ns_err *err);
 void ns_gpt2_free(ns_gpt2_model *model);
-/* SHA-256 (lowercase hex, 65 bytes) of the mapped model.safetensors: of the bytes the model
- * uses, whatever happened to the file's path since it was mapped. */
-int ns_gpt2_sha256(const ns_gpt2_model *model, char hex[65], ns_err *err);
 const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model);
 
 /* The F32 data of a loaded parameter tensor by its Hugging Face name without prefix
@@ -77,49 +69,12 @@ const ns_gpt2_config *ns_gpt2_config_of(const ns_gpt2_model *model);
  * no such parameter (buffers such as h.N.attn.bias are not parameters). */
 const float *ns_gpt2_tensor(const ns_gpt2_model *model, const char *name, size_t *numel);
 
-/* What the forward pass shows after each layer's attention (valid only during the callback). */
-typedef struct ns_attn_layer_view {
-    size_t layer;          /* 0-based */
-    size_t n_head, d_head, L;
-    const float *logits;   /* (H, L, L): z[h][m][i] = q_m . k_i / sqrt(D), valid for i <= m */
-    const float *weights;  /* (H, L, L): the model's attention weights attn_norm(z / attn_temperature)
-                              per causal row (softmax at T = 1 for GPT-2), exactly 0 above the
-                              diagonal */
-    const float *values;   /* (L, C): value vector of token i, head h = values[i*C + h*D .. +D) */
-} ns_attn_layer_view;
-
-/* Called once per layer, in order. A non-zero return stops the forward pass and is returned. */
-typedef int (*ns_attn_layer_fn)(void *user, const ns_attn_layer_view *view, ns_err *err);
-
 /* The model's attention weights of one head from its logits z (L x L, row m valid for i <= m):
- * w[m][i] = attn_norm(z[m][0..m] / attn_temperature)_i, exactly 0 above the diagonal -- the one
- * function the forward pass and the trainer (src/train) both use. work holds NS_GPT2_ATTN_WORK(L)
- * doubles. Fails only for an invalid temperature. */
+ * w[m][i] = attn_norm(z[m][0..m] / attn_temperature)_i, exactly 0 above the diagonal -- the
+ * function the trainer (src/train) uses, and row by row (ns_gpt2_attn_row) the forward pass. work
+ * holds NS_GPT2_ATTN_WORK(L) doubles. Fails only for an invalid temperature. */
 #define NS_GPT2_ATTN_WORK(L) (4 * (L))
 int ns_gpt2_attn_weights(float *w, const float *z, size_t L, const ns_gpt2_config *cfg,
                          double *work, ns_err *err);
-
-typedef struct ns_gpt2_workspace ns_gpt2_workspace;
-
-/* Activations for sequences up to L_max tokens (one allocation). */
-int ns_gpt2_workspace_new(const ns_gpt2_model *model, size_t L_max, ns_gpt2_workspace **out,
-                          ns_err *err);
-void ns_gpt2_workspace_free(ns_gpt2_workspace *ws);
-/* Bytes ns_gpt2_workspace_new allocates for a model of this shape (computed in double, so an
- * absurd L_max gives a huge number rather than a wrapped one): for memory estimates. */
-double ns_gpt2_workspace_bytes(const ns_gpt2_config *cfg, size_t L_max);
-
-/* Causal forward over tokens[0..L) through layers 0..n_layers-1 (1 <= n_layers <= n_layer: a
- * caller that observes only the first layers stops there). Token ids must be < vocab_size and
- * L <= min(L_max, n_ctx). The LM head is not computed. fn may be NULL. */
-int ns_gpt2_forward(const ns_gpt2_model *model, ns_gpt2_workspace *ws, const int32_t *tokens,
-                    size_t L, size_t n_layers, ns_attn_layer_fn fn, void *user, ns_err *err);
-
-/* One forward pass over tokens[0..L) through every layer (L <= n_ctx) checking that the attention
- * logits, weights and value vectors stay finite: NS_ERR_INVALID "a forward pass over L tokens
- * overflows float32: layer l head h: logit z[m][i] = inf is not finite (the model's weights are
- * too large: ...)" naming the largest weight (ns_gpt2_probe.c). Validation runs it on the first
- * tokens of the first shard. */
-int ns_gpt2_probe(const ns_gpt2_model *model, const int32_t *tokens, size_t L, ns_err *err);
 
 #endif

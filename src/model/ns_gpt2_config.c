@@ -5,81 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ns_gpt2.h"
 #include "common/ns_file.h"
-
-/* Upper bounds (ns_gpt2.h) that keep every later size computation (and allocation made before
- * the weights are checked) far from overflow. */
-#define NS_MAX_LAYER ((json_int_t)NS_GPT2_MAX_LAYER)
-#define NS_MAX_HEAD ((json_int_t)NS_GPT2_MAX_HEAD)
-#define NS_MAX_EMBD ((json_int_t)NS_GPT2_MAX_EMBD)
-#define NS_MAX_CTX ((json_int_t)NS_GPT2_MAX_CTX)
-#define NS_MAX_VOCAB ((json_int_t)NS_GPT2_MAX_VOCAB)
-#define NS_MAX_INNER ((json_int_t)NS_GPT2_MAX_INNER)
+#include "model/ns_gpt2_internal.h"
+#include "model/ns_model_json.h"
 
 const ns_range ns_gpt2_range_temperature =
     NS_RANGE_REAL(NS_GPT2_MIN_TEMPERATURE, NS_GPT2_MAX_TEMPERATURE, 0, NULL);
 const ns_range ns_gpt2_range_ssmax_s = NS_RANGE_REAL(NS_GPT2_MIN_SSMAX_S, NS_GPT2_MAX_SSMAX_S, 0, NULL);
-
-/* config.json is small; anything above this is not a config. */
-#define NS_CFG_MAX_BYTES ((size_t)1 << 20)
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a real number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "a value";
-}
-
-/* Positive integer key (<= max). present: 0 when absent (not an error if optional). */
-static int get_dim(const char *path, json_t *root, const char *key, int required, json_int_t max,
-                   size_t *out, int *present, ns_err *err)
-{
-    json_t *v = json_object_get(root, key);
-    if (present)
-        *present = v != NULL;
-    if (!v) {
-        if (required)
-            return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is missing", path, key);
-        return NS_OK;
-    }
-    if (!json_is_integer(v))
-        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is %s, expected a positive integer", path,
-                       key, type_name(v));
-    json_int_t x = json_integer_value(v);
-    if (x <= 0 || x > max)
-        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %lld is out of range [1, %lld]", path,
-                       key, (long long)x, (long long)max);
-    *out = (size_t)x;
-    return NS_OK;
-}
-
-/* A number key of range r; *present says whether it was there. */
-static int get_number(const char *path, json_t *root, const char *key, const ns_range *r,
-                      double *out, int *present, ns_err *err)
-{
-    json_t *v = json_object_get(root, key);
-    *present = v != NULL;
-    if (!v)
-        return NS_OK;
-    if (!json_is_number(v))
-        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is %s, expected a number", path, key,
-                       type_name(v));
-    double x = json_number_value(v);
-    char why[256];
-    if (ns_range_check_real(r, x, why, sizeof why))
-        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\": %s", path, key, why);
-    *out = x;
-    return NS_OK;
-}
 
 /* The model's attention (normsweep's keys; absent in Hugging Face's files: GPT-2's softmax at
  * temperature 1). ssmax's s is required with ssmax and refused with any other normalizer. */
@@ -91,17 +23,17 @@ static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, 
     if (nv) {
         if (!json_is_string(nv))
             return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_attn_normalizer\" is %s, "
-                           "expected a string", path, type_name(nv));
+                           "expected a string", path, ns_json_type_name(nv));
         if (ns_normalizer_parse(json_string_value(nv), &cfg->attn_norm.kind, NULL) != NS_OK)
             return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_attn_normalizer\" = \"%.64s\" "
                            "is not a normalizer (softmax, ssmax, sparsemax or entmax15)", path,
                            json_string_value(nv));
     }
     int have;
-    NS_TRY(get_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,
-                      &cfg->attn_temperature, &have, err));
-    NS_TRY(get_number(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, &cfg->attn_norm.s,
-                      &have, err));
+    NS_TRY(ns_json_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,
+                          &cfg->attn_temperature, &have, err));
+    NS_TRY(ns_json_number(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, &cfg->attn_norm.s,
+                          &have, err));
     if (cfg->attn_norm.kind == NS_NORM_SSMAX && !have)
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_ssmax_s\" is missing (required "
                        "with \"normsweep_attn_normalizer\" = \"ssmax\")", path);
@@ -121,17 +53,17 @@ int ns_gpt2_attn_is_default(const ns_gpt2_config *cfg)
     return cfg->attn_norm.kind == NS_NORM_SOFTMAX && ns_gpt2_attn_temperature(cfg) == 1.0;
 }
 
-static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
+int ns_gpt2_config_parse(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
 {
     int have;
-    NS_TRY(get_dim(path, root, "n_layer", 1, NS_MAX_LAYER, &cfg->n_layer, NULL, err));
-    NS_TRY(get_dim(path, root, "n_head", 1, NS_MAX_HEAD, &cfg->n_head, NULL, err));
-    NS_TRY(get_dim(path, root, "n_embd", 1, NS_MAX_EMBD, &cfg->n_embd, NULL, err));
-    NS_TRY(get_dim(path, root, "vocab_size", 1, NS_MAX_VOCAB, &cfg->vocab_size, NULL, err));
+    NS_TRY(ns_json_dim(path, root, "n_layer", 1, 0, NS_CFG_MAX_LAYER, &cfg->n_layer, NULL, err));
+    NS_TRY(ns_json_dim(path, root, "n_head", 1, 0, NS_CFG_MAX_HEAD, &cfg->n_head, NULL, err));
+    NS_TRY(ns_json_dim(path, root, "n_embd", 1, 0, NS_CFG_MAX_EMBD, &cfg->n_embd, NULL, err));
+    NS_TRY(ns_json_dim(path, root, "vocab_size", 1, 0, NS_CFG_MAX_VOCAB, &cfg->vocab_size, NULL, err));
     /* n_positions sizes the position table; older configs only carry n_ctx. */
-    NS_TRY(get_dim(path, root, "n_positions", 0, NS_MAX_CTX, &cfg->n_ctx, &have, err));
+    NS_TRY(ns_json_dim(path, root, "n_positions", 0, 0, NS_CFG_MAX_CTX, &cfg->n_ctx, &have, err));
     if (!have) {
-        NS_TRY(get_dim(path, root, "n_ctx", 0, NS_MAX_CTX, &cfg->n_ctx, &have, err));
+        NS_TRY(ns_json_dim(path, root, "n_ctx", 0, 0, NS_CFG_MAX_CTX, &cfg->n_ctx, &have, err));
         if (!have)
             return ns_fail(err, NS_ERR_FORMAT, "%s: key \"n_positions\" (or \"n_ctx\") is missing",
                            path);
@@ -140,14 +72,14 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
     if (!inner || json_is_null(inner))
         cfg->n_inner = 4 * cfg->n_embd;
     else
-        NS_TRY(get_dim(path, root, "n_inner", 1, NS_MAX_INNER, &cfg->n_inner, NULL, err));
+        NS_TRY(ns_json_dim(path, root, "n_inner", 1, 0, NS_CFG_MAX_INNER, &cfg->n_inner, NULL, err));
 
     json_t *eps = json_object_get(root, "layer_norm_epsilon");
     if (!eps)
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"layer_norm_epsilon\" is missing", path);
     if (!json_is_number(eps))
         return ns_fail(err, NS_ERR_FORMAT, "%s: key \"layer_norm_epsilon\" is %s, expected a number",
-                       path, type_name(eps));
+                       path, ns_json_type_name(eps));
     cfg->ln_eps = json_number_value(eps);
     if (!(cfg->ln_eps > 0.0) || !isfinite(cfg->ln_eps) || cfg->ln_eps > 1.0)
         return ns_fail(err, NS_ERR_INVALID, "%s: key \"layer_norm_epsilon\" = %g is out of range (0, 1]",
@@ -157,7 +89,7 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
     if (act) {
         if (!json_is_string(act))
             return ns_fail(err, NS_ERR_FORMAT, "%s: key \"activation_function\" is %s, expected a string",
-                           path, type_name(act));
+                           path, ns_json_type_name(act));
         if (strcmp(json_string_value(act), "gelu_new") != 0)
             return ns_fail(err, NS_ERR_INVALID,
                            "%s: key \"activation_function\" = \"%.64s\" is not supported (only gelu_new)",
@@ -172,7 +104,7 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
     if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), "gpt2") != 0))
         return ns_fail(err, NS_ERR_INVALID, "%s: key \"model_type\" = %s%.64s%s is not supported "
                        "(only gpt2)", path, json_is_string(mt) ? "\"" : "",
-                       json_is_string(mt) ? json_string_value(mt) : type_name(mt),
+                       json_is_string(mt) ? json_string_value(mt) : ns_json_type_name(mt),
                        json_is_string(mt) ? "\"" : "");
     static const struct { const char *key; int want; const char *why; } flags[] = {
         {"scale_attn_weights", 1, "the scores must be divided by sqrt(head dim)"},
@@ -185,7 +117,7 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
             return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" = %s is not supported (%s; "
                            "normsweep computes GPT-2's attention with %s = %s)", path,
                            flags[i].key, json_is_boolean(f) ? (json_is_true(f) ? "true" : "false")
-                                                           : type_name(f),
+                                                           : ns_json_type_name(f),
                            flags[i].why, flags[i].key, flags[i].want ? "true" : "false");
     }
     if (cfg->n_embd % cfg->n_head != 0)
@@ -193,37 +125,4 @@ static int parse_config(const char *path, json_t *root, ns_gpt2_config *cfg, ns_
                        "%s: key \"n_embd\" = %zu is not a multiple of key \"n_head\" = %zu", path,
                        cfg->n_embd, cfg->n_head);
     return parse_attention(path, root, cfg, err);
-}
-
-int ns_gpt2_config_read(const char *dir, ns_gpt2_config *cfg, ns_err *err)
-{
-    memset(cfg, 0, sizeof *cfg);
-    char *path = ns_path_join(dir, "config.json");
-    if (!path)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    char *text = NULL;
-    size_t len = 0;
-    json_t *root = NULL;
-    ns_gpt2_config tmp = {0};
-    int rc = ns_file_read_all(path, NS_CFG_MAX_BYTES, &text, &len, err);
-    if (rc != NS_OK)
-        goto done;
-    json_error_t jerr;
-    root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-    if (!root) {
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: not valid JSON: %s (line %d)", path, jerr.text, jerr.line);
-        goto done;
-    }
-    if (!json_is_object(root)) {
-        rc = ns_fail(err, NS_ERR_FORMAT, "%s: top level is %s, expected an object", path,
-                     type_name(root));
-        goto done;
-    }
-    if ((rc = parse_config(path, root, &tmp, err)) == NS_OK)
-        *cfg = tmp;
-done:
-    json_decref(root);
-    free(text);
-    free(path);
-    return rc;
 }

@@ -1,7 +1,8 @@
-/* ns_mkmodel: write a random-weight GPT-2 (Hugging Face layout, GPT-2 initialisation) from a
- * counter-based generator, streaming the safetensors data through a temporary file. */
+/* ns_mkmodel: write a random-weight GPT-2 (Hugging Face layout, GPT-2 initialisation) from the
+ * counter-based generator (ns_mkmodel_write.c), or a trained one's weights. */
 #include "model/ns_mkmodel.h"
 #include "model/ns_mkmodel_internal.h"
+#include "model/ns_mkmodel_write_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,24 +14,11 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
-#include "common/ns_tmp.h"
+#include "model/ns_checkpoint.h"
 
 #define NS_MK_NAME_MAX 64
 #define NS_MK_INIT_STD 0.02 /* GPT-2 initializer_range */
 #define NS_MK_LN_EPS 1e-5
-#define NS_MK_CHUNK ((size_t)1 << 16) /* elements generated per write (even) */
-
-typedef enum { K_NORMAL, K_ZERO, K_ONE, K_MASK } init_kind;
-
-typedef struct tensor_desc {
-    char name[NS_MK_NAME_MAX];
-    size_t ndim;
-    size_t shape[4];
-    size_t numel;
-    init_kind kind;
-    double std;
-    uint64_t stream;
-} tensor_desc;
 
 int ns_mkmodel_preset(const char *name, ns_gpt2_config *cfg, ns_err *err)
 {
@@ -68,7 +56,15 @@ const ns_range ns_mkmodel_range_ctx =
     NS_RANGE_INT(1, NS_MKMODEL_MAX_CTX, "a model file holds an n_ctx x n_ctx mask per layer");
 const ns_range ns_mkmodel_range_vocab = NS_RANGE_INT(1, NS_GPT2_MAX_VOCAB, MAXCFG);
 const ns_range ns_mkmodel_range_inner = NS_RANGE_INT(1, NS_GPT2_MAX_INNER, MAXCFG);
+const ns_range ns_mkmodel_range_decoder_ctx = NS_RANGE_INT(1, NS_GPT2_MAX_CTX, MAXCFG);
 #undef MAXCFG
+const ns_range ns_mkmodel_range_shards =
+    NS_RANGE_INT(1, NS_CKPT_MAX_SHARDS, "the most shards a model's index may name");
+const ns_range ns_mkmodel_range_rope_theta =
+    NS_RANGE_REAL(0.0, 1e15, NS_RANGE_MIN_OPEN, "a rotary base config.json may name");
+const ns_range ns_mkmodel_range_rotary_pct =
+    NS_RANGE_REAL(0.0, 1.0, NS_RANGE_MIN_OPEN, "a fraction of the head dimension");
+const ns_range ns_mkmodel_range_init_std = NS_RANGE_REAL(0.0, 1e6, NS_RANGE_MIN_OPEN, NULL);
 
 /* 1 when x survives config.json's 10 significant digits unchanged. */
 static int ns_mk_exact10(double x)
@@ -132,124 +128,40 @@ size_t ns_mkmodel_param_count(const ns_gpt2_config *c)
     return c->vocab_size * C + c->n_ctx * C + 2 * C + c->n_layer * per_layer;
 }
 
-/* ---- counter-based generator ---- */
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Two independent N(0,1) samples for pair number `pair` of a stream (Box-Muller on the two
- * 32-bit halves of one hash; u in (0, 1) so the log is finite). */
-static void normal_pair(uint64_t seed, uint64_t stream, uint64_t pair, double *z0, double *z1)
-{
-    uint64_t h = mix64(mix64(seed ^ mix64(stream)) + pair);
-    double u1 = ((double)(h >> 32) + 0.5) * 0x1p-32;
-    double u2 = ((double)(h & 0xffffffffu) + 0.5) * 0x1p-32;
-    double r = sqrt(-2.0 * log(u1));
-    double a = 2.0 * M_PI * u2;
-    *z0 = r * cos(a);
-    *z1 = r * sin(a);
-}
-
-/* FNV-1a of the tensor name: each tensor has its own stream, independent of the layer count. */
-static uint64_t name_stream(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-/* Fill out[0..n) with elements start..start+n of the tensor. */
-static void gen_values(float *out, const tensor_desc *d, uint64_t seed, size_t start, size_t n)
-{
-    switch (d->kind) {
-    case K_ZERO:
-        memset(out, 0, n * sizeof *out);
-        return;
-    case K_ONE:
-        for (size_t i = 0; i < n; i++)
-            out[i] = 1.0f;
-        return;
-    case K_MASK: {
-        size_t P = d->shape[3];
-        for (size_t i = 0; i < n; i++) {
-            size_t e = start + i, col = e % P, row = (e / P) % P;
-            out[i] = col <= row ? 1.0f : 0.0f;
-        }
-        return;
-    }
-    case K_NORMAL:
-        for (size_t i = 0; i < n;) {
-            size_t e = start + i;
-            double z0, z1;
-            normal_pair(seed, d->stream, e >> 1, &z0, &z1);
-            if ((e & 1) == 0) {
-                out[i++] = (float)(d->std * z0);
-                if (i < n)
-                    out[i++] = (float)(d->std * z1);
-            } else {
-                out[i++] = (float)(d->std * z1);
-            }
-        }
-        return;
-    }
-}
-
-static void set_desc(tensor_desc *d, const char *name, size_t ndim, const size_t *shape,
-                     init_kind kind, double std)
-{
-    snprintf(d->name, sizeof d->name, "%s", name);
-    d->ndim = ndim;
-    d->numel = 1;
-    for (size_t i = 0; i < ndim; i++) {
-        d->shape[i] = shape[i];
-        d->numel *= shape[i];
-    }
-    d->kind = kind;
-    d->std = std;
-    d->stream = name_stream(name);
-}
-
 /* The tensor list in file order; *n receives the count. Caller frees. */
-static tensor_desc *build_descs(const ns_gpt2_config *c, size_t *n)
+static ns_mk_tensor *build_descs(const ns_gpt2_config *c, size_t *n)
 {
     size_t C = c->n_embd, F = c->n_inner ? c->n_inner : 4 * c->n_embd, P = c->n_ctx;
     size_t cap = 4 + 13 * c->n_layer, k = 0;
-    tensor_desc *d = calloc(cap, sizeof *d);
+    ns_mk_tensor *d = calloc(cap, sizeof *d);
     if (!d)
         return NULL;
     double proj_std = NS_MK_INIT_STD / sqrt(2.0 * (double)c->n_layer);
-    set_desc(&d[k++], "wte.weight", 2, (size_t[]){c->vocab_size, C}, K_NORMAL, NS_MK_INIT_STD);
-    set_desc(&d[k++], "wpe.weight", 2, (size_t[]){P, C}, K_NORMAL, NS_MK_INIT_STD);
-    set_desc(&d[k++], "ln_f.weight", 1, (size_t[]){C}, K_ONE, 0);
-    set_desc(&d[k++], "ln_f.bias", 1, (size_t[]){C}, K_ZERO, 0);
+    ns_mk_tensor_set(&d[k++], "wte.weight", 2, (size_t[]){c->vocab_size, C}, NS_MK_NORMAL, 0,
+                     NS_MK_INIT_STD);
+    ns_mk_tensor_set(&d[k++], "wpe.weight", 2, (size_t[]){P, C}, NS_MK_NORMAL, 0, NS_MK_INIT_STD);
+    ns_mk_tensor_set(&d[k++], "ln_f.weight", 1, (size_t[]){C}, NS_MK_ONE, 0, 0);
+    ns_mk_tensor_set(&d[k++], "ln_f.bias", 1, (size_t[]){C}, NS_MK_ZERO, 0, 0);
     for (size_t l = 0; l < c->n_layer; l++) {
         char nm[NS_MK_NAME_MAX];
 #define NS_MK_ADD(suffix, nd, shp, kind, std)                                   \
     do {                                                                        \
         snprintf(nm, sizeof nm, "h.%zu.%s", l, suffix);                        \
-        set_desc(&d[k++], nm, nd, shp, kind, std);                              \
+        ns_mk_tensor_set(&d[k++], nm, nd, shp, kind, 0, std);                   \
     } while (0)
-        NS_MK_ADD("ln_1.weight", 1, ((size_t[]){C}), K_ONE, 0);
-        NS_MK_ADD("ln_1.bias", 1, ((size_t[]){C}), K_ZERO, 0);
-        NS_MK_ADD("attn.c_attn.weight", 2, ((size_t[]){C, 3 * C}), K_NORMAL, NS_MK_INIT_STD);
-        NS_MK_ADD("attn.c_attn.bias", 1, ((size_t[]){3 * C}), K_ZERO, 0);
-        NS_MK_ADD("attn.c_proj.weight", 2, ((size_t[]){C, C}), K_NORMAL, proj_std);
-        NS_MK_ADD("attn.c_proj.bias", 1, ((size_t[]){C}), K_ZERO, 0);
-        NS_MK_ADD("ln_2.weight", 1, ((size_t[]){C}), K_ONE, 0);
-        NS_MK_ADD("ln_2.bias", 1, ((size_t[]){C}), K_ZERO, 0);
-        NS_MK_ADD("mlp.c_fc.weight", 2, ((size_t[]){C, F}), K_NORMAL, NS_MK_INIT_STD);
-        NS_MK_ADD("mlp.c_fc.bias", 1, ((size_t[]){F}), K_ZERO, 0);
-        NS_MK_ADD("mlp.c_proj.weight", 2, ((size_t[]){F, C}), K_NORMAL, proj_std);
-        NS_MK_ADD("mlp.c_proj.bias", 1, ((size_t[]){C}), K_ZERO, 0);
-        NS_MK_ADD("attn.bias", 4, ((size_t[]){1, 1, P, P}), K_MASK, 0);
+        NS_MK_ADD("ln_1.weight", 1, ((size_t[]){C}), NS_MK_ONE, 0);
+        NS_MK_ADD("ln_1.bias", 1, ((size_t[]){C}), NS_MK_ZERO, 0);
+        NS_MK_ADD("attn.c_attn.weight", 2, ((size_t[]){C, 3 * C}), NS_MK_NORMAL, NS_MK_INIT_STD);
+        NS_MK_ADD("attn.c_attn.bias", 1, ((size_t[]){3 * C}), NS_MK_ZERO, 0);
+        NS_MK_ADD("attn.c_proj.weight", 2, ((size_t[]){C, C}), NS_MK_NORMAL, proj_std);
+        NS_MK_ADD("attn.c_proj.bias", 1, ((size_t[]){C}), NS_MK_ZERO, 0);
+        NS_MK_ADD("ln_2.weight", 1, ((size_t[]){C}), NS_MK_ONE, 0);
+        NS_MK_ADD("ln_2.bias", 1, ((size_t[]){C}), NS_MK_ZERO, 0);
+        NS_MK_ADD("mlp.c_fc.weight", 2, ((size_t[]){C, F}), NS_MK_NORMAL, NS_MK_INIT_STD);
+        NS_MK_ADD("mlp.c_fc.bias", 1, ((size_t[]){F}), NS_MK_ZERO, 0);
+        NS_MK_ADD("mlp.c_proj.weight", 2, ((size_t[]){F, C}), NS_MK_NORMAL, proj_std);
+        NS_MK_ADD("mlp.c_proj.bias", 1, ((size_t[]){C}), NS_MK_ZERO, 0);
+        NS_MK_ADD("attn.bias", 4, ((size_t[]){1, 1, P, P}), NS_MK_MASK, 0);
 #undef NS_MK_ADD
     }
     *n = k;
@@ -259,7 +171,7 @@ static tensor_desc *build_descs(const ns_gpt2_config *c, size_t *n)
 int ns_mkmodel_tensors(const ns_gpt2_config *cfg, ns_mkmodel_tensor **out, size_t *n, ns_err *err)
 {
     size_t nd = 0;
-    tensor_desc *d = build_descs(cfg, &nd);
+    ns_mk_tensor *d = build_descs(cfg, &nd);
     ns_mkmodel_tensor *t = d ? calloc(nd, sizeof *t) : NULL;
     if (!t) {
         free(d);
@@ -270,7 +182,7 @@ int ns_mkmodel_tensors(const ns_gpt2_config *cfg, ns_mkmodel_tensor **out, size_
         t[i].ndim = d[i].ndim;
         memcpy(t[i].shape, d[i].shape, sizeof t[i].shape);
         t[i].numel = d[i].numel;
-        t[i].is_param = d[i].kind != K_MASK;
+        t[i].is_param = d[i].kind != NS_MK_MASK;
     }
     free(d);
     *out = t;
@@ -283,7 +195,7 @@ int ns_mkmodel_values(const ns_mkmodel_opts *opts, const char *name, size_t star
 {
     size_t nd = 0;
     int rc = NS_OK;
-    tensor_desc *d = build_descs(&opts->config, &nd);
+    ns_mk_tensor *d = build_descs(&opts->config, &nd);
     if (!d)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     size_t i = 0;
@@ -295,7 +207,7 @@ int ns_mkmodel_values(const ns_mkmodel_opts *opts, const char *name, size_t star
         rc = ns_fail(err, NS_ERR_INVALID, "tensor '%s': elements [%zu, %zu) beyond its %zu", name,
                      start, start + n, d[i].numel);
     else
-        gen_values(out, &d[i], opts->seed, start, n);
+        ns_mk_values(out, &d[i], opts->seed, start, n);
     free(d);
     return rc;
 }
@@ -307,133 +219,6 @@ float ns_mkmodel_value(const ns_mkmodel_opts *opts, const char *name, size_t ind
 }
 
 /* ---- writing ---- */
-
-static int write_all(int fd, const void *buf, size_t len, const char *path, ns_err *err)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return ns_fail(err, NS_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        p += w;
-        len -= (size_t)w;
-    }
-    return NS_OK;
-}
-
-/* Convert n floats to dtype bytes in out. */
-static size_t encode(uint8_t *out, const float *v, size_t n, ns_st_dtype dtype)
-{
-    if (dtype == NS_ST_F32) {
-        memcpy(out, v, n * 4);
-        return n * 4;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h = dtype == NS_ST_F16 ? ns_f32_to_f16(v[i]) : ns_f32_to_bf16(v[i]);
-        memcpy(out + 2 * i, &h, 2);
-    }
-    return n * 2;
-}
-
-/* Where the parameters' values come from: GPT-2 initialisation (fill NULL) or the caller. */
-typedef struct value_source {
-    ns_mkmodel_fill_fn fill;
-    void *user;
-} value_source;
-
-static int source_values(const value_source *src, float *out, const tensor_desc *d, size_t index,
-                         uint64_t seed, size_t start, size_t n, ns_err *err)
-{
-    if (!src->fill || d->kind == K_MASK) {
-        gen_values(out, d, seed, start, n);
-        return NS_OK;
-    }
-    return src->fill(src->user, index, start, n, out, err);
-}
-
-static int write_safetensors(const char *path, const ns_mkmodel_opts *o, const tensor_desc *d,
-                             size_t n, const value_source *src, ns_err *err)
-{
-    int rc = NS_OK, fd = -1;
-    uint8_t *header = NULL, *bytes = NULL;
-    float *vals = NULL;
-    char *tmp = NULL;
-    ns_st_spec *specs = calloc(n, sizeof *specs);
-    if (!specs)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        specs[i].name = d[i].name;
-        specs[i].dtype = o->dtype;
-        specs[i].ndim = d[i].ndim;
-        memcpy(specs[i].shape, d[i].shape, d[i].ndim * sizeof(size_t));
-    }
-    static const char *const meta[] = {"format", "pt", NULL, NULL};
-    size_t hlen, dlen;
-    if ((rc = ns_st_header_build(specs, n, meta, &header, &hlen, &dlen, err)) != NS_OK)
-        goto done;
-    vals = malloc(NS_MK_CHUNK * sizeof *vals);
-    bytes = malloc(NS_MK_CHUNK * sizeof(float));
-    tmp = ns_file_temp_name(path);
-    if (!vals || !bytes || !tmp) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        goto done;
-    }
-    if ((rc = write_all(fd, header, hlen, tmp, err)) != NS_OK)
-        goto done;
-    if (o->hold) /* test only: NULL but in a test that holds the writer */
-        o->hold(o->hold_user, "temp", 0);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t s = 0; s < d[i].numel; s += NS_MK_CHUNK) {
-            size_t m = d[i].numel - s < NS_MK_CHUNK ? d[i].numel - s : NS_MK_CHUNK;
-            if ((rc = source_values(src, vals, &d[i], i, o->seed, s, m, err)) != NS_OK)
-                goto done;
-            size_t nb = encode(bytes, vals, m, o->dtype);
-            if ((rc = write_all(fd, bytes, nb, tmp, err)) != NS_OK)
-                goto done;
-            if (o->stop && *o->stop) {
-                rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its temporary "
-                             "is removed)", path);
-                goto done;
-            }
-        }
-    }
-    if (fsync(fd) != 0) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-        goto done;
-    }
-    int cr = close(fd);
-    fd = -1;
-    if (cr != 0) {
-        rc = ns_fail(err, NS_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = ns_fail(err, NS_ERR_IO, "rename %s -> %s: %s", tmp, path, strerror(errno));
-        goto done;
-    }
-    free(tmp);
-    tmp = NULL;
-    rc = ns_file_sync_parent_dir(path, err);
-done:
-    if (fd >= 0)
-        close(fd);
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
-    free(bytes);
-    free(vals);
-    free(header);
-    free(specs);
-    return rc;
-}
 
 /* The attention keys (docs/MODEL.md) and the caller's extra members, added to root. */
 static int add_attention_and_extra(json_t *root, const ns_mkmodel_opts *o, ns_err *err)
@@ -473,7 +258,7 @@ static int add_attention_and_extra(json_t *root, const ns_mkmodel_opts *o, ns_er
     return rc;
 }
 
-static char *config_text(const ns_mkmodel_opts *o, ns_err *err)
+static json_t *config_json(const ns_mkmodel_opts *o, ns_err *err)
 {
     const ns_gpt2_config *c = &o->config;
     const char *torch_dtype = o->dtype == NS_ST_F16 ? "float16" : o->dtype == NS_ST_BF16 ? "bfloat16"
@@ -501,13 +286,7 @@ static char *config_text(const ns_mkmodel_opts *o, ns_err *err)
         json_decref(root);
         return NULL;
     }
-    /* 10 significant digits (ns_mkmodel_check refuses a temperature or s that would not read
-     * back exactly) */
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-    json_decref(root);
-    if (!text)
-        ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
-    return text;
+    return root;
 }
 
 int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *err)
@@ -519,7 +298,6 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
                           void *user, ns_err *err)
 {
     ns_mkmodel_opts o = *opts;
-    value_source src = {fill, user};
     if (o.config.n_inner == 0)
         o.config.n_inner = 4 * o.config.n_embd;
     if (o.config.ln_eps == 0)
@@ -532,39 +310,26 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
                        ns_st_dtype_name(o.dtype));
     int existed = ns_file_exists(out_dir);
     NS_TRY(ns_file_mkdirs(out_dir, err));
-    int rc = NS_OK;
     size_t n = 0;
-    char *st_path = ns_path_join(out_dir, NS_MKMODEL_WEIGHTS);
-    char *cfg_path = ns_path_join(out_dir, NS_MKMODEL_CONFIG);
-    char *text = NULL;
-    tensor_desc *d = build_descs(&o.config, &n);
-    if (!st_path || !cfg_path || !d) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (!(text = config_text(&o, err))) {
-        rc = err ? err->code : NS_ERR_NOMEM;
-        goto done;
-    }
-    ns_tmp_remove_stale(st_path, NULL, NULL);
-    ns_tmp_remove_stale(cfg_path, NULL, NULL);
-    if ((rc = write_safetensors(st_path, &o, d, n, &src, err)) != NS_OK)
-        goto done;
-    size_t tl = strlen(text);
-    char *line = realloc(text, tl + 2);
-    if (!line) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    text = line;
-    memcpy(text + tl, "\n", 2);
-    rc = ns_file_write_atomic(cfg_path, text, tl + 1, err);
-done:
+    ns_mk_tensor *d = build_descs(&o.config, &n);
+    json_t *root = d ? config_json(&o, err) : NULL;
+    int rc = d ? (root ? NS_OK : (err ? err->code : NS_ERR_NOMEM))
+               : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    ns_mk_weights w = {.tensors = d, .n = n, .dtype = o.dtype, .shards = o.shards,
+                       .seed = o.seed, .source = fill, .user = user, .stop = o.stop,
+                       .hold = o.hold, .hold_user = o.hold_user};
+    if (rc == NS_OK)
+        rc = ns_mk_write_weights(out_dir, &w, err);
+    if (rc == NS_OK)
+        rc = ns_mk_write_config(out_dir, root, err);
+    json_decref(root);
     if (rc != NS_OK && !existed)
         rmdir(out_dir); /* the directory this call made, when nothing is in it */
     free(d);
-    free(text);
-    free(cfg_path);
-    free(st_path);
     return rc;
+}
+
+void ns_mkmodel_shard_name(size_t k, size_t K, char name[48])
+{
+    ns_mk_shard_name(k, K, name);
 }

@@ -1,6 +1,9 @@
-/* ns_mkmodel_internal: test-only view of the mkmodel generator (src/model and tests). */
+/* ns_mkmodel_internal: the tests' view of the values ns_mkmodel writes. Not for use outside
+ * src/model and the tests. */
 #ifndef NS_MKMODEL_INTERNAL_H
 #define NS_MKMODEL_INTERNAL_H
+
+#include <stddef.h>
 
 #include "model/ns_mkmodel.h"
 

@@ -11,17 +11,17 @@
 #include "common/ns_sys.h"
 
 const ns_range ns_plan_range_L =
-    NS_RANGE_INT(1, NS_GPT2_MAX_CTX, "no model has a longer context");
+    NS_RANGE_INT(1, NS_MODEL_MAX_CTX, "no model has a longer context");
 const ns_range ns_plan_range_rows =
-    NS_RANGE_INT(1, NS_GPT2_MAX_CTX, "no model has a longer context");
+    NS_RANGE_INT(1, NS_MODEL_MAX_CTX, "no model has a longer context");
 const ns_range ns_plan_range_N =
     NS_RANGE_INT(1, NS_RANGE_INT32_MAX, "the output stores N as a 32-bit integer");
 const ns_range ns_plan_range_scale = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
 const ns_range ns_plan_range_s = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
 const ns_range ns_plan_range_layer =
-    NS_RANGE_INT(0, NS_GPT2_MAX_LAYER - 1, "no model has more layers");
+    NS_RANGE_INT(0, NS_MODEL_MAX_LAYER - 1, "no model has more layers");
 const ns_range ns_plan_range_head =
-    NS_RANGE_INT(0, NS_GPT2_MAX_HEAD - 1, "no model has more heads");
+    NS_RANGE_INT(0, NS_MODEL_MAX_HEAD - 1, "no model has more heads");
 const ns_range ns_plan_range_probes = NS_RANGE_INT(0, NS_PLAN_MAX_PROBES, NULL);
 
 /* A problem with formatted text. */
@@ -53,13 +53,18 @@ int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, n
     return NS_OK;
 }
 
-int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
+int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err)
 {
     if (g->L_max > mc->n_ctx)
         NS_TRY(reportf(report, user, NS_PLAN_AT_L_MAX, 0, err,
                        "%zu exceeds the context of the model %s (n_ctx = %zu)", g->L_max,
                        model_desc, mc->n_ctx));
+    else if (mc->sliding_window && g->L_max > mc->sliding_window)
+        NS_TRY(reportf(report, user, NS_PLAN_AT_L_MAX, 0, err,
+                       "%zu exceeds the sliding window of the model %s (config.json key "
+                       "\"sliding_window\" = %zu): a query would not see every earlier key, which "
+                       "normsweep does not implement", g->L_max, model_desc, mc->sliding_window));
     for (size_t i = 0; i < g->nlayers; i++)
         if (g->layers[i] >= mc->n_layer)
             NS_TRY(reportf(report, user, NS_PLAN_AT_LAYER, i, err,
@@ -116,7 +121,24 @@ static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+/* The distinct prefix rows L - 1 - r (r < rows) over the grid's L (ascending), into out (may be
+ * NULL) in ascending order; returns how many. */
+static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
+{
+    size_t n = 0, next = 0; /* rows below `next` are taken */
+    for (size_t Li = 0; Li < g->nL; Li++) {
+        size_t lo = g->L[Li] > g->rows ? g->L[Li] - g->rows : 0;
+        lo = lo > next ? lo : next;
+        for (size_t m = lo; out && m < g->L[Li]; m++)
+            out[n + m - lo] = m;
+        n += g->L[Li] > lo ? g->L[Li] - lo : 0;
+        if (g->L[Li] > next)
+            next = g->L[Li];
+    }
+    return n;
+}
+
+void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m)
 {
     *m = (ns_plan_memory){0, 0, 0};
@@ -144,8 +166,9 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, si
     }
     double heads = (double)g->nlayers * (double)g->nheads, rows = (double)g->rows;
     m->payload = sizeof(double) * (2.0 + heads * rows * rec_sum);
-    size_t L_fwd = g->L[g->nL - 1], d = mc->n_head ? mc->n_embd / mc->n_head : 0;
-    m->task = ns_gpt2_workspace_bytes(mc, L_fwd) + ns_analysis_ws_bytes(g->probes, L_fwd, d) +
+    size_t L_fwd = g->L[g->nL - 1], d = mc->d_head;
+    m->task = ns_model_workspace_bytes(mc, L_fwd, fwd_rows(g, NULL)) +
+              (double)g->nnormalizers * ns_analysis_ws_bytes(g->probes, L_fwd, d) +
               2.0 * m->payload;
     /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
     ns_slice_shape sh = {.lay = &lay, .L = L_fwd, .N = g->N, .nN = g->nN, .T = g->T,
@@ -162,7 +185,21 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, si
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
 }
 
-int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w)
+{
+    *w = (ns_plan_work){0.0, 0.0};
+    if (!g->nL || !g->nlayers)
+        return;
+    size_t deepest = 0;
+    for (size_t i = 0; i < g->nlayers; i++)
+        deepest = g->layers[i] + 1 > deepest ? g->layers[i] + 1 : deepest;
+    double L = (double)g->L[g->nL - 1];
+    w->forward_flops = ns_model_forward_flops(mc, g->L[g->nL - 1], deepest);
+    w->gram_flops = L * L * (double)mc->d_head * (double)g->nlayers * (double)g->nheads *
+                    (double)g->nnormalizers;
+}
+
+int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                          int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
                          ns_err *err)
 {
@@ -195,7 +232,7 @@ int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t
     return NS_OK;
 }
 
-int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err)
+int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_model_config *mc, ns_err *err)
 {
     memset(p, 0, sizeof *p);
     first_problem fp = {"", 0};
@@ -213,13 +250,16 @@ int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns
         if (g->layers[i] + 1 > p->n_layers_run)
             p->n_layers_run = g->layers[i] + 1;
     size_t nnorm = g->nnormalizers, nL = g->nL, nblocks = g->nlayers * g->nheads * nnorm * nL;
+    p->n_fwd_rows = fwd_rows(&p->g, NULL);
+    p->fwd_rows = malloc(p->n_fwd_rows * sizeof *p->fwd_rows + 1);
     p->nN_L = malloc(nL * sizeof *p->nN_L);
     p->lay = malloc(nnorm * nL * sizeof *p->lay);
     p->block = malloc(nblocks * sizeof *p->block);
-    if (!p->nN_L || !p->lay || !p->block) {
+    if (!p->fwd_rows || !p->nN_L || !p->lay || !p->block) {
         ns_plan_free(p);
         return ns_fail(err, NS_ERR_NOMEM, "plan: out of memory");
     }
+    fwd_rows(&p->g, p->fwd_rows);
     for (size_t Li = 0; Li < nL; Li++) {
         size_t k = 0;
         while (k < g->nN && g->N[k] < p->g.L[Li])
@@ -251,6 +291,7 @@ int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns
 void ns_plan_free(ns_plan *p)
 {
     free(p->own);
+    free(p->fwd_rows);
     free(p->nN_L);
     free(p->lay);
     free(p->block);

@@ -15,7 +15,7 @@
 #include "analysis/ns_row.h"
 #include "common/ns_error.h"
 #include "common/ns_range.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 
 #define NS_PLAN_MAX_NORMALIZERS 4
 
@@ -72,8 +72,9 @@ typedef int (*ns_plan_report_fn)(void *user, ns_plan_where where, size_t index, 
 
 /* The grid on its own: every L <= L_max, rows <= the smallest L. */
 int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, ns_err *err);
-/* Against a model: L_max <= n_ctx, layers < n_layer, heads < n_head (model_desc names it). */
-int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const char *model_desc,
+/* Against a model: L_max <= n_ctx and, for a model with a sliding window, <= the window; layers
+ * < n_layer, heads < n_head (query heads; model_desc names the model). */
+int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err);
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -82,19 +83,29 @@ int ns_plan_check_model(const ns_plan_grid *g, const ns_gpt2_config *mc, const c
  * an absurd grid gives huge numbers, never wrapped ones). */
 typedef struct ns_plan_memory {
     double payload;   /* one task's results */
-    double task;      /* computing a task: forward workspace + analysis scratch + the payload
-                         and the master's receive buffer */
+    double task;      /* computing a task: forward workspace (with the analysed rows' logits)
+                         + analysis scratch (one per normalizer) + the payload and the master's
+                         receive buffer */
     double reduce;    /* rank 0 reducing: every cell's result twice (gathered and laid out for
                          NetCDF), one slice's rows, and the samples when keep_samples */
 } ns_plan_memory;
-void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);
+
+/* What one task computes, in floating-point operations (for time estimates; computed in double). */
+typedef struct ns_plan_work {
+    double forward_flops; /* the forward pass's matrix products over the largest L, through the
+                             deepest layer analysed (ns_model_forward_flops) */
+    double gram_flops;    /* the analysis's Gram matrices: L^2 d per analysed (layer, head,
+                             normalizer), the part of the analysis that grows as L^2 */
+} ns_plan_work;
+void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w);
 
 /* One task's results travel in one MPI message: at most this many doubles (16 GiB). */
 #define NS_PLAN_MAX_PAYLOAD 2147483600.0
 /* Refuse (reported at NS_PLAN_AT_GRID) a payload above NS_PLAN_MAX_PAYLOAD and, when
  * mem_limit > 0, a grid whose task or reduction needs more than mem_limit bytes per process. */
-int ns_plan_check_memory(const ns_plan_grid *g, const ns_gpt2_config *mc, size_t n_shards,
+int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                          int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
                          ns_err *err);
 
@@ -104,6 +115,9 @@ typedef struct ns_plan {
     ns_plan_grid g;        /* points into the plan's own copies */
     size_t L_fwd;          /* forward length: the largest L */
     size_t n_layers_run;   /* forward layers to run: deepest requested layer + 1 */
+    size_t *fwd_rows;      /* (n_fwd_rows) the prefix rows analysed at some L, ascending: the
+                              rows whose logits the forward pass keeps */
+    size_t n_fwd_rows;
     size_t *nN_L;          /* (nL): how many N of the grid are below each L */
     ns_row_layout *lay;    /* (nnormalizers, nL) */
     ns_analysis_params params[NS_PLAN_MAX_NORMALIZERS];
@@ -115,7 +129,7 @@ typedef struct ns_plan {
 
 /* Build the plan of a checked grid (ns_plan_check and ns_plan_check_model passed; a grid that
  * did not gives NS_ERR_INVALID). Free with ns_plan_free. */
-int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_gpt2_config *mc, ns_err *err);
+int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_model_config *mc, ns_err *err);
 void ns_plan_free(ns_plan *p);
 
 const ns_row_layout *ns_plan_layout(const ns_plan *p, size_t ni, size_t Li);

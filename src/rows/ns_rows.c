@@ -6,9 +6,9 @@
 
 struct ns_rows {
     const ns_plan *plan;
-    const ns_gpt2_model *model;
+    const ns_model *model;
     ns_kernel kernel;
-    ns_gpt2_workspace *fws;
+    ns_model_workspace *fws;
     ns_analysis_ws *aws[NS_PLAN_MAX_NORMALIZERS];
     size_t *layer_index;     /* model layer -> index in the plan's layers, or SIZE_MAX */
     ns_row_request *req;     /* (nL * rows): one head's requests for one normalizer */
@@ -18,7 +18,7 @@ struct ns_rows {
     const ns_rows_hooks *hooks;
 };
 
-int ns_rows_new(const ns_plan *plan, const ns_gpt2_model *model, ns_kernel kernel,
+int ns_rows_new(const ns_plan *plan, const ns_model *model, ns_kernel kernel, unsigned flags,
                 ns_rows **out, ns_err *err)
 {
     int rc;
@@ -26,7 +26,7 @@ int ns_rows_new(const ns_plan *plan, const ns_gpt2_model *model, ns_kernel kerne
     ns_rows *r = calloc(1, sizeof *r);
     if (!r)
         return ns_fail(err, NS_ERR_NOMEM, "rows: out of memory");
-    const ns_gpt2_config *mc = ns_gpt2_config_of(model);
+    const ns_model_config *mc = ns_model_config_of(model);
     const ns_plan_grid *g = &plan->g;
     r->plan = plan;
     r->model = model;
@@ -41,11 +41,13 @@ int ns_rows_new(const ns_plan *plan, const ns_gpt2_model *model, ns_kernel kerne
         r->layer_index[l] = SIZE_MAX;
     for (size_t i = 0; i < g->nlayers; i++)
         r->layer_index[g->layers[i]] = i;
-    if ((rc = ns_gpt2_workspace_new(model, plan->L_fwd, &r->fws, err)) != NS_OK)
+    int all = (flags & NS_ROWS_ALL_ROWS) != 0;
+    if ((rc = ns_model_workspace_new(model, plan->L_fwd, all ? NULL : plan->fwd_rows,
+                                     plan->n_fwd_rows, &r->fws, err)) != NS_OK)
         goto fail;
     for (size_t i = 0; i < g->nnormalizers; i++)
-        if ((rc = ns_analysis_ws_new(&plan->params[i], plan->L_fwd, mc->n_embd / mc->n_head,
-                                     &r->aws[i], err)) != NS_OK)
+        if ((rc = ns_analysis_ws_new(&plan->params[i], plan->L_fwd, mc->d_head, &r->aws[i],
+                                     err)) != NS_OK)
             goto fail;
     *out = r;
     return NS_OK;
@@ -58,7 +60,7 @@ void ns_rows_free(ns_rows *r)
 {
     if (!r)
         return;
-    ns_gpt2_workspace_free(r->fws);
+    ns_model_workspace_free(r->fws);
     for (size_t i = 0; i < NS_PLAN_MAX_NORMALIZERS; i++)
         ns_analysis_ws_free(r->aws[i]);
     free(r->layer_index);
@@ -72,11 +74,11 @@ static int analyse_head(ns_rows *r, const ns_attn_layer_view *v, size_t li, size
 {
     const ns_plan *p = r->plan;
     const ns_plan_grid *g = &p->g;
-    size_t h = g->heads[hi], C = v->n_head * v->d_head, k = 0;
+    size_t h = g->heads[hi], k = 0, vld = 0;
+    const float *values = ns_view_head_values(v, h, &vld); /* its key/value group's */
     ns_head_input in = {
-        .logits = v->logits + h * v->L * v->L, .logits_ld = v->L,  /* (L, L) of head h */
-        .values = v->values + h * v->d_head, .values_ld = C,       /* (L, C), head h at h*D */
-        .L_max = v->L, .d = v->d_head,
+        .logits = v->logits + h * v->head_stride, .logits_ld = v->ld, .logits_slot = v->row_slot,
+        .values = values, .values_ld = vld, .L_max = v->L, .d = v->d_head,
     };
     for (size_t Li = 0; Li < g->nL; Li++)
         for (size_t row = 0; row < g->rows; row++)
@@ -130,8 +132,8 @@ int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows
     r->shard = shard;
     r->payload = payload;
     r->hooks = hooks;
-    int rc = ns_gpt2_forward(r->model, r->fws, tokens, r->plan->L_fwd, r->plan->n_layers_run,
-                             on_layer, r, err);
+    int rc = ns_model_forward(r->model, r->fws, tokens, r->plan->L_fwd, r->plan->n_layers_run,
+                              on_layer, r, err);
     r->payload = NULL;
     r->hooks = NULL;
     return rc;

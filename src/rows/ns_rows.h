@@ -1,8 +1,8 @@
 /* ns_rows: the rows stage, the one path from tokens to per-row values that the sweep's tasks,
- * `dump` and `verify` share: one causal forward pass over a window of tokens (the prefix
- * property lets it serve every L of the plan) and, layer by layer as the forward produces them,
- * the analysis of every planned (layer, head, normalizer, L, row) into a payload laid out by the
- * plan. No MPI, no files: callers poll between heads through a callback, and may look at each
+ * `dump` and `verify` share: one causal forward pass of any model (model/ns_model.h) over a
+ * window of tokens (the prefix property lets it serve every L of the plan) and, layer by layer
+ * as the forward produces them, the analysis of every planned (layer, query head, normalizer, L,
+ * row) into a payload laid out by the plan. No MPI, no files: callers poll between heads through a callback, and may look at each
  * layer's raw attention (dump writes it) before it is analysed. */
 #ifndef NS_ROWS_H
 #define NS_ROWS_H
@@ -12,7 +12,7 @@
 
 #include "analysis/ns_row.h"
 #include "common/ns_error.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "rows/ns_plan.h"
 
 typedef struct ns_rows ns_rows;
@@ -29,8 +29,11 @@ typedef struct ns_rows_hooks {
 } ns_rows_hooks;
 
 /* Workspaces for windows of plan->L_fwd tokens (one allocation set, reused by every window).
- * kernel: NS_KERNEL_FAST for runs, NS_KERNEL_REFERENCE for tests. */
-int ns_rows_new(const ns_plan *plan, const ns_gpt2_model *model, ns_kernel kernel,
+ * kernel: NS_KERNEL_FAST for runs, NS_KERNEL_REFERENCE for tests. The forward pass keeps the
+ * logits of the plan's analysed rows (plan->fwd_rows) only, unless flags has NS_ROWS_ALL_ROWS:
+ * then every row's, for a layer hook that looks at the whole attention (dump). */
+enum ns_rows_flags { NS_ROWS_ALL_ROWS = 1 };
+int ns_rows_new(const ns_plan *plan, const ns_model *model, ns_kernel kernel, unsigned flags,
                 ns_rows **out, ns_err *err);
 void ns_rows_free(ns_rows *r);
 

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "model/ns_gpt2_internal.h" /* the model's mapping (map.fd), for its file identity */
 #include "sweep/ns_sweep_internal.h"
 
 void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...)
@@ -54,26 +53,18 @@ int ns_sweep_mpi_fail(ns_err *err, int code, const char *what)
 
 /* ---- the model file's identity ------------------------------------------------------------- */
 
-/* Which file a rank mapped: rank 0 broadcasts its own, every other rank compares (so the weights
+/* Which files a rank mapped: rank 0 broadcasts its own, every other rank compares (so the weights
  * used are the ones whose SHA-256 the output and the journal record). */
 typedef struct model_ident {
-    long long dev, ino, size, mtime_s, mtime_ns;
+    ns_model_files_id id;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     char dir[4096];
 } model_ident;
 
-static int mapped_ident(const ns_gpt2_model *m, const char *dir, model_ident *id, ns_err *err)
+static int mapped_ident(const ns_model *m, const char *dir, model_ident *id, ns_err *err)
 {
-    struct stat st;
     memset(id, 0, sizeof *id);
-    if (fstat(m->map.fd, &st) != 0)
-        return ns_fail(err, NS_ERR_IO, "%s/model.safetensors: cannot stat the mapped file: %s", dir,
-                       strerror(errno));
-    id->dev = (long long)st.st_dev;
-    id->ino = (long long)st.st_ino;
-    id->size = (long long)st.st_size;
-    id->mtime_s = (long long)st.st_mtim.tv_sec;
-    id->mtime_ns = (long long)st.st_mtim.tv_nsec;
+    NS_TRY(ns_model_files_ident(m, &id->id, err));
     snprintf(id->dir, sizeof id->dir, "%s", dir);
     int len = 0;
     if (MPI_Get_processor_name(id->host, &len) != MPI_SUCCESS)
@@ -81,19 +72,18 @@ static int mapped_ident(const ns_gpt2_model *m, const char *dir, model_ident *id
     return NS_OK;
 }
 
-/* Other ranks: the file mapped must be rank 0's (device and inode on rank 0's node; size and
- * modification time everywhere, as inode numbers of a shared file system may differ by node). */
+/* Other ranks: the files mapped must be rank 0's (devices and inodes on rank 0's node; sizes and
+ * modification times everywhere, as inode numbers of a shared file system may differ by node). */
 static int check_ident(const sweep_ctx *c, const model_ident *root, ns_err *err)
 {
     model_ident mine;
     NS_TRY(mapped_ident(c->model, root->dir, &mine, err));
     int same_node = root->host[0] && strcmp(root->host, mine.host) == 0;
-    if (mine.size != root->size || mine.mtime_s != root->mtime_s ||
-        mine.mtime_ns != root->mtime_ns ||
-        (same_node && (mine.dev != root->dev || mine.ino != root->ino)))
+    if (mine.id.what != root->id.what || (same_node && mine.id.where != root->id.where))
         return ns_fail(err, NS_ERR_IO,
-                       "%s/model.safetensors changed during start-up (rank %d mapped another file "
-                       "than rank 0 checked); nothing was written: run again", root->dir, c->rank);
+                       "%s changed during start-up (rank %d mapped another file than rank 0 "
+                       "checked); nothing was written: run again", ns_model_weights_path(c->model),
+                       c->rank);
     return NS_OK;
 }
 
@@ -164,12 +154,12 @@ static int load_everywhere(sweep_ctx *c, const model_ident *ident, ns_err *err)
 {
     int rc = NS_OK;
     if (c->rank != 0) {
-        rc = ns_gpt2_load(ident->dir, &c->model, err);
+        rc = ns_model_load(ident->dir, &c->model, err);
         if (rc == NS_OK)
             rc = check_ident(c, ident, err);
     }
     if (rc == NS_OK)
-        rc = ns_rows_new(&c->plan, c->model, NS_KERNEL_FAST, &c->rows, err);
+        rc = ns_rows_new(&c->plan, c->model, NS_KERNEL_FAST, 0, &c->rows, err);
     if (rc == NS_OK) {
         c->buf = malloc((NS_SWEEP_RESULT_HEAD + c->plan.payload) * sizeof *c->buf);
         if (c->rank == 0)
@@ -186,7 +176,7 @@ static int load_everywhere(sweep_ctx *c, const model_ident *ident, ns_err *err)
 static void ctx_free(sweep_ctx *c)
 {
     ns_rows_free(c->rows);
-    ns_gpt2_free(c->model);
+    ns_model_free(c->model);
     if (c->have_plan)
         ns_plan_free(&c->plan);
     ns_sweep_config_free(&c->cfg);

@@ -73,7 +73,7 @@ int ns_sweep_check_grid(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
 }
 
 int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
-                         const ns_gpt2_config *mc, const char *model_desc, ns_sweep_diags *diags,
+                         const ns_model_config *mc, const char *model_desc, ns_sweep_diags *diags,
                          ns_err *err)
 {
     reporter r = {cfg, marks, diags};

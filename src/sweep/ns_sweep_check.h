@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "common/ns_error.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "sweep/ns_sweep_config.h"
 #include "sweep/ns_sweep_diag.h"
 
@@ -21,7 +21,7 @@ int ns_sweep_check_grid(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
 /* Against a model's configuration (shards.L_max <= n_ctx, layers and heads inside the model);
  * then expands `all`. model_desc names the model in messages. NS_OK or NS_ERR_NOMEM. */
 int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
-                         const ns_gpt2_config *mc, const char *model_desc, ns_sweep_diags *diags,
+                         const ns_model_config *mc, const char *model_desc, ns_sweep_diags *diags,
                          ns_err *err);
 
 /* The shards fit in n_tokens tokens. corpus_desc names the corpus. NS_OK or NS_ERR_NOMEM. */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "model/ns_checkpoint.h"
+#include "analysis/ns_normalize.h"
 #include "common/ns_lock.h"
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
@@ -29,11 +31,11 @@ void ns_sweep_inputs_free(ns_sweep_inputs *in)
     if (!in)
         return;
     ns_corpus_free(&in->corpus);
-    ns_gpt2_free(in->model);
+    ns_model_free(in->model);
     memset(in, 0, sizeof *in);
 }
 
-int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err *err)
+int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_model **out, ns_err *err)
 {
     const ns_asset_ref *ref = &in->model_ref;
     *out = NULL;
@@ -44,17 +46,72 @@ int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err 
          * a fetch's): a model.safetensors replaced before the map would otherwise be used under
          * the old checksum. */
         char hex[NS_SHA256_HEX_LEN + 1];
-        NS_TRY(ns_gpt2_sha256(in->model, hex, err));
+        NS_TRY(ns_model_sha256(in->model, hex, err));
         if (strcmp(hex, ref->sha256) != 0)
             return ns_fail(err, NS_ERR_IO,
-                           "%s/model.safetensors changed during start-up (sha256 %.12s... when "
-                           "checked, %.12s... when loaded); nothing was written: run again",
-                           ref->path, ref->sha256, hex);
+                           "%s changed during start-up (sha256 %.12s... when checked, %.12s... "
+                           "when loaded); nothing was written: run again",
+                           ns_model_weights_path(in->model), ref->sha256, hex);
         in->model_sha_of_map = 1;
     }
     *out = in->model;
     in->model = NULL;
     return NS_OK;
+}
+
+size_t ns_sweep_model_attrs(const ns_model_config *mc, ns_nc_attr *a, char *buf, size_t size)
+{
+    size_t k = 0, used = 0;
+#define TEXT(n, t) (a[k++] = (ns_nc_attr){.name = (n), .text = (t)})
+#define INT(n, v) (a[k++] = (ns_nc_attr){.name = (n), .ival = (long long)(v)})
+#define DBL(n, v) (a[k++] = (ns_nc_attr){.name = (n), .is_double = 1, .dval = (v)})
+    TEXT("model_architecture", ns_arch_name(mc->arch));
+    TEXT("model_type", mc->model_type);
+    INT("model_num_layers", mc->n_layer);
+    INT("model_num_attention_heads", mc->n_head);
+    INT("model_num_key_value_heads", mc->n_kv_head);
+    INT("model_head_dim", mc->d_head);
+    INT("model_hidden_size", mc->n_embd);
+    INT("model_intermediate_size", mc->n_inner);
+    INT("model_max_positions", mc->n_ctx);
+    INT("model_vocab_size", mc->vocab_size);
+    TEXT("model_norm", mc->rms_norm ? "RMSNorm" : "LayerNorm");
+    DBL("model_norm_eps", mc->norm_eps);
+    TEXT("model_hidden_act", mc->hidden_act);
+    TEXT("model_mlp", mc->gated_mlp ? "gated: down(act(gate x) * up x)" : "down(act(up x))");
+    TEXT("model_residual", mc->parallel_residual ? "parallel: x + attn(ln1 x) + mlp(ln2 x)"
+                                                 : "sequential");
+    char *bias = buf + used;
+    used += (size_t)snprintf(bias, size - used, "q/k/v %s, attention output %s, MLP %s",
+                             mc->qkv_bias ? "yes" : "no", mc->o_bias ? "yes" : "no",
+                             mc->mlp_bias ? "yes" : "no") + 1;
+    TEXT("model_biases", bias);
+    TEXT("model_tied_embeddings", mc->tied_embeddings ? "true" : "false");
+    if (mc->rotary_dim) {
+        TEXT("model_positions", "rotary (Hugging Face convention: dimension i rotated with i + "
+                                "rotary_dim/2 by the angle position * rope_theta^(-2i/rotary_dim), "
+                                "computed in double, cosine and sine rounded to float)");
+        INT("model_rotary_dim", mc->rotary_dim);
+        DBL("model_rope_theta", mc->rope_theta);
+    } else {
+        TEXT("model_positions", "learned position embeddings");
+    }
+    INT("model_sliding_window", mc->sliding_window);
+    char *att = buf + used;
+    double T = mc->attn_temperature > 0.0 ? mc->attn_temperature : 1.0;
+    char s_arg[48] = "";
+    if (mc->attn_norm_kind == NS_NORM_SSMAX)
+        snprintf(s_arg, sizeof s_arg, " (s = %g)", mc->attn_norm_s);
+    used += (size_t)snprintf(att, size - used, "%s%s of q.k / sqrt(head_dim) / %g%s",
+                             ns_normalizer_name((ns_normalizer_kind)mc->attn_norm_kind), s_arg, T,
+                             mc->n_kv_head < mc->n_head ? "; grouped-query: query head h uses "
+                             "key/value head h / (heads / key_value_heads)" : "") + 1;
+    TEXT("model_attention", att);
+#undef TEXT
+#undef INT
+#undef DBL
+    (void)used;
+    return k;
 }
 
 /* A diagnostic whose text is "<key>: <err message>" at mark; returns NS_OK or NS_ERR_NOMEM. */
@@ -143,16 +200,16 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                           "model: '%s' is not available; using '%s' instead", cfg->model,
                           in->model_ref.name) != NS_OK)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (ns_gpt2_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
+    if (ns_model_config_read(in->model_ref.path, &in->model_cfg, &e) != NS_OK)
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
     /* The weights too: a NaN or infinity, a wrong shape or a truncated file is refused here,
      * before any work (a map and one pass over the weights: 0.2 s for 124M, 2.8 s for GPT-2 XL's
      * 6.4 GB). The map is kept for the run. */
-    ns_gpt2_free(in->model);
+    ns_model_free(in->model);
     in->model = NULL;
     in->model_sha_of_map = 0;
     int unhashed = in->model_ref.sha256[0] == 0;
-    if (ns_gpt2_load(in->model_ref.path, &in->model, &e) != NS_OK) {
+    if (ns_model_load(in->model_ref.path, &in->model, &e) != NS_OK) {
         if (e.code == NS_ERR_NOMEM)
             return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
         if (unhashed) /* the checksum of what the path holds still describes it */
@@ -160,7 +217,7 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
         return diag_err(diags, cfg, at, "model", !at.line, &e, err);
     }
     if (unhashed) {
-        NS_TRY(ns_gpt2_sha256(in->model, in->model_ref.sha256, err));
+        NS_TRY(ns_model_sha256(in->model, in->model_ref.sha256, err));
         in->model_sha_of_map = 1;
     }
     in->have_model = 1;
@@ -169,7 +226,7 @@ int ns_sweep_resolve_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
                                 err);
 }
 
-/* The tokens a model's forward pass is probed with before any work (ns_gpt2_probe): the first of
+/* The tokens a model's forward pass is probed with before any work (ns_model_probe): the first of
  * the first shard, enough for every layer and head to see several keys. */
 #define NS_SWEEP_PROBE_TOKENS 32
 
@@ -186,7 +243,7 @@ static int probe_model(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
                         &e) != NS_OK)
         return NS_OK; /* (the shards were checked: cannot happen) */
     size_t L = cfg->L_max < NS_SWEEP_PROBE_TOKENS ? cfg->L_max : NS_SWEEP_PROBE_TOKENS;
-    if (ns_gpt2_probe(in->model, ids, L, &e) == NS_OK)
+    if (ns_model_probe(in->model, ids, L, &e) == NS_OK)
         return NS_OK;
     if (e.code == NS_ERR_NOMEM)
         return ns_fail(err, NS_ERR_NOMEM, "%s", e.msg);
@@ -277,20 +334,22 @@ int ns_sweep_check_outputs(const ns_sweep_config *cfg, const ns_sweep_inputs *in
     static const char *const tok_files[] = {"encoder.json", "vocab.bpe", "vocab.json",
                                             "merges.txt", "tokenizer.json"};
     static const char *const ckpt_files[] = {NS_JOURNAL_FILE, NS_LOCK_FILE, "history"};
-    enum { NTOK = sizeof tok_files / sizeof tok_files[0], NCK = 3, NIN = 4 + NTOK + 1 };
-    char *own[NTOK + NCK + 2] = {NULL};
-    size_t nown = 0;
-    ns_outpath_role ins[NIN];
+    enum { NTOK = sizeof tok_files / sizeof tok_files[0], NCK = 3 };
+    char *own[NTOK] = {NULL}, **model_files = NULL;
+    size_t nown = 0, nm = 0;
+    if (in && in->have_model)
+        NS_TRY(ns_model_input_files(in->model_ref.path, &model_files, &nm, err));
+    ns_outpath_role *ins = calloc(3 + NTOK + nm, sizeof *ins);
+    if (!ins) {
+        ns_model_input_files_free(model_files, nm);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
     size_t n = 0;
     int rc = NS_OK;
     if (cfg->source_path && strcmp(cfg->source_path, NS_SWEEP_DEFAULT_NAME) != 0)
         ins[n++] = (ns_outpath_role){"the sweep file", cfg->source_path, 0};
-    if (in && in->have_model) {
-        ins[n++] = (ns_outpath_role){"the model file", own[nown++] = ns_path_join(in->model_ref.path,
-                                                                                "config.json"), 0};
-        ins[n++] = (ns_outpath_role){"the model file", own[nown++] = ns_path_join(
-                                                        in->model_ref.path, "model.safetensors"), 0};
-    }
+    for (size_t k = 0; k < nm; k++) /* config.json, the weights, the index and the shards */
+        ins[n++] = (ns_outpath_role){"the model file", model_files[k], 0};
     if (in && in->have_tokenizer)
         for (size_t k = 0; k < NTOK; k++)
             ins[n++] = (ns_outpath_role){"the tokenizer file",
@@ -315,6 +374,8 @@ int ns_sweep_check_outputs(const ns_sweep_config *cfg, const ns_sweep_inputs *in
     }
     for (size_t k = 0; k < nown; k++)
         free(own[k]);
+    free(ins);
+    ns_model_input_files_free(model_files, nm);
     return rc;
 }
 

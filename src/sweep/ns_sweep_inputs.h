@@ -10,7 +10,8 @@
 #include "assets/ns_assets.h"
 #include "common/ns_error.h"
 #include "corpus/ns_corpus.h"
-#include "model/ns_gpt2.h"
+#include "io/ns_nc_write.h"
+#include "model/ns_model.h"
 #include "sweep/ns_sweep_config.h"
 #include "sweep/ns_sweep_diag.h"
 
@@ -18,8 +19,8 @@
 typedef struct ns_sweep_inputs {
     int have_model;            /* model resolved, its config.json read and its weights checked */
     ns_asset_ref model_ref;
-    ns_gpt2_config model_cfg;
-    ns_gpt2_model *model;      /* the checked weights, mapped (owned; a run takes them over
+    ns_model_config model_cfg;
+    ns_model *model;      /* the checked weights, mapped (owned; a run takes them over
                                   instead of loading the model a second time) */
     int model_sha_of_map;      /* model_ref.sha256 was computed from model's mapped bytes (a
                                   model given by its path), not from another read of the file */
@@ -46,11 +47,19 @@ typedef struct ns_model_pin {
 /* Parse "[NAME@]SHA256" (64 hex digits, either case) into pin; NS_ERR_INVALID saying why. */
 int ns_model_pin_parse(const char *text, ns_model_pin *pin, ns_err *err);
 
+/* The model's architecture as global attributes of an output (ns_provenance.model_attrs): the
+ * layout and model_type, sizes (query and key/value heads, head dimension, ...), norm, MLP,
+ * residual form, biases, position encoding and rotary settings, sliding window, the attention's
+ * normalizer and scale. Up to NS_MODEL_ATTRS of them into a; their texts point into buf (size
+ * bytes, which must outlive a). Returns how many. */
+#define NS_MODEL_ATTRS 24
+size_t ns_sweep_model_attrs(const ns_model_config *mc, ns_nc_attr *a, char *buf, size_t size);
+
 /* Take over the model validation mapped and checked (in->model becomes NULL), making sure its
  * mapped bytes are the ones model_ref.sha256 describes: when that checksum came from another read
  * of the file (a manifest asset), the map is hashed and compared -- NS_ERR_IO "changed during
  * start-up" on a difference, as when the file was replaced between the check and the map. */
-int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_gpt2_model **out, ns_err *err);
+int ns_sweep_inputs_take_model(ns_sweep_inputs *in, ns_model **out, ns_err *err);
 
 /* Resolve the model through the asset manifest (fetching as fetch allows; NULL: no fetching),
  * read its config.json, load (map and check) its weights into in->model -- a model given by its

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "common/ns_lock.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "sweep/ns_journal.h"
@@ -55,10 +55,10 @@ typedef struct sweep_ctx {
     const ns_sweep_options *opt;
     const ns_sweep_hooks *hooks;
     ns_sweep_config cfg;
-    ns_gpt2_config mc;
+    ns_model_config mc;
     ns_plan plan;
     int have_plan;
-    ns_gpt2_model *model;
+    ns_model *model;
     ns_rows *rows;
     int32_t *tokens;          /* (shard_count, L_fwd) */
     double *buf;              /* NS_SWEEP_RESULT_HEAD + payload doubles: this rank's task output

@@ -241,8 +241,12 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         for (size_t i = 0; i < p->g.nnormalizers; i++)
             all_softmax &= p->g.normalizers[i].kind == NS_NORM_SOFTMAX ||
                            p->g.normalizers[i].kind == NS_NORM_SSMAX;
+        ns_nc_attr mattrs[NS_MODEL_ATTRS];
+        char mbuf[512];
+        size_t nm = ns_sweep_model_attrs(&c->mc, mattrs, mbuf, sizeof mbuf);
         ns_provenance prov = {
             .kind = "sweep", .command_line = c->opt->command_line, .history = c->history,
+            .model_attrs = mattrs, .n_model_attrs = nm,
             .institution = c->opt->institution, .start_time = c->start_time, .end_time = end_time,
             .model = &c->in.model_ref, .tokenizer = &c->in.tokenizer_ref,
             .corpus = &c->in.corpus_ref, .model_requested = c->cfg.model, .mpi_size = c->size,

@@ -1,7 +1,7 @@
-/* ns_gpt2_kernels: the forward pass's element-wise kernels, portable and AVX2 (see the header). */
+/* ns_model_kernels: the forward pass's element-wise kernels, portable and AVX2 (see the header). */
 #include "config.h"
 
-#include "model/ns_gpt2_kernels.h"
+#include "model/ns_model_kernels.h"
 
 #include <math.h>
 
@@ -72,6 +72,45 @@ static void rows_add_scalar(float *out, const float *bias, size_t rows, size_t c
         float *o = out + r * cols;
         for (size_t c = 0; c < cols; c++)
             o[c] += bias[c];
+    }
+}
+
+static void rmsnorm_scalar(float *out, const float *x, const float *w, size_t L, size_t C,
+                           double eps)
+{
+    for (size_t t = 0; t < L; t++) {
+        const float *xt = x + t * C;
+        double ss = 0.0;
+        for (size_t c = 0; c < C; c++)
+            ss += (double)xt[c] * xt[c];
+        float rstd = (float)(1.0 / sqrt(ss / (double)C + eps));
+        float *o = out + t * C;
+        for (size_t c = 0; c < C; c++)
+            o[c] = w[c] * (xt[c] * rstd);
+    }
+}
+
+static void silu_mul_scalar(float *g, const float *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+/* 0.5 x (1 + erf(x / sqrt 2)) evaluated as 0.5 x erfc(-x / sqrt 2): the same function, without
+ * the cancellation of 1 + erf for x << 0. */
+void ns_k_gelu_erf(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+}
+
+void ns_k_rotary(float *x, const float *cs, const float *sn, size_t rot)
+{
+    size_t h = rot / 2;
+    for (size_t i = 0; i < h; i++) {
+        float a = x[i], b = x[i + h];
+        x[i] = a * cs[i] - b * sn[i];
+        x[i + h] = b * cs[i] + a * sn[i];
     }
 }
 
@@ -211,6 +250,48 @@ NS_AVX2 static void rows_add_avx2(float *out, const float *bias, size_t rows, si
     }
 }
 
+/* One row of RMSNorm: the mean of squares in double (4 lanes), the output as the scalar form. */
+NS_AVX2 static void rmsnorm_row_avx2(float *o, const float *xt, const float *w, size_t C, double eps)
+{
+    size_t c8 = C & ~(size_t)7;
+    __m256d q = _mm256_setzero_pd();
+    for (size_t c = 0; c < c8; c += 8) {
+        __m256 v = _mm256_loadu_ps(xt + c);
+        __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+        __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+        q = _mm256_add_pd(q, _mm256_add_pd(_mm256_mul_pd(d0, d0), _mm256_mul_pd(d1, d1)));
+    }
+    double ss = ns_hsum_pd(q);
+    for (size_t c = c8; c < C; c++)
+        ss += (double)xt[c] * xt[c];
+    float rstd = (float)(1.0 / sqrt(ss / (double)C + eps));
+    __m256 vr = _mm256_set1_ps(rstd);
+    for (size_t c = 0; c < c8; c += 8)
+        _mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_loadu_ps(w + c),
+                                              _mm256_mul_ps(_mm256_loadu_ps(xt + c), vr)));
+    for (size_t c = c8; c < C; c++)
+        o[c] = w[c] * (xt[c] * rstd);
+}
+
+/* The scalar expression, lane-wise, in the same order. */
+NS_AVX2 static inline __m256 ns_silu_mul8(__m256 g, __m256 u)
+{
+    __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
+}
+
+NS_AVX2 static void silu_mul_avx2(float *g, const float *u, size_t n)
+{
+    size_t n8 = n & ~(size_t)7, r = n - n8;
+    for (size_t i = 0; i < n8; i += 8)
+        _mm256_storeu_ps(g + i, ns_silu_mul8(_mm256_loadu_ps(g + i), _mm256_loadu_ps(u + i)));
+    if (r) {
+        __m256i mk = ns_mask(r);
+        _mm256_maskstore_ps(g + n8, mk, ns_silu_mul8(ns_load_part(g + n8, mk, 0.0f),
+                                                     ns_load_part(u + n8, mk, 0.0f)));
+    }
+}
+
 #endif /* NS_HAVE_MVEC_AVX2 */
 
 /* ---- dispatch ---- */
@@ -272,4 +353,30 @@ void ns_k_rows_add(float *out, const float *bias, size_t rows, size_t cols, int 
 #endif
     (void)simd;
     rows_add_scalar(out, bias, rows, cols);
+}
+
+void ns_k_rmsnorm(float *out, const float *x, const float *w, size_t L, size_t C, double eps,
+                  int simd)
+{
+#if NS_HAVE_MVEC_AVX2
+    if (simd) {
+        for (size_t t = 0; t < L; t++)
+            rmsnorm_row_avx2(out + t * C, x + t * C, w, C, eps);
+        return;
+    }
+#endif
+    (void)simd;
+    rmsnorm_scalar(out, x, w, L, C, eps);
+}
+
+void ns_k_silu_mul(float *g, const float *u, size_t n, int simd)
+{
+#if NS_HAVE_MVEC_AVX2
+    if (simd) {
+        silu_mul_avx2(g, u, n);
+        return;
+    }
+#endif
+    (void)simd;
+    silu_mul_scalar(g, u, n);
 }

@@ -1,0 +1,45 @@
+#!/bin/sh
+# models_sweep: sweeps end to end on random models of the Llama layout (grouped-query attention,
+# 4 query heads over 2 key/value heads) and GPT-NeoX (partial rotary, parallel residual), written by
+# `normsweep mkmodel`: `validate` names the architecture and the key/value heads, `run` at -np 1
+# and 2 gives byte-identical data variables, every query head is a head of the output, and the
+# output records the architecture (model_architecture, model_num_key_value_heads, model_rotary_dim).
+. "$top_srcdir/tests/sweep_common.sh"
+cd "$work" || fail "cd"
+mk() {
+  name=$1; shift
+  "$NORMSWEEP" mkmodel "$@" --ctx 256 --vocab 50257 --seed 3 --init-std 0.1 --out "$name" \
+    > mk.log 2>&1 || { cat mk.log >&2; fail "mkmodel $name"; }
+}
+mk llama --arch llama --layers 2 --heads 4 --kv-heads 2 --embd 64 --inner 128 --dtype bf16 --shards 2
+mk neox --arch gpt-neox --layers 2 --heads 4 --embd 64 --rotary-pct 0.25
+for m in llama neox; do
+  cat > $m.yaml <<YAML
+model: $work/$m
+tokenizer: $NS_TEST_TOKENIZER_DIR
+corpus: $NS_TEST_CORPUS
+shards: {count: 5, L_max: 200}
+grid: {L: [40, 200], N: [1, 4, 16], T: [0.5, 1], eps: [1.0e-3], layers: all, heads: all}
+normalizer: [softmax, sparsemax]
+rows: 3
+YAML
+  "$NORMSWEEP" validate $m.yaml > val.$m 2>&1 || { cat val.$m >&2; fail "validate $m"; }
+  grep -q "model: .*, $( [ $m = llama ] && echo 'llama, 2 layers, 4 heads (2 key/value)' || echo 'gpt_neox, 2 layers, 4 heads'), n_ctx 256" val.$m ||
+    { cat val.$m >&2; fail "validate $m does not describe the model"; }
+  for np in 1 2; do
+    run_np $np $m.yaml --output $m$np.nc --checkpoint-dir ck$m$np 2> log$m$np ||
+      { cat log$m$np >&2; fail "$m -np $np exited with $?"; }
+  done
+  same_data ${m}1.nc ${m}2.nc "$m: -np 1 vs -np 2"
+  hdr=$(ncdump -h ${m}1.nc)
+  echo "$hdr" | grep -q "head = 4 ;" || fail "$m: the output does not have 4 query heads"
+  echo "$hdr" | grep -q ":model_architecture = \"$( [ $m = llama ] && echo llama || echo gpt_neox)\"" ||
+    fail "$m: model_architecture not recorded"
+  echo "$hdr" | grep -q ":model_num_key_value_heads = $( [ $m = llama ] && echo 2 || echo 4)LL" ||
+    fail "$m: model_num_key_value_heads not recorded"
+  echo "$hdr" | grep -q ":model_rotary_dim = $( [ $m = llama ] && echo 16 || echo 4)LL" ||
+    fail "$m: model_rotary_dim not recorded"
+  # every statistic computed: distance_count > 0 somewhere for every head
+  ncdump -v distance_count ${m}1.nc | grep -q " [1-9]" || fail "$m: no distance counted"
+done
+echo "models_sweep: llama and gpt-neox sweeps byte-identical at -np 1 and 2"
