@@ -30,7 +30,7 @@ static int fits(ns_vreport *v, const char *dir, size_t M, size_t P)
 }
 
 int ns_verify_lean_journal(ns_vreport *v, const char *dir, const ns_sweep_config *cfg,
-                           const ns_plan *plan, const ns_gpt2_model *model,
+                           const ns_plan *plan, const ns_model *model,
                            const ns_corpus *corpus, const char *hash, ns_journal **journal,
                            ns_results *res, int *ok, ns_err *err)
 {
@@ -49,7 +49,7 @@ int ns_verify_lean_journal(ns_vreport *v, const char *dir, const ns_sweep_config
     if (rc == NS_OK)
         rc = ns_journal_open(jdir, hash, P * sizeof(double), 0, NULL, NULL, journal, NULL, err);
     if (rc == NS_OK)
-        rc = ns_rows_new(plan, model, NS_KERNEL_FAST, &rows, err);
+        rc = ns_rows_new(plan, model, NS_KERNEL_FAST, 0, &rows, err);
     ns_progress pr;
     ns_progress_init(&pr, o->progress, o->progress_user, o->progress_live, M, 0);
     for (size_t k = 0; rc == NS_OK && k < M; k++) {

@@ -9,7 +9,7 @@
 
 #include "archive/ns_verify_report.h"
 #include "corpus/ns_corpus.h"
-#include "model/ns_gpt2.h"
+#include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "sweep/ns_journal.h"
 #include "sweep/ns_results.h"
@@ -20,7 +20,7 @@
  * every task's location. *ok 0 (a FAIL line said why) when the journal does not fit the free
  * space of dir. Errors: NS_ERR_NOMEM, NS_ERR_IO. */
 int ns_verify_lean_journal(ns_vreport *v, const char *dir, const ns_sweep_config *cfg,
-                           const ns_plan *plan, const ns_gpt2_model *model,
+                           const ns_plan *plan, const ns_model *model,
                            const ns_corpus *corpus, const char *hash, ns_journal **journal,
                            ns_results *res, int *ok, ns_err *err);
 

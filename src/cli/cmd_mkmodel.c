@@ -272,9 +272,10 @@ static int make_gpt2(mk_args *a)
         mo.config.ln_eps = 1e-5;
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
-    mo.stop = watch_outputs(a->out, mo.shards);
+    volatile sig_atomic_t *stop = watch_outputs(a->out, mo.shards);
+    mo.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "mkmodel", mo.stop, &mo.hold, &mo.hold_user) != 0)
+    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hold, &mo.hold_user) != 0)
         return NS_EXIT_USAGE;
     if (ns_mkmodel_write(a->out, &mo, &err) != NS_OK) {
         ns_cli_name_signal(&err, *mo.stop);
@@ -358,9 +359,10 @@ static int make_decoder(mk_args *a, ns_arch arch, const char *type)
     NS_TRY(parse_dtype(a->dtype, &o.dtype));
     if (ns_mkdecoder_check(&o, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
-    o.stop = watch_outputs(a->out, o.shards);
+    volatile sig_atomic_t *stop = watch_outputs(a->out, o.shards);
+    o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "mkmodel", o.stop, &o.hold, &o.hold_user) != 0)
+    if (ns_hold_setup(&hold, "mkmodel", stop, &o.hold, &o.hold_user) != 0)
         return NS_EXIT_USAGE;
     if (ns_mkdecoder_write(a->out, &o, &err) != NS_OK) {
         ns_cli_name_signal(&err, *o.stop);
