@@ -17,7 +17,12 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# ---- the assets: optional for `assets fetch` (the npm registry), required here
+# ---- the assets: the three real tokenizer.json files come from the npm registry (or a mirror's
+# npm/). Where they cannot be had (no route to registry.npmjs.org, or no CA for it, as in a fresh
+# chroot), the checks that need them are skipped, each named on stdout, and the rest run: GPT-2's
+# files as a tokenizer.json, every refusal, invalid UTF-8. NS_TOKENIZER_HF_REQUIRE=1 makes their
+# absence a failure (a machine that must run everything).
+npm=1
 missing=
 for t in qwen3-tokenizer llama3-tokenizer claude-tokenizer; do
   [ -r "$NORMSWEEP_ASSETS/$t/tokenizer.json" ] || missing="$missing $t"
@@ -27,10 +32,14 @@ if [ -n "$missing" ]; then
   # shellcheck disable=SC2086
   if ! "$NORMSWEEP" assets fetch $missing --dir "$NORMSWEEP_ASSETS" > "$tmp/fetch" 2>&1; then
     sed 's/^/  | /' "$tmp/fetch" | tail -n 8
-    echo "FAIL: the tokenizer.json assets$missing could not be had: they come from the npm"
+    echo "tokenizer_hf: the tokenizer.json assets$missing could not be had: they come from the npm"
     echo "      registry (registry.npmjs.org) or from the npm tarballs in a mirror's npm/"
-    echo "      directory (docs/ASSETS.md); this test needs them"
-    exit 1
+    echo "      directory (docs/ASSETS.md)"
+    if [ -n "${NS_TOKENIZER_HF_REQUIRE:-}" ]; then echo "FAIL: NS_TOKENIZER_HF_REQUIRE is set"; exit 1; fi
+    echo "SKIPPED (no npm assets): War and Peace and the hard strings against the reference for"
+    echo "      Qwen3, Llama 3 and the plain-ByteLevel tokenizer.json; their decode round trip and"
+    echo "      --info; the sweep with Qwen3's tokenizer"
+    npm=0
   fi
 fi
 want=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["corpus_sha256"])' "$G")
@@ -38,7 +47,9 @@ got=$(sha256sum "$NS_TEST_CORPUS" | cut -d' ' -f1)
 [ "$want" = "$got" ] || { echo "FAIL: $NS_TEST_CORPUS is not the corpus of $G"; exit 1; }
 
 # ---- War and Peace, raw and stripped, and the hard strings, against the reference
-for t in qwen3-tokenizer llama3-tokenizer claude-tokenizer; do
+real_tokenizers="qwen3-tokenizer llama3-tokenizer claude-tokenizer"
+[ $npm -eq 1 ] || real_tokenizers=
+for t in $real_tokenizers; do
   tj=$NORMSWEEP_ASSETS/$t/tokenizer.json
   "$PY" -c 'import json,sys; g=json.load(open(sys.argv[1]))["tokenizers"][sys.argv[2]]["tokenizer_sha256"]
 import hashlib; sys.exit(hashlib.sha256(open(sys.argv[3],"rb").read()).hexdigest() != g)' "$G" "$t" "$tj" ||
@@ -56,21 +67,25 @@ import hashlib; sys.exit(hashlib.sha256(open(sys.argv[3],"rb").read()).hexdigest
   "$PY" "$R/golden.py" check-hard "$G" "$t" "$tmp/hard.out" || fail "$t: hard strings"
 done
 # decoding gives the text back (War and Peace is NFC already; Llama 3 has no normalizer)
-for t in qwen3-tokenizer llama3-tokenizer; do
+for t in $real_tokenizers; do
+  [ $t = claude-tokenizer ] && continue
   "$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/$t" "$NS_TEST_CORPUS" > "$tmp/ids" &&
     "$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/$t" --decode "$tmp/ids" > "$tmp/text" &&
     cmp -s "$tmp/text" "$NS_TEST_CORPUS" || fail "$t: decode(encode(War and Peace)) is not the text"
 done
+# ---- GPT-2's files as Hugging Face converts them (made first: the checks below use it too)
+"$PY" "$R/variants.py" "$NS_TEST_TOKENIZER_DIR/encoder.json" "$NS_TEST_TOKENIZER_DIR/vocab.bpe" \
+  "$tmp/var" gpt2 > /dev/null || fail "variants.py"
 # the stripped text is the body an independent implementation finds
+strip_tok=$NORMSWEEP_ASSETS/llama3-tokenizer
+[ $npm -eq 1 ] || strip_tok=$tmp/var/gpt2/tokenizer.json
 "$PY" "$R/golden.py" strip "$NS_TEST_CORPUS" "$tmp/body.txt"
-"$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/llama3-tokenizer" "$tmp/body.txt" > "$tmp/a"
-"$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/llama3-tokenizer" --strip-gutenberg \
+"$NORMSWEEP" tokenize --tokenizer "$strip_tok" "$tmp/body.txt" > "$tmp/a"
+"$NORMSWEEP" tokenize --tokenizer "$strip_tok" --strip-gutenberg \
   "$NS_TEST_CORPUS" > "$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" || fail "--strip-gutenberg does not tokenize the Gutenberg body"
 
 # ---- GPT-2's files as Hugging Face converts them (ByteLevel, <|endoftext|> added): GPT-2's ids
-"$PY" "$R/variants.py" "$NS_TEST_TOKENIZER_DIR/encoder.json" "$NS_TEST_TOKENIZER_DIR/vocab.bpe" \
-  "$tmp/var" gpt2 > /dev/null || fail "variants.py"
 for strip in "" --strip-gutenberg; do
   "$NORMSWEEP" tokenize --tokenizer "$tmp/var/gpt2/tokenizer.json" $strip "$NS_TEST_CORPUS" > "$tmp/a"
   "$NORMSWEEP" tokenize --tokenizer "$NS_TEST_TOKENIZER_DIR" $strip "$NS_TEST_CORPUS" > "$tmp/b"
@@ -94,10 +109,12 @@ info() { # TOKENIZER LINE...
   "$NORMSWEEP" tokenize --tokenizer "$t" --info > "$tmp/info" 2>&1 || fail "--info $t"
   for l in "$@"; do grep -F -q -- "$l" "$tmp/info" || { fail "--info $t lacks '$l'"; sed 's/^/  | /' "$tmp/info"; }; done
 }
-info "$NORMSWEEP_ASSETS/qwen3-tokenizer" "format: tokenizer.json" "vocab_size: 151669" \
-  "merges: 151387" "added_tokens: 26" "bos_id: none"
-info "$NORMSWEEP_ASSETS/llama3-tokenizer/tokenizer.json" "vocab_size: 128256" "merges: 280147" \
-  "added_tokens: 256" "bos_id: 128000 (from tokenizer_config.json; not prepended"
+if [ $npm -eq 1 ]; then
+  info "$NORMSWEEP_ASSETS/qwen3-tokenizer" "format: tokenizer.json" "vocab_size: 151669" \
+    "merges: 151387" "added_tokens: 26" "bos_id: none"
+  info "$NORMSWEEP_ASSETS/llama3-tokenizer/tokenizer.json" "vocab_size: 128256" "merges: 280147" \
+    "added_tokens: 256" "bos_id: 128000 (from tokenizer_config.json; not prepended"
+fi
 info "$tmp/var/gpt2" "vocab_size: 50257" "merges: 50000" "added_tokens: 1" "bos_id: none"
 info "$NS_TEST_TOKENIZER_DIR" "format: gpt2-bpe" "vocab_size: 50257"
 
@@ -184,18 +201,25 @@ refuse post 'post_processor.type "Unknown" is not supported'
 refuse decoder 'decoder.type "Metaspace" is not supported'
 
 # ---- invalid UTF-8 is refused, naming the byte; NUL and the largest code point are text
+utf_tok=$NORMSWEEP_ASSETS/qwen3-tokenizer
+[ $npm -eq 1 ] || utf_tok=$tmp/var/gpt2/tokenizer.json
 printf 'ab\ncd\377e' > "$tmp/bad.txt"
-"$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/qwen3-tokenizer" "$tmp/bad.txt" > "$tmp/out" 2>&1
+"$NORMSWEEP" tokenize --tokenizer "$utf_tok" "$tmp/bad.txt" > "$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "invalid UTF-8: exit $rc, expected 2"
 grep -F -q "$tmp/bad.txt: byte 5 (line 2): invalid UTF-8 (byte 0xff)" "$tmp/out" ||
   { fail "invalid UTF-8: message"; sed 's/^/  | /' "$tmp/out"; }
 printf 'a\000b\364\217\277\277' > "$tmp/nul.txt"
-"$NORMSWEEP" tokenize --tokenizer "$NORMSWEEP_ASSETS/qwen3-tokenizer" "$tmp/nul.txt" > "$tmp/out" 2>&1 ||
+"$NORMSWEEP" tokenize --tokenizer "$utf_tok" "$tmp/nul.txt" > "$tmp/out" 2>&1 ||
   fail "NUL and U+10FFFF refused"
 
 # ---- a sweep with a tokenizer.json: refused with a model whose vocabulary is smaller; validated
 # and run (ids above 65535 index the embedding) with a random model of Qwen's vocabulary size
+if [ $npm -eq 0 ]; then
+  [ $fails -eq 0 ] || { echo "tokenizer_hf: $fails failure(s)"; exit 1; }
+  echo "tokenizer_hf: every check that does not need the npm assets passed; SKIP (the rest, above)"
+  exit 77
+fi
 cat > "$tmp/small.yaml" <<EOF
 model: ${NS_TEST_MODEL_DIR:?}
 tokenizer: qwen3-tokenizer

