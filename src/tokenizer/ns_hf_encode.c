@@ -97,7 +97,7 @@ static int word(enc *e, const char *w, size_t n)
     const ns_word_slot *s = ns_word_cache_find(&e->cache, h, w, n);
     if (s) {
         NS_TRY(ns_tokens_reserve(e->out, s->ids_n, e->err));
-        memcpy(e->out->ids + e->out->n, e->cache.ids + s->ids_off, s->ids_n * sizeof(int32_t));
+        ns_word_cache_copy(&e->cache, s, e->out->ids + e->out->n);
         e->out->n += s->ids_n;
         return NS_OK;
     }

@@ -500,7 +500,7 @@ int ns_tokenizer_encode(const ns_tokenizer *tok, const char *text, size_t len, n
         if (s) {
             if ((rc = ns_tokens_reserve(out, s->ids_n, err)) != NS_OK)
                 goto done;
-            memcpy(out->ids + out->n, cache.ids + s->ids_off, s->ids_n * sizeof *out->ids);
+            ns_word_cache_copy(&cache, s, out->ids + out->n);
             out->n += s->ids_n;
             continue;
         }

@@ -25,6 +25,12 @@ const ns_word_slot *ns_word_cache_find(const ns_word_cache *c, uint64_t h, const
     }
 }
 
+void ns_word_cache_copy(const ns_word_cache *c, const ns_word_slot *s, int32_t *dst)
+{
+    if (s->ids_n > 0)
+        memcpy(dst, c->ids + s->ids_off, s->ids_n * sizeof *dst);
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -70,7 +76,8 @@ void ns_word_cache_put(ns_word_cache *c, uint64_t h, const char *w, size_t n, co
     while (c->slots[i].key_len != 0)
         i = (i + 1) & c->mask;
     memcpy(c->keys + c->keys_n, w, n);
-    memcpy(c->ids + c->ids_n, ids, k * sizeof *ids);
+    if (k > 0) /* a word that maps to no id: c->ids and ids may both be NULL */
+        memcpy(c->ids + c->ids_n, ids, k * sizeof *ids);
     c->slots[i] = (ns_word_slot){h, c->keys_n, c->ids_n, (uint32_t)n, (uint32_t)k};
     c->keys_n += n;
     c->ids_n += k;

@@ -29,6 +29,9 @@ const ns_word_slot *ns_word_cache_find(const ns_word_cache *c, uint64_t h, const
 /* Remember w -> ids[0..k); a full cache or a failed allocation just leaves the word uncached. */
 void ns_word_cache_put(ns_word_cache *c, uint64_t h, const char *w, size_t n, const int32_t *ids,
                        size_t k);
+/* Copy slot s's ids to dst (which has room for s->ids_n); a word may map to no id at all (a
+ * normalizer or byte fallback that drops it), then nothing is touched. */
+void ns_word_cache_copy(const ns_word_cache *c, const ns_word_slot *s, int32_t *dst);
 void ns_word_cache_free(ns_word_cache *c);
 
 #endif
