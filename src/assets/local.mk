@@ -2,8 +2,11 @@
 # into the assets directory from a mirror directory or by download (libcurl).
 noinst_LIBRARIES += src/assets/libns_assets.a
 src_assets_libns_assets_a_SOURCES = \
-	src/assets/ns_assets.c src/assets/ns_assets.h \
-	src/assets/ns_manifest.c \
+	src/assets/ns_assets.c src/assets/ns_assets.h src/assets/ns_asset_ctx.h \
+	src/assets/ns_assets_place.c src/assets/ns_assets_place.h \
+	src/assets/ns_asset_stamp.c src/assets/ns_asset_stamp.h \
+	src/assets/ns_assets_util.c src/assets/ns_assets_util.h \
+	src/assets/ns_manifest.c src/assets/ns_manifest.h \
 	src/assets/ns_asset_member.c src/assets/ns_asset_member.h \
 	src/assets/ns_download.c src/assets/ns_download.h
 # The source tree (default mirror ../shared/data).

@@ -1,5 +1,5 @@
 /* ns_manifest: locate, parse and validate the asset manifest (assets/manifest.json). */
-#include "assets/ns_assets.h"
+#include "assets/ns_manifest.h"
 
 #include <ctype.h>
 #include <jansson.h>
