@@ -52,4 +52,39 @@ computed=$(sed -n 's/.*master computed \([0-9]*\) task.*/\1/p' logb2)
 [ $((before + computed)) -eq 120 ] || fail "resume recomputed work: $before journaled + $computed computed != 120"
 same_data ref.nc b.nc "SIGTERM + resume vs uninterrupted"
 [ "$(forward_counts b.nc | tr ',' '\n' | sort -u)" = "1" ] || fail "a shard's forward ran more than once"
+
+# (3) the lock file: kept by a stopped run (it names the run's last holder), removed by a clean
+# finish; a --resume of the finished journal writes nothing: exit 0, the output byte for byte as
+# it was, no history line added, no lock file left. Missing output, or --uncompressed asked of a
+# compressed one: written again, with the same data.
+[ -e ckb/lock ] && fail "the finished resume left ckb/lock"
+[ -e ckref/lock ] && fail "the finished reference run left ckref/lock"
+cp b.nc b.before; cp ckb/history hist.before
+run_np 2 slow.yaml --output b.nc --checkpoint-dir ckb --resume 2> logb3 || { cat logb3 >&2; fail "resume of a finished run"; }
+grep -q "normsweep: b.nc is already complete: the journal ckb/journal.nsj holds all 120 tasks" logb3 ||
+  { cat logb3 >&2; fail "resume of a finished run does not say it is complete"; }
+grep -q "ETA\|already in the journal" logb3 && { cat logb3 >&2; fail "resume of a finished run ran the task loop"; }
+cmp -s b.nc b.before || fail "resume of a finished run changed the output"
+cmp -s ckb/history hist.before || fail "resume of a finished run added a history line"
+[ -e ckb/lock ] && fail "resume of a finished run left ckb/lock"
+rm b.nc
+run_np 1 slow.yaml --output b.nc --checkpoint-dir ckb --resume 2> logb4 || { cat logb4 >&2; fail "resume with the output gone"; }
+grep -q "ETA 0s" logb4 || { cat logb4 >&2; fail "resume with nothing left to compute: no 'ETA 0s'"; }
+grep -q "normsweep: wrote b.nc" logb4 || { cat logb4 >&2; fail "resume with the output gone did not write it"; }
+same_data ref.nc b.nc "finished journal, output rewritten"
+[ "$(wc -l < ckb/history)" -eq $(( $(wc -l < hist.before) + 1 )) ] || fail "the rewrite did not add its history line"
+run_np 1 slow.yaml --output b.nc --checkpoint-dir ckb --resume --uncompressed 2> logb5 ||
+  { cat logb5 >&2; fail "--uncompressed resume of a finished run"; }
+grep -q "normsweep: wrote b.nc" logb5 || { cat logb5 >&2; fail "--uncompressed of a compressed output: not rewritten"; }
+ncdump -h b.nc | grep -q ':compression = "none"' || fail "--uncompressed rewrite is compressed"
+same_data ref.nc b.nc "finished journal, output rewritten uncompressed"
+hold_at journal:10
+run_np 2 slow.yaml --output c.nc --checkpoint-dir ckc 2> logc &
+launcher=$!
+hold_off
+master=$(wait_held $launcher) || exit 1
+kill -TERM "$master"
+wait "$launcher"; rc=$?
+[ $rc -eq 3 ] || { cat logc >&2; fail "SIGTERM to the master (c): exit $rc, expected 3"; }
+grep -q "pid $master, since .*slow.yaml" ckc/lock || fail "a stopped run did not keep its lock record: $(cat ckc/lock 2>&1)"
 echo "sweep_resume: ok"

@@ -23,7 +23,11 @@ size=$(wc -c < ckref/journal.nsj)
 rec=$(( (size - 128) / 16 ))
 [ $((128 + 16 * rec)) -eq "$size" ] || fail "journal of $size bytes is not 16 equal records"
 mkdir -p node1/ck
-cp ckref/lock node1/ck/lock
+# the reference run finished: it removed its lock file, which is kept only by a stopped or failed
+# run (docs/RUNNING.md); the copy carries such an older run's record
+[ -e ckref/lock ] && fail "a finished run left its lock file"
+echo "host $(hostname), pid 1, since 2026-01-01T00:00:00Z: $NORMSWEEP short.yaml --checkpoint-dir ckref" \
+  > node1/ck/lock
 { head -c 128 ckref/journal.nsj
   i=15; while [ $i -ge 0 ]; do tail -c +$((128 + i * rec + 1)) ckref/journal.nsj | head -c $rec; i=$((i - 1)); done
 } > node1/ck/journal.nsj
@@ -53,7 +57,7 @@ EOF
     wait_held $rs_pid > /dev/null || exit 1
     [ "$(held_field 2)" = 1 ] || fail "the held process is not rank 1"
     [ -s ck/lock ] || fail "rank 0 has not written its lock record before rank 1 looks"
-    cp ck/lock "$2/ck/lock" || fail "copy of rank 0's lock record"
+    cp ck/lock "$2/ck/lock" && cp ck/lock lock.copied || fail "copy of rank 0's lock record"
     release
   fi
   wait $rs_pid
@@ -81,7 +85,8 @@ echo "sweep_unshared: stale copy on rank 1 noticed, reduced on rank 0, output ri
 mkdir -p node2/ck
 cp stale.copy node2/ck/journal.nsj
 run_split l.nc "$work/node2" copy-lock || { cat log_l.nc >&2; fail "run with a copied lock record"; }
-cmp -s ck/lock node2/ck/lock || fail "node2/ck/lock is not rank 0's lock record"
+cmp -s lock.copied node2/ck/lock || fail "node2/ck/lock is not rank 0's lock record"
+[ -e ck/lock ] && fail "the finished run left its lock file ck/lock"
 # rank 1 found the lock record from the start: its part there was refused too
 grep -q "normsweep: rank 1 journals its results through rank 0 (read .*ck/journal.s1.r1.nsj" log_l.nc ||
   { cat log_l.nc >&2; fail "copied lock record: rank 0 did not refuse the part it cannot see"; }

@@ -68,7 +68,7 @@ int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *er
     char *path = ns_path_join(dir, NS_LOCK_FILE);
     char *head = ns_str_printf("%s is in use by another normsweep run", dir);
     int rc = path && head ? acquire(path, what, head, "; wait for it to end, stop it (its journal "
-                                    "is kept), or choose another checkpoint directory", 0, out, err)
+                                    "is kept), or choose another checkpoint directory", 1, out, err)
                           : (free(path), ns_fail(err, NS_ERR_NOMEM, "out of memory"));
     free(head);
     return rc;

@@ -14,7 +14,8 @@ typedef struct ns_lock ns_lock;
 /* Take the lock of dir (which must exist) and record the holder at once (see ns_lock_note;
  * what NULL records "starting"). A lock held by another process gives NS_ERR_INVALID: "DIR is in
  * use by another normsweep run (host H, pid P, since T: WHAT); ...". Release with
- * ns_lock_release or ns_lock_abandon. */
+ * ns_lock_release or ns_lock_abandon, or ns_lock_drop (a sweep that finished: the file goes; a
+ * newcomer that opened it meanwhile takes a new one). */
 int ns_lock_acquire(const char *dir, const char *what, ns_lock **out, ns_err *err);
 
 /* The lock of an output file: OUTPUT.lock beside it, held by the one run that may write OUTPUT

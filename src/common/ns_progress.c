@@ -46,7 +46,8 @@ static void print_line(ns_progress *p, double now)
     double el = now - p->t_start;
     size_t new_done = p->done - p->done_before;
     double rate = el > 0 ? (double)new_done / el : 0.0;
-    double eta = rate > 0 ? (double)(p->total - p->done) / rate : NAN;
+    double eta = p->done >= p->total ? 0.0 /* nothing left (a resume of a finished journal) */
+               : rate > 0 ? (double)(p->total - p->done) / rate : NAN;
     char eta_s[32], el_s[32];
     ns_progress_fmt_duration(eta_s, sizeof eta_s, eta);
     ns_progress_fmt_duration(el_s, sizeof el_s, el);

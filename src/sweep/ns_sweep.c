@@ -202,6 +202,24 @@ static int share_verdict(sweep_ctx *c, int rc, ns_err *err)
     return v;
 }
 
+/* Rank 0's finding that the run is already complete (c->complete) to every rank; rank 0 says so
+ * in out->summary and counts the run as finished. */
+static int share_complete(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
+{
+    int done = c->complete;
+    MPI_TRY(MPI_Bcast(&done, 1, MPI_INT, 0, c->comm), "broadcast whether the run is complete");
+    c->complete = done;
+    if (done && c->rank == 0) {
+        c->finished = 1;
+        snprintf(out->summary, sizeof out->summary,
+                 "normsweep: %s is already complete: the journal %s holds all %zu tasks and the "
+                 "file was written from it (its history is the checkpoint directory's); nothing "
+                 "to do, the file is left as it is (remove it to write it again)\n",
+                 c->cfg.output, ns_journal_path(c->journal), c->res.n_shards);
+    }
+    return NS_OK;
+}
+
 int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hooks *hooks,
                  ns_sweep_outcome *out, ns_err *err)
 {
@@ -242,6 +260,11 @@ int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hook
      * sees the checkpoint directory creates its own part of the journal. */
     if (rc == NS_OK)
         rc = share_verdict(c, c->rank == 0 ? ns_sweep_open_outputs(c, err) : NS_OK, err);
+    if (rc == NS_OK && (rc = share_complete(c, out, err)) == NS_OK && c->complete) {
+        ctx_free(c); /* a --resume of a finished run: nothing to do, nothing written */
+        free(c);
+        return NS_OK;
+    }
     if (rc == NS_OK)
         rc = ns_sweep_open_part(c, err);
     /* 5. The task loop. */
@@ -261,6 +284,7 @@ int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hook
     /* 6. A complete sweep is reduced by every rank and written by rank 0. */
     if (rc == NS_OK)
         rc = ns_sweep_reduce_write(c, out, err);
+    c->finished = rc == NS_OK;
     ctx_free(c);
     free(c);
     return rc;

@@ -76,6 +76,9 @@ typedef struct sweep_ctx {
     int have_res;
     size_t from_journal;      /* tasks found in the journal at the start */
     char *history;            /* the checkpoint directory's history, this segment included */
+    int complete;             /* --resume found every task journalled and the output written
+                                 from this journal: nothing to do (ns_sweep_open_outputs) */
+    int finished;             /* the output is written (or already was): the lock file goes */
     /* every rank */
     uint32_t segment;         /* this run segment's number among the journal's parts */
     ns_journal *part;         /* a worker that sees the checkpoint directory: its own part */
@@ -103,9 +106,12 @@ int ns_sweep_mpi_fail(ns_err *err, int code, const char *what);
  * model (checking its bytes against the checksum validation recorded). Nothing is written. */
 int ns_sweep_prepare(sweep_ctx *c, ns_err *err);
 /* Rank 0: create the output's directory, take the checkpoint directory's lock, open the journal
- * (loading its results into c->res) and record this run segment; undone on failure. */
+ * (loading its results into c->res) and record this run segment; undone on failure. A --resume
+ * whose journal holds every task and whose output was written from it (see output_is_current)
+ * sets c->complete and records nothing. */
 int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err);
-/* Rank 0: release what ns_sweep_open_outputs holds. */
+/* Rank 0: release what ns_sweep_open_outputs holds; with c->finished the checkpoint directory's
+ * lock file is removed too (it protects a journal that a run may still add to). */
 void ns_sweep_close_outputs(sweep_ctx *c);
 
 /* The task loops; both return the loop's status (NS_ERR_INTERRUPTED when stopped). */

@@ -19,6 +19,7 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "common/ns_tmp.h"
+#include "io/ns_nc_read.h"
 #include "sweep/ns_sweep_internal.h"
 
 #define STOP_FILE "STOP"
@@ -283,6 +284,34 @@ static int open_journal(sweep_ctx *c, ns_err *err)
     return NS_OK;
 }
 
+/* A --resume with nothing to do: the journal holds every task and the output is the file written
+ * from it -- its history attribute is the checkpoint directory's history as it stands (no run
+ * segment has started since it was written) and its compression is the one asked for now. A
+ * missing, unreadable or other file (another run's, one written before a later segment, a
+ * compressed one when --uncompressed is asked) is written again. The data are not re-read:
+ * `normsweep verify` checks them against the journal. */
+static int output_is_current(const sweep_ctx *c)
+{
+    if (!c->opt->resume || c->from_journal < c->res.n_shards || !ns_file_is_regular(c->cfg.output))
+        return 0;
+    char *path = ns_path_join(c->cfg.checkpoint_dir, HISTORY_FILE), *hist = NULL;
+    size_t len = 0;
+    ns_err e;
+    ns_nc_info info = {0};
+    int same = path && ns_file_read_all(path, 0, &hist, &len, &e) == NS_OK &&
+               ns_nc_info_read(c->cfg.output, &info, &e) == NS_OK;
+    if (same) {
+        const char *h = ns_nc_info_text(&info, "history");
+        const char *z = ns_nc_info_text(&info, "compression");
+        same = h && z && strcmp(h, hist) == 0 &&
+               (strcmp(z, "none") == 0) == (c->opt->uncompressed != 0);
+    }
+    ns_nc_info_free(&info);
+    free(hist);
+    free(path);
+    return same;
+}
+
 int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
 {
     created_dirs cd = {.n = 0};
@@ -305,6 +334,13 @@ int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err)
                              &c->lock, err);
     if (rc == NS_OK)
         rc = open_journal(c, err);
+    if (rc == NS_OK && output_is_current(c)) {
+        c->complete = 1; /* nothing written: no history line, the output left as it is */
+        created_dirs_keep(&cd);
+        free(jpath);
+        free(stop);
+        return NS_OK;
+    }
     /* the output's own lock last: a run refused before it leaves the output's directory as it
      * was (not even its time is touched) */
     if (rc == NS_OK)
@@ -340,7 +376,10 @@ void ns_sweep_close_outputs(sweep_ctx *c)
 {
     ns_journal_close(c->journal);
     c->journal = NULL;
-    ns_lock_release(c->lock);
+    if (c->finished)
+        ns_lock_drop(c->lock); /* nothing left to protect: no lock file stays behind */
+    else
+        ns_lock_release(c->lock); /* a stopped or failed run: the record names its last holder */
     c->lock = NULL;
     ns_lock_drop(c->out_lock); /* the output is written (or the run stopped): OUTPUT.lock goes */
     c->out_lock = NULL;
