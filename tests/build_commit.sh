@@ -9,8 +9,10 @@
 #    checkout, as distcheck does): the tarball's .git-commit, never the outer tree's HEAD;
 #  - no git and no .git-commit: "unknown".
 # The git cases need git (skipped with a note where there is none, e.g. a minimal chroot).
+# Also configure's summary (config.log) names the data directory as the path it is
+# (PREFIX/share/normsweep), not as make's unexpanded ${datarootdir}.
 set -eu
-: "${NORMSWEEP:?run through make check}" "${top_srcdir:?}"
+: "${NORMSWEEP:?run through make check}" "${top_srcdir:?}" "${top_builddir:?}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns_build_commit.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -54,4 +56,10 @@ if command -v git > /dev/null 2>&1; then
 else
   echo "note: no git here; the work-tree cases were not run"
 fi
+
+summary=$(sed -n 's/^  prefix: *\(.*\)$/\1/p' "$top_builddir/config.log" | tail -n 1)
+data=${summary#* (data: }; data=${data%)}
+case "$data" in
+  *'$'*|[!/]*|"$summary") bad "configure's summary: 'prefix: $summary', want the data directory as an absolute path" ;;
+esac
 exit $fail
