@@ -18,6 +18,8 @@
 #                       "mpiexec.mpich -n 4" (default: srun when its MPI plugin list has pmix,
 #                       else mpirun)
 #   NORMSWEEP_MAX_REQUEUES  give up after this many requeues (default 20)
+#   NORMSWEEP_WARNING_LEAD  seconds of the --signal=B:USR1@SECONDS lead (default 300, the
+#                       directive below): set it too when you pass another --signal to sbatch
 #   OPENBLAS_NUM_THREADS    BLAS threads per rank (default 1: one rank per core)
 #
 # Defaults that run anywhere: 2 tasks and the partition's own time limit (no --time), so the job
@@ -30,12 +32,21 @@
 # also polls; normsweep saves its journal and exits with status 3; the script then requeues the
 # job (scontrol requeue) and the requeued job resumes from the journal. SIGTERM means cancel
 # (scancel, or the time limit itself): Slurm signals every process of the job, normsweep saves
-# its journal and stops, and the job is NOT requeued. Continue such a run later with
-# NORMSWEEP_RUN_DIR=<its run directory> sbatch slurm/full_grid.sh.
+# its journal and stops, and the job is NOT requeued. The log then names the command that
+# continues it: cd to the submit directory, every NORMSWEEP_* variable the job had (shell-quoted),
+# and sbatch of this script.
+#
+# A time limit too short for the warning (less than the lead plus the minute by which Slurm may
+# send it early; `sbatch -t 2` with the 300 s lead): Slurm's SIGUSR1 would come at once and every
+# segment would checkpoint and requeue without progress. The script reads its job's TimeLimit,
+# says so in the log, ignores Slurm's SIGUSR1 and sends the warning itself halfway through the
+# time limit (a lead of half the limit).
 #
 # Exit status: 0 the sweep's NetCDF file is complete; 3 checkpoint saved but the job could not be
 # requeued (scontrol requeue failed, or NORMSWEEP_MAX_REQUEUES reached: the log says how to
-# continue); 143 cancelled; otherwise normsweep's status (1 runtime failure, 2 invalid input).
+# continue); 127 the normsweep program (NORMSWEEP_BIN) or the launcher is not found or not
+# executable (nothing was run); 143 cancelled; otherwise normsweep's status (1 runtime failure,
+# 2 invalid input).
 #
 # The log. Slurm writes the job's output where --output says, and cannot create directories, so
 # the default log starts in the submit directory; the script moves it into the run directory as
@@ -55,6 +66,10 @@
 #SBATCH --signal=B:USR1@300
 
 set -u
+# A SIGUSR1 before its handler is set (Slurm may send it within the first second when the time
+# limit is short) must not kill the script: noted here, handled below.
+early_usr1=0
+trap 'early_usr1=1' USR1
 
 say() { echo "full_grid.sh: $*"; }
 die() { echo "full_grid.sh: $2" >&2; exit "$1"; }
@@ -72,7 +87,17 @@ if [ -z "$bin" ]; then
 fi
 restarts=${SLURM_RESTART_COUNT:-0}
 max_requeues=${NORMSWEEP_MAX_REQUEUES:-20}
+lead=${NORMSWEEP_WARNING_LEAD:-300}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+
+# The program must be there before anything is launched: a launcher that cannot start it reports
+# its own status (srun's 2 would read as normsweep's "invalid input").
+case "$bin" in
+  */*) [ -f "$bin" ] && [ -x "$bin" ] ||
+         die 127 "NORMSWEEP_BIN=$bin: no such executable file (in $home); nothing was run" ;;
+  *) command -v "$bin" > /dev/null 2>&1 ||
+       die 127 "normsweep program '$bin' not found on PATH (set NORMSWEEP_BIN, or submit from the directory holding ./normsweep); nothing was run" ;;
+esac
 
 mkdir -p "$run_dir/checkpoint" || die 1 "cannot create $run_dir/checkpoint"
 run_dir=$(cd "$run_dir" && pwd)
@@ -117,24 +142,80 @@ case "$launcher" in
     ;;
   *) read -r -a launch <<< "$launcher" ;;
 esac
+command -v "${launch[0]}" > /dev/null 2>&1 ||
+  die 127 "launcher '${launch[0]}' not found on PATH (NORMSWEEP_LAUNCHER); nothing was run"
+
+# How to continue this run in a later job: from the submit directory, with every NORMSWEEP_*
+# variable this job has (sbatch passes the submitter's environment on), shell-quoted; the run
+# directory and the sweep always; not the tests' own NORMSWEEP_TEST_* variables.
+continue_line() {
+  local line="cd $(printf '%q' "$home") &&" v
+  line+=" NORMSWEEP_RUN_DIR=$(printf '%q' "$run_dir") NORMSWEEP_SWEEP=$(printf '%q' "$sweep")"
+  for v in $(compgen -e | grep '^NORMSWEEP_' | sort); do
+    case "$v" in NORMSWEEP_RUN_DIR|NORMSWEEP_SWEEP|NORMSWEEP_TEST_*) continue ;; esac
+    line+=" $v=$(printf '%q' "${!v}")"
+  done
+  echo "$line sbatch $(printf '%q' "$script")"
+}
+
+# seconds HH:MM:SS / D-HH:MM:SS / MM:SS / MM: Slurm's time, in seconds (empty if not a time)
+seconds() {
+  local t=$1 d=0 h=0 m=0 s=0
+  case "$t" in *-*) d=${t%%-*}; t=${t#*-} ;; esac
+  IFS=: read -r -a f <<< "$t"
+  case ${#f[@]} in
+    3) h=${f[0]}; m=${f[1]}; s=${f[2]} ;;
+    2) m=${f[0]}; s=${f[1]} ;;
+    1) m=${f[0]} ;;
+    *) return 0 ;;
+  esac
+  for x in "$d" "$h" "$m" "$s"; do case "$x" in ''|*[!0-9]*) return 0 ;; esac; done
+  echo $(( ((10#$d * 24 + 10#$h) * 60 + 10#$m) * 60 + 10#$s ))
+}
 
 say "job $jobid, nodes ${SLURM_JOB_NODELIST:-?}, restart $restarts, ${SLURM_NTASKS:-?} tasks: $sweep -> $output (launcher ${launch[*]}, $(date '+%F %T'))"
 
 child=""
 warned=0
 cancelled=0
+own_warning=0
+timer=""
+# The time limit against the warning's lead (see "A time limit too short" above).
+if [ -n "${SLURM_JOB_ID:-}" ]; then
+  job=$(scontrol show job "$jobid" 2>/dev/null | tr ' ' '\n')
+  limit=$(seconds "$(echo "$job" | sed -n 's/^TimeLimit=//p' | head -n 1)")
+  started=$(date -d "$(echo "$job" | sed -n 's/^StartTime=//p' | head -n 1)" +%s 2>/dev/null)
+  if [ -n "$limit" ] && [ "$limit" -lt $(( lead + 60 )) ]; then
+    own_warning=1
+    at=$(( limit / 2 ))
+    in=$(( ${started:-$(date +%s)} + at - $(date +%s) ))
+    [ "$in" -gt 0 ] || in=0
+    say "time limit ${limit} s is shorter than the warning's lead of ${lead} s (--signal=B:USR1@${lead}) plus the minute Slurm may send it early: Slurm's SIGUSR1 would come at once and every segment would checkpoint and requeue without progress. This job ignores Slurm's SIGUSR1 and warns normsweep itself ${at} s after the job started (in ${in} s), half the limit; submit with a longer -t for longer segments (NORMSWEEP_WARNING_LEAD if you pass another --signal)" >&2
+    ( sleep "$in" & s=$!; trap 'kill $s 2>/dev/null; exit 0' TERM; wait $s; kill -USR2 $$ 2>/dev/null ) &
+    timer=$!
+  fi
+fi
 on_warning() {
   warned=1
-  say "time is nearly up (SIGUSR1): asking normsweep to checkpoint"
+  say "time is nearly up ($1): asking normsweep to checkpoint"
   touch "$run_dir/checkpoint/STOP"
   [ -n "$child" ] && kill -USR1 "$child" 2>/dev/null
+}
+on_usr1() {
+  if [ "$own_warning" -eq 1 ]; then
+    say "SIGUSR1 from Slurm ignored: the time limit is shorter than its lead (the script's own warning comes halfway)"
+  else
+    on_warning SIGUSR1
+  fi
 }
 on_cancel() {
   cancelled=1
   say "SIGTERM (scancel or the time limit): normsweep saves its journal; the job is not requeued"
 }
-trap on_warning USR1
+trap on_usr1 USR1
+trap 'on_warning "the script'"'"'s own warning, half the time limit"' USR2
 trap on_cancel TERM
+[ "$early_usr1" -eq 1 ] && on_usr1
 
 # --resume continues from the journal when there is one and starts afresh when there is none;
 # a journal of a different sweep in the same directory is refused, never mixed in.
@@ -147,10 +228,11 @@ while :; do
   rc=$?
   kill -0 "$child" 2>/dev/null || break
 done
+if [ -n "$timer" ]; then kill "$timer" 2>/dev/null; wait "$timer" 2>/dev/null; fi
 
 if [ "$cancelled" -eq 1 ]; then
   say "cancelled (normsweep status $rc); the journal is in $run_dir/checkpoint. Continue with:"
-  say "  NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script"
+  say "  $(continue_line)"
   exit 143
 fi
 if [ "$rc" -eq 0 ] && [ -f "$output" ]; then
@@ -162,7 +244,7 @@ fi
 if [ "$rc" -eq 3 ] || { [ "$warned" -eq 1 ] && [ "$rc" -eq 0 ]; }; then
   if [ "$restarts" -ge "$max_requeues" ]; then
     say "checkpoint saved, but $restarts requeues already (NORMSWEEP_MAX_REQUEUES): giving up" >&2
-    say "continue with: NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script" >&2
+    say "continue with: $(continue_line)" >&2
     exit 3
   fi
   say "checkpoint saved (status $rc): requeueing job $jobid"
@@ -173,7 +255,7 @@ if [ "$rc" -eq 3 ] || { [ "$warned" -eq 1 ] && [ "$rc" -eq 0 ]; }; then
     exit 0
   fi
   say "scontrol requeue $jobid failed: the checkpoint is saved in $run_dir/checkpoint" >&2
-  say "continue with: NORMSWEEP_RUN_DIR=$run_dir NORMSWEEP_SWEEP=$sweep sbatch $script" >&2
+  say "continue with: $(continue_line)" >&2
   exit 3
 fi
 say "normsweep failed with status $rc" >&2

@@ -3,13 +3,18 @@
 # slurmd on localhost, on free ports; stopped by PID at the end, whatever happens).
 #  1. sbatch on a small sweep: the NetCDF's data equal a direct mpirun run's; the job log is in
 #     the run directory; the history records the Slurm job.
-#  2. the time-limit path: a 2-minute limit with the warning (SIGUSR1) 60 s before it, on a sweep
-#     held until the warning reaches it -> checkpoint -> requeue -> resumed run -> complete, with
-#     data equal to an uninterrupted direct run; the history records restart 0 and restart 1.
+#  2. the time-limit path, with a limit shorter than the warning's lead (`sbatch -t 2`: 120 s
+#     against the script's --signal=B:USR1@300): the script says so, ignores Slurm's SIGUSR1 and
+#     warns the run itself halfway through the limit; the sweep, held until that warning reaches
+#     it -> checkpoint -> requeue -> resumed run -> complete, with data equal to an uninterrupted
+#     direct run; the history records restart 0 and restart 1.
 #  3. scancel while the sweep runs (held): the job ends CANCELLED, is not requeued, its journal
-#     kept.
+#     kept; the log's continuation line names NORMSWEEP_BIN, and pasted into a shell with no
+#     NORMSWEEP_* variable it submits a job that completes the sweep with the direct run's data.
 #  4. a failed requeue (a job submitted with --no-requeue gets the warning while its sweep is
 #     held): the job ends FAILED with exit code 3, not COMPLETED.
+#  5. NORMSWEEP_BIN naming no program: the job ends FAILED with exit code 127 and the log names
+#     the program; nothing is launched.
 # A sweep that must still be running when a signal comes is held once 2 of its 8 tasks are in the
 # journal (the test-only hold, tests/hold.sh; a stop signal ends it), so no machine is fast enough
 # to finish it first.
@@ -124,22 +129,24 @@ grep -q "slurm job $id, nodes $(hostname -s), restart 0" "$work/run1/checkpoint/
 same_data "$work/direct_small.nc" "$work/run1/slurm_small.nc" "batch run"
 echo "ok 1 - sbatch slurm/full_grid.sh gives the direct run's data; log and history in the run directory ($(( $(date +%s) - t_start )) s so far)"
 
-# ---- 2: time limit -> SIGUSR1 -> checkpoint -> requeue -> completion
-# The warning comes 30-60 s into the job (slurmctld checks about twice a minute); the first
-# segment's sweep is held with 2 of its 8 tasks in the journal until the warning's SIGUSR1 reaches
-# it, so it cannot end first. Once the warning is in the log, the hold is released for good, so
-# the requeued segment (given 10 minutes) runs through.
+# ---- 2: a time limit shorter than the warning's lead -> the script's own warning -> checkpoint
+# -> requeue -> completion
+# `-t 2` with the script's own --signal=B:USR1@300: Slurm's SIGUSR1 comes at its first limit
+# check, which the script ignores; its own warning comes 60 s into the job. The first segment's
+# sweep is held with 2 of its 8 tasks in the journal until the warning reaches it, so it cannot
+# end first. Once the warning is in the log, the hold is released for good, so the requeued
+# segment (given 10 minutes) runs through.
 t0=$(date +%s)
 hold_at journal:2
-id=$(submit run2 "$small" -t 2 --signal=B:USR1@60)
+id=$(submit run2 "$small" -t 2)
 hold_off
-echo "submitted the small sweep as job $id with a 2-minute limit, held at 2 tasks"
+echo "submitted the small sweep as job $id with a 2-minute limit (the warning's lead 300 s), held at 2 tasks"
 log="$work/run2/slurm-$id.out"
 t=0; raised=0; released=0
 while [ $t -lt 900 ]; do
   st=$(job_field "$id" JobState)
   case "$st" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL) break ;; esac
-  if [ $released -eq 0 ] && grep -q "time is nearly up (SIGUSR1)" "$log" 2>/dev/null; then
+  if [ $released -eq 0 ] && grep -q "time is nearly up (" "$log" 2>/dev/null; then
     release; released=1
   fi
   if [ $raised -eq 0 ] && [ "$st" = PENDING ] && [ "$(job_field "$id" Restarts)" -ge 1 ]; then
@@ -150,7 +157,11 @@ done
 cat "$log"
 [ "$st" = COMPLETED ] || fail "job $id ended '$st'"
 [ -s "$work/hold/held" ] || fail "job $id: the sweep was never held"
-grep -q "time is nearly up (SIGUSR1)" "$log" || fail "no warning signal seen"
+grep -q "full_grid.sh: time limit 120 s is shorter than the warning's lead of 300 s" "$log" ||
+  fail "the short time limit was not reported"
+grep -q "time is nearly up (the script's own warning, half the time limit)" "$log" ||
+  fail "no warning of the script's own seen"
+grep -q "time is nearly up (SIGUSR1)" "$log" && fail "Slurm's early SIGUSR1 was taken for the warning"
 grep -q "requeueing job $id" "$log" || fail "job $id was not requeued"
 grep -q "SIGTERM" "$log" && fail "job $id saw SIGTERM"
 n=$(job_field "$id" Restarts); [ "${n:-0}" -ge 1 ] || fail "restart count is ${n:-unset}"
@@ -160,7 +171,7 @@ h="$work/run2/checkpoint/history"
 grep -q "slurm job $id, nodes [^,]*, restart 0)" "$h" && grep -q "slurm job $id, nodes [^,]*, restart 1)" "$h" ||
   fail "history does not record both segments: $(cat "$h")"
 same_data "$work/direct_small.nc" "$work/run2/slurm_small.nc" "requeued run"
-echo "ok 2 - time limit: SIGUSR1, checkpoint, requeue ($n restarts, resumed from $k tasks) and completion give the uninterrupted data ($(( $(date +%s) - t0 )) s)"
+echo "ok 2 - a time limit shorter than the warning's lead: the script's own warning, checkpoint, requeue ($n restarts, resumed from $k tasks) and completion give the uninterrupted data ($(( $(date +%s) - t0 )) s)"
 
 # ---- 3: scancel cancels: no requeue
 t0=$(date +%s)
@@ -182,7 +193,23 @@ grep -q "SIGTERM (scancel" "$log" || fail "scancel: the script did not see SIGTE
 grep -q "full_grid.sh: cancelled (normsweep status" "$log" || fail "scancel: the script did not end as cancelled"
 [ -s "$work/run3/checkpoint/journal.nsj" ] || fail "scancel: no journal kept"
 [ ! -e "$work/run3/slurm_small.nc" ] || fail "scancel: a complete output from a cancelled run"
-echo "ok 3 - scancel: job CANCELLED, not requeued, journal kept ($(( $(date +%s) - t0 )) s)"
+# The continuation line, pasted into a shell that has none of the NORMSWEEP_* variables (the
+# default NORMSWEEP_BIN, ./normsweep or normsweep on PATH, does not exist here); the rest of the
+# environment is kept (OPENBLAS_CORETYPE, say, chooses OpenBLAS's kernels and so the last bits).
+line=$(sed -n '/Continue with:$/{n;s/^full_grid.sh:   //p;}' "$log" | tail -n 1)
+case "$line" in
+  *" NORMSWEEP_BIN=$NORMSWEEP "*) ;;
+  *) fail "scancel: the continuation line does not name NORMSWEEP_BIN: '$line'" ;;
+esac
+no_ns=$(env | sed -n 's/^\(NORMSWEEP_[A-Za-z0-9_]*\)=.*/-u \1/p')
+sub=$(cd / && env $no_ns bash -c "$line") ||
+  fail "the pasted continuation line failed: $sub"
+id2=$(echo "$sub" | sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p')
+[ -n "$id2" ] || fail "the pasted continuation line did not submit a job: $sub"
+st=$(wait_end "$id2" 300) || true
+[ "$st" = COMPLETED ] || { cat "$work/run3/slurm-$id2.out"; fail "the continuation job $id2 ended $st"; }
+same_data "$work/direct_small.nc" "$work/run3/slurm_small.nc" "cancelled and continued run"
+echo "ok 3 - scancel: job CANCELLED, not requeued, journal kept; its pasted continuation line (NORMSWEEP_BIN included) completes it ($(( $(date +%s) - t0 )) s)"
 
 # ---- 4: the warning on a job that cannot be requeued: FAILED (exit 3), not COMPLETED
 t0=$(date +%s)
@@ -200,5 +227,19 @@ cat "$log"
 grep -q "scontrol requeue $id failed" "$log" || fail "failed requeue: not reported in the log"
 [ -s "$work/run4/checkpoint/journal.nsj" ] || fail "failed requeue: no journal kept"
 echo "ok 4 - a failed requeue ends the job FAILED with exit code 3 ($(( $(date +%s) - t0 )) s)"
-echo "check-slurm: 4 tests passed in $(( $(date +%s) - t_start )) s"
+
+# ---- 5: a program that is not there: the script's own exit code, not the launcher's
+t0=$(date +%s)
+id=$(cd "$work" && NORMSWEEP_BIN="$work/no-such-normsweep" NORMSWEEP_SWEEP="$small" \
+  NORMSWEEP_RUN_DIR="$work/run5" sbatch --parsable -n $np -t 10 "$script")
+st=$(wait_end "$id" 120) || true
+log="$work/slurm-$id.out"
+cat "$log"
+[ "$st" = FAILED ] || fail "missing program: job $id ended $st, not FAILED"
+[ "$(job_field "$id" ExitCode)" = 127:0 ] || fail "missing program: exit code $(job_field "$id" ExitCode), not 127:0"
+grep -q "full_grid.sh: NORMSWEEP_BIN=$work/no-such-normsweep: no such executable file" "$log" ||
+  fail "missing program: not named in the log"
+[ ! -e "$work/run5" ] || fail "missing program: a run directory was created"
+echo "ok 5 - a missing program ends the job FAILED with exit code 127, named in the log ($(( $(date +%s) - t0 )) s)"
+echo "check-slurm: 5 tests passed in $(( $(date +%s) - t_start )) s"
 passed=1
