@@ -19,7 +19,31 @@ struct ns_lock {
     char *old;   /* the previous holder's record (restored by ns_lock_abandon) */
     ssize_t old_len;
     struct timespec old_times[2]; /* its access and modification times */
+    int have_dir_times;
+    struct timespec dir_times[2]; /* its directory's, before a created file was added */
 };
+
+/* The directory holding path, into *dir (caller frees); 0 when out of memory. */
+static int dir_of(const char *path, char **dir)
+{
+    const char *slash = strrchr(path, '/');
+    *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    return *dir != NULL;
+}
+
+/* The access and modification times of the directory holding path; 0 when they cannot be read. */
+static int get_dir_times(const char *path, struct timespec times[2])
+{
+    char *dir;
+    struct stat st;
+    int ok = dir_of(path, &dir) && stat(dir, &st) == 0;
+    if (ok) {
+        times[0] = st.st_atim;
+        times[1] = st.st_mtim;
+    }
+    free(dir);
+    return ok;
+}
 
 #define NS_LOCK_RECORD_MAX 4096
 
@@ -98,6 +122,8 @@ static int acquire(char *path, const char *what, const char *head, const char *t
                    int retry_gone, ns_lock **out, ns_err *err)
 {
     int created = 0;
+    struct timespec dir_times[2];
+    int have_dir_times = get_dir_times(path, dir_times);
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0)
         created = 1;
@@ -138,6 +164,8 @@ static int acquire(char *path, const char *what, const char *head, const char *t
     }
     l->fd = fd;
     l->created = created;
+    l->have_dir_times = have_dir_times;
+    memcpy(l->dir_times, dir_times, sizeof dir_times);
     l->path = path;
     l->old = NULL;
     struct stat st;
@@ -229,8 +257,13 @@ void ns_lock_abandon(ns_lock *lock)
         return;
     /* before the release, so nobody else can hold it meanwhile: a created file goes, an existing
      * one gets its previous record and times back (a refused run leaves no trace) */
+    char *dir;
     if (lock->created) {
         unlink(lock->path);
+        if (lock->have_dir_times && dir_of(lock->path, &dir)) { /* its directory's times too */
+            utimensat(AT_FDCWD, dir, lock->dir_times, 0);
+            free(dir);
+        }
     } else if (lock->old && ftruncate(lock->fd, 0) == 0 &&
                pwrite(lock->fd, lock->old, (size_t)lock->old_len, 0) == lock->old_len) {
         futimens(lock->fd, lock->old_times);

@@ -43,7 +43,8 @@ int ns_lock_peek(const char *dir, char *holder, size_t size);
 /* Release and free (the file stays, holding the last holder's record); NULL is fine. */
 void ns_lock_release(ns_lock *lock);
 /* Release, leaving no trace (a run that changed nothing): the lock file is removed when this
- * acquire created it, else its previous record and times are restored. */
+ * acquire created it (and its directory gets its times back), else its previous record and
+ * times are restored. */
 void ns_lock_abandon(ns_lock *lock);
 
 #endif
