@@ -103,10 +103,27 @@ mkdir -p half/checkpoint && cp runs/tiny/checkpoint/journal.nsj half/checkpoint/
 expect 2 "incomplete run" "$NORMSWEEP" archive half --out e.tar.gz
 # with its history: the exact command that continues it (the sweep file named), from where it ran
 cp runs/tiny/checkpoint/history half/checkpoint/
-expect 2 "continue it from $work with the command its checkpoint's history records, --resume added: " \
+expect 2 "continue it with the command its checkpoint's history records (--resume added), from the directory it ran in: cd $work && " \
   "$NORMSWEEP" archive half --out e.tar.gz
 grep -qF -- "-np 2 $NORMSWEEP tiny.yaml --resume" out.txt ||
   { fail "incomplete run: not the recorded command with --resume"; sed 's/^/  | /' out.txt; }
+# pasted (from elsewhere), the line resumes the same sweep: a run of tiny.yaml from a directory
+# whose name needs quoting, with its output gone, is written again from its journal
+mkdir "cont 'x'" && cd "cont 'x'" || exit 1
+"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" ../tiny.yaml --output r/o.nc --checkpoint-dir r/checkpoint \
+  2> ../cont.log || { cat ../cont.log; fail "the run to continue did not run"; }
+rm r/o.nc
+cd "$work" || exit 1
+expect 2 "incomplete run" "$NORMSWEEP" archive "cont 'x'/r" --out e.tar.gz
+line=$(sed -n 's/.*, from the directory it ran in: //p' out.txt)
+case "$line" in
+  "cd '$work/cont '\''x'\''' && "*" ../tiny.yaml "*" --resume") ;;
+  *) fail "incomplete run: not a line to paste: '$line'" ;;
+esac
+(cd / && sh -c "$line") > cont2.log 2>&1 || { cat cont2.log; fail "the pasted continuation line failed"; }
+grep -q "normsweep: wrote r/o.nc" cont2.log || { cat cont2.log; fail "the pasted line did not write r/o.nc"; }
+"$top_builddir/tests/nc_datadump" runs/tiny/tiny.nc > d1.txt && "$top_builddir/tests/nc_datadump" "cont 'x'/r/o.nc" > d2.txt &&
+  cmp -s d1.txt d2.txt || fail "the pasted continuation line: data differ from the run of tiny.yaml"
 mkdir nojournal && cp runs/tiny/tiny.nc nojournal/
 expect 2 "no journal" "$NORMSWEEP" archive nojournal --out e.tar.gz
 mkdir notsweep && echo "not netcdf" > notsweep/bogus.nc

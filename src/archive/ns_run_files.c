@@ -177,8 +177,34 @@ static const char *base_of(const char *p)
     return s ? s + 1 : p;
 }
 
+/* word for a POSIX shell: as it is when it holds only characters no shell treats specially,
+ * else in single quotes (each ' as '\''). Into buf. */
+static void shell_word(const char *word, char *buf, size_t size)
+{
+    if (*word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                              "-_./=:,+@%") == strlen(word)) {
+        size_t l = strlen(word) < size ? strlen(word) : size - 1;
+        memcpy(buf, word, l);
+        buf[l] = 0;
+        return;
+    }
+    size_t n = 0;
+    buf[n++] = '\'';
+    for (; *word && n + 6 < size; word++) {
+        if (*word == '\'') {
+            memcpy(buf + n, "'\\''", 4);
+            n += 4;
+        } else {
+            buf[n++] = *word;
+        }
+    }
+    buf[n++] = '\'';
+    buf[n] = 0;
+}
+
 /* How to continue the run whose checkpoint history (a file) records its last segment: that
- * command with --resume, from the directory it ran in; else what to type. Into buf. */
+ * command with --resume, run from the directory it ran in (a line to paste: `cd DIR && ...`,
+ * the command as typed, the sweep file named in it); else what to type. Into buf. */
 static void continue_with(const char *history, char *buf, size_t size)
 {
     char *text = NULL;
@@ -188,9 +214,15 @@ static void continue_with(const char *history, char *buf, size_t size)
     if (history && ns_file_read_all(history, 0, &text, &len, &e) == NS_OK &&
         ns_archive_history_last(text, &h)) {
         int resumed = strstr(h.command, " --resume") != NULL;
-        snprintf(buf, size, "continue it %s%.1500s with the command its checkpoint's history "
-                 "records%s: %.2000s%s", h.cwd[0] ? "from " : "from the directory it ran in",
-                 h.cwd, resumed ? "" : ", --resume added", h.command, resumed ? "" : " --resume");
+        char cd[1600] = "";
+        if (h.cwd[0]) {
+            char dir[1560];
+            shell_word(h.cwd, dir, sizeof dir);
+            snprintf(cd, sizeof cd, "cd %s && ", dir);
+        }
+        snprintf(buf, size, "continue it with the command its checkpoint's history records%s, "
+                 "from the directory it ran in: %s%.2000s%s", resumed ? "" : " (--resume added)",
+                 cd, h.command, resumed ? "" : " --resume");
     } else {
         snprintf(buf, size, "continue it with the command that started it (the same sweep "
                  "file, --output and --checkpoint-dir) and --resume");
