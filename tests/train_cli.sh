@@ -2,7 +2,8 @@
 # train_cli: `normsweep train` end to end on a tiny model and a 400 kB slice of the corpus.
 #  (1) invalid input exits 2, names the file and the cause, and writes nothing;
 #  (2) a tiny run writes a model (config.json records the normalizer and temperature), a training
-#      log whose validation loss fell, and the model is readable by `normsweep dump`;
+#      log whose validation loss fell, and the model is readable by `normsweep dump`; the final
+#      validation over every window shows its progress (its first and last line, at -np 1 and 2);
 #  (3) -np 2 with the same global batch gives the same bytes of model.safetensors as -np 1;
 #  (4) SIGTERM mid-run (the run held after step 15, tests/hold.sh) exits 3 with a checkpoint of
 #      step 15; --resume continues from it to the same bytes as an uninterrupted run.
@@ -46,6 +47,16 @@ expect_invalid "broken --init-from" "initdir/config.json" $tiny --init-from init
 "$NORMSWEEP" train $tiny --normalizer sparsemax --temperature 0.5 --steps 30 --batch 4 --lr 3e-3 \
   --val-every 10 --checkpoint-every 10 --out m1 2> log1 || { cat log1 >&2; fail "tiny run"; }
 for f in model.safetensors config.json train.nc; do [ -s "m1/$f" ] || fail "m1/$f missing"; done
+# the final validation (every window) reports its progress before the summary line
+nval=$(sed -n 's/.* validation tokens (\([0-9]*\) windows).*/\1/p' log1)
+[ -n "$nval" ] || { cat log1 >&2; fail "no validation window count"; }
+grep -n "" log1 | grep -E "normsweep train: final validation: 0 of $nval windows \(0\.0%\), elapsed [0-9]+ s$" |
+  cut -d: -f1 > lines
+grep -n "" log1 | grep -E "normsweep train: final validation: $nval of $nval windows \(100\.0%\), elapsed [0-9]+ s$" |
+  cut -d: -f1 >> lines
+grep -n "" log1 | grep "normsweep train: trained 30 steps" | cut -d: -f1 >> lines
+[ "$(wc -l < lines)" -eq 3 ] && [ "$(sort -n lines)" = "$(cat lines)" ] ||
+  { cat log1 >&2; fail "the final validation's progress (first, last line, then the summary) is not shown"; }
 grep -q '"normsweep_attn_normalizer": "sparsemax"' m1/config.json || fail "normalizer not in config.json"
 grep -q '"normsweep_attn_temperature": 0.5' m1/config.json || fail "temperature not in config.json"
 # the validation loss at steps 0, 10, 20, 30: it must fall (from ~ln 50257 = 10.8) by more than
@@ -71,6 +82,8 @@ small="$tiny --steps 12 --batch 4 --val-every 6 --checkpoint-every 4"
 "$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" train $small --out np2 2> lognp2 ||
   { cat lognp2 >&2; fail "np 2"; }
 cmp np1/model.safetensors np2/model.safetensors || fail "-np 1 and -np 2 models differ"
+grep -q "normsweep train: final validation: 100\.0% of $nval windows on 2 ranks (rank 0: [0-9]* of its [0-9]*), elapsed" lognp2 ||
+  { cat lognp2 >&2; fail "-np 2: the final validation's progress is not shown"; }
 for v in loss grad_norm val_loss; do
   [ "$(ncdump -p 9,17 -v $v np1/train.nc | sed -n "/^ $v =/,\$p")" = \
     "$(ncdump -p 9,17 -v $v np2/train.nc | sed -n "/^ $v =/,\$p")" ] || fail "-np 1 and -np 2: $v differs"

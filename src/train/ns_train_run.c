@@ -205,8 +205,36 @@ static int train_step(ns_train_state *st, ns_err *err)
     return NS_OK;
 }
 
-/* The validation loss over max windows (0: all) -> *loss on rank 0. */
-static int evaluate(ns_train_state *st, size_t max, double *loss, ns_err *err)
+/* Progress of a validation over every window (what, e.g. "final validation"), on rank 0, which
+ * has done `done` of its `share` windows of `count`: the first and the last line always, others
+ * as often as the training steps' (every 0.5 s on a terminal, else every 10 s). */
+static void show_eval_progress(const ns_train_state *st, const char *what, size_t done,
+                               size_t share, size_t count, double t0, double *last_shown)
+{
+    if (!what || st->rank != 0 || !st->hooks || !st->hooks->progress)
+        return;
+    double now = MPI_Wtime(), el = now - t0;
+    int live = st->hooks->progress_live;
+    if (done != 0 && done != share && now - *last_shown < (live ? 0.5 : 10.0))
+        return;
+    *last_shown = now;
+    double pct = share ? 100.0 * (double)done / (double)share : 100.0;
+    char line[256];
+    int n = st->size == 1
+                ? snprintf(line, sizeof line, "%s: %zu of %zu windows (%.1f%%), elapsed %.0f s",
+                           what, done, count, pct, el)
+                : snprintf(line, sizeof line, "%s: %.1f%% of %zu windows on %d ranks (rank 0: "
+                           "%zu of its %zu), elapsed %.0f s", what, pct, count, st->size, done,
+                           share, el);
+    if (done && done < share && n > 0 && (size_t)n < sizeof line) /* rank 0's pace */
+        snprintf(line + n, sizeof line - (size_t)n, ", ETA %.0f s",
+                 el / (double)done * (double)(share - done));
+    st->hooks->progress(st->hooks->user, line, live);
+}
+
+/* The validation loss over max windows (0: all) -> *loss on rank 0; with what (a validation over
+ * every window), progress lines as it goes. */
+static int evaluate(ns_train_state *st, size_t max, const char *what, double *loss, ns_err *err)
 {
     size_t count = ns_td_val_count(&st->data, max), T = st->o->ctx;
     size_t a = ns_tr_first(count, st->size, st->rank), b = ns_tr_first(count, st->size, st->rank + 1);
@@ -214,9 +242,13 @@ static int evaluate(ns_train_state *st, size_t max, double *loss, ns_err *err)
     if (!mine)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     int rc = NS_OK;
+    double t0 = MPI_Wtime(), last_shown = t0;
+    show_eval_progress(st, what, 0, b - a, count, t0, &last_shown);
     for (size_t k = a; rc == NS_OK && k < b; k++) {
         const int32_t *seq = ns_td_val_seq(&st->data, ns_td_val_index(&st->data, max, k));
         rc = ns_tm_step_f32(&st->lay, st->params, NULL, st->work, seq, seq + 1, T, &mine[k - a], err);
+        if (rc == NS_OK)
+            show_eval_progress(st, what, k - a + 1, b - a, count, t0, &last_shown);
     }
     rc = agree(st, rc, err);
     if (rc == NS_OK)
@@ -289,7 +321,9 @@ static int loop(ns_train_state *st, ns_err *err)
         int last = st->step == o->steps;
         if (st->step % o->val_every == 0 || last) {
             double vl = NAN;
-            NS_TRY(evaluate(st, last ? 0 : o->val_windows, &vl, err));
+            NS_TRY(evaluate(st, last ? 0 : o->val_windows,
+                            last ? "final validation" : o->val_windows ? NULL : "validation", &vl,
+                            err));
             if (st->rank == 0) {
                 st->val_loss = vl;
                 NS_TRY(ns_tl_add_eval(&st->log, (double)st->step, vl, err));
@@ -323,7 +357,7 @@ static void state_free(ns_train_state *st, int keep_lock_file)
 static int evaluate_only(ns_train_state *st, ns_train_outcome *out, ns_err *err)
 {
     double vl = NAN;
-    NS_TRY(evaluate(st, 0, &vl, err));
+    NS_TRY(evaluate(st, 0, "validation", &vl, err));
     if (st->rank == 0) {
         out->final_val_loss = vl;
         snprintf(out->summary, sizeof out->summary, "validation loss %.6f nats per token over %zu "
@@ -374,7 +408,8 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
             opt->ctx, st.size, st.size == 1 ? "" : "s");
     if (rc == NS_OK && st.log.n_evals == 0 && st.step == 0) {
         double vl = NAN;
-        rc = evaluate(&st, opt->val_windows, &vl, err);
+        rc = evaluate(&st, opt->val_windows, opt->val_windows ? NULL : "initial validation", &vl,
+                      err);
         if (rc == NS_OK && st.rank == 0)
             rc = ns_tl_add_eval(&st.log, 0.0, vl, err), st.val_loss = vl;
         rc = agree(&st, rc, err);
