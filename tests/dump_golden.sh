@@ -76,4 +76,15 @@ fi
 if ! "$NORMSWEEP" dump --help | grep -q -- "--offset TOK"; then
   echo "FAIL: dump --help"; fail=1
 fi
+
+# command_line records the command as typed: the program's path and every word, shell-quoted
+mkdir "$tmp/a b"
+if ! dump --offset 5 --length 4 --out "$tmp/a b/it's.nc" 2>/dev/null; then
+  echo "FAIL: dump into a directory whose name has a space"; fail=1
+else
+  want="$NORMSWEEP dump --model $NS_TEST_MODEL_DIR --tokenizer $NS_TEST_TOKENIZER_DIR --strip-gutenberg false --text $NS_TEST_CORPUS --offset 5 --length 4 --out '$tmp/a b/it'\\''s.nc'"
+  got=$(/usr/bin/python3 -c 'import sys, netCDF4; print(netCDF4.Dataset(sys.argv[1]).command_line)' \
+    "$tmp/a b/it's.nc")
+  [ "$got" = "$want" ] || { echo "FAIL: command_line is '$got', want '$want'"; fail=1; }
+fi
 exit $fail

@@ -453,11 +453,12 @@ static int make_plan(dump_opts *o, dump_run_state *s, ns_err *err)
 static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **argv, ns_err *err)
 {
     const ns_plan_grid *g = &s->plan.g;
-    char cmd[4096] = "normsweep";
-    for (int i = 0; i < argc; i++)
-        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %s", argv[i]);
     char model_sha[NS_SHA256_HEX_LEN + 1], when[32];
     NS_TRY(ns_model_sha256(s->model, model_sha, err)); /* of the mapped bytes used */
+    /* the command as typed (the program's path, every word shell-quoted), as run records it */
+    char *cmd = ns_cli_command_line(argc, argv, 1);
+    if (!cmd)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     snprintf(s->mref.sha256, sizeof s->mref.sha256, "%s", model_sha);
     ns_cli_iso_now(when, sizeof when);
     ns_nc_attr mattrs[NS_MODEL_ATTRS];
@@ -484,9 +485,11 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
         .sphere = g->sphere, .seed = g->seed, .probes = g->probes,
     };
     ns_nc_dump_extras extras = {.logits = o->logits, .metrics = o->have_N ? &m : NULL};
-    return ns_nc_dump_create_ext(o->out, &meta, s->mc.n_layer, s->mc.n_head, o->length,
-                                 s->mc.d_head,
-                                 s->corpus.tokens.ids + o->offset, &extras, &s->dump, err);
+    int rc = ns_nc_dump_create_ext(o->out, &meta, s->mc.n_layer, s->mc.n_head, o->length,
+                                   s->mc.d_head, s->corpus.tokens.ids + o->offset, &extras,
+                                   &s->dump, err);
+    free(cmd);
+    return rc;
 }
 
 /* --out's directory must exist and be writable: found before any work, an input error (exit 2).
