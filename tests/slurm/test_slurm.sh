@@ -225,6 +225,8 @@ cat "$log"
 [ "$st" = FAILED ] || fail "failed requeue: job $id ended $st, not FAILED"
 [ "$(job_field "$id" ExitCode)" = 3:0 ] || fail "failed requeue: exit code $(job_field "$id" ExitCode), not 3:0"
 grep -q "scontrol requeue $id failed" "$log" || fail "failed requeue: not reported in the log"
+grep -q "full_grid.sh: continue with: cd .* NORMSWEEP_BIN=$NORMSWEEP .*sbatch " "$log" ||
+  fail "failed requeue: the continuation line does not name NORMSWEEP_BIN"
 [ -s "$work/run4/checkpoint/journal.nsj" ] || fail "failed requeue: no journal kept"
 echo "ok 4 - a failed requeue ends the job FAILED with exit code 3 ($(( $(date +%s) - t0 )) s)"
 
