@@ -1,8 +1,10 @@
 #!/bin/sh
 # sweep_resume: (1) SIGKILL a worker mid-run, resume with another rank count: the result equals an
-# uninterrupted run's; (2) SIGTERM the master: exit 3 with the journal saved, no output file;
-# --resume finishes with identical data and recomputes nothing already journaled. Each run is
-# caught in progress by holding its master once 10 tasks are journalled (tests/hold.sh).
+# uninterrupted run's; (2) SIGTERM the master: exit 3 with the journal saved (and its lock
+# record), no output file; --resume finishes with identical data and recomputes nothing already
+# journaled; (3) a finished run leaves no lock file, and a --resume of it writes nothing unless
+# its output is missing or differently compressed. Each run is caught in progress by holding
+# its master once 10 tasks are journalled (tests/hold.sh).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep slow
 cd "$work" || fail "cd"
