@@ -9,9 +9,11 @@
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep two
 cd "$work" || fail "cd"
-# two run segments: the first under a (simulated) Slurm job, then a --resume that rewrites the file
+# two run segments: the first under a (simulated) Slurm job, then a --resume that writes the file
+# again (removed first: a --resume of a finished run whose output is in place writes nothing)
 SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=node[01-02] SLURM_RESTART_COUNT=1 \
   "$NORMSWEEP" two.yaml --output o.nc --checkpoint-dir ck 2> log1 || { cat log1 >&2; fail "first segment"; }
+rm o.nc
 "$NORMSWEEP" two.yaml --output o.nc --checkpoint-dir ck --resume 2> log2 || { cat log2 >&2; fail "second segment"; }
 "$PYTHON_DEBIAN" "$top_srcdir/tests/check_cf.py" o.nc || fail "CF checks"
 hist=$(ncdump -h o.nc | sed -n 's/^\t\t:history = "\(.*\)" ;$/\1/p')
