@@ -13,6 +13,9 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
 	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
+	src/analysis/ns_boot.c src/analysis/ns_boot.h \
+	src/analysis/ns_boot_shard.c src/analysis/ns_boot_shard.h \
+	src/analysis/ns_intervals.c src/analysis/ns_intervals.h \
 	src/analysis/ns_ks_internal.h src/analysis/ns_jacobian_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are

@@ -49,5 +49,8 @@ EXTRA_DIST += tests/sweep_common.sh tests/hold.sh tests/sweep_determinism.sh tes
 	tests/sweep_invalid.sh tests/sweep_vs_dump.sh tests/sweep_trust.sh tests/sweep_unshared.sh \
 	tests/output_cf.sh \
 	tests/check_cf.py
+# the bootstrap intervals: rank-independent, equal to the Python reference, read by the report
+TESTS += tests/sweep_intervals.sh
+EXTRA_DIST += tests/sweep_intervals.sh tests/check_intervals_c.py
 EXTRA_DIST += docs/RUNNING.md
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_intervals.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
 #include "sweep/ns_journal.h"
@@ -39,11 +40,29 @@ int ns_results_has(const ns_results *res, uint64_t shard);
 int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err);
 
 /* Reduce slices [first, first + count) of the plan (ns_plan_slice) from every shard's payload
- * in the journal into out[0 .. count * ns_plan_slice_total) and, when samples is not NULL, the
- * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)). Every shard
- * must be present (NS_ERR_INVALID otherwise). */
+ * in the journal into out[0 .. count * ns_plan_slice_total), when samples is not NULL the
+ * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)), and when
+ * boot is not NULL each slice's per-shard block for the bootstrap (analysis/ns_boot_shard.h) into
+ * boot[0 .. count * ns_results_boot_size). Every shard must be present (NS_ERR_INVALID
+ * otherwise). */
 int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journal *journal,
                       double ks_alpha, size_t first, size_t count, double *out, double *samples,
-                      ns_err *err);
+                      double *boot, ns_err *err);
+
+/* ---- the bootstrap intervals (docs/STATISTICS.md, "Uncertainty: the shard bootstrap") ---- */
+
+/* Doubles of one slice's bootstrap block. */
+size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
+/* The largest total of the blocks (every slice) rank 0 holds to compute the intervals: above it
+ * a run writes no intervals (the file's attributes say so: no bootstrap_resamples). 2 GiB. */
+#define NS_RESULTS_BOOT_MAX_BYTES 2147483648.0
+/* 1 when the plan's intervals are computed (the blocks fit NS_RESULTS_BOOT_MAX_BYTES). */
+int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);
+/* The catalogue's estimates and intervals over B resamples of the sweep's seed, from every
+ * slice's reduced values (slices, for entropy_norm_mean) and bootstrap block (boot), both in
+ * slice order. Free *iv with ns_intervals_free. */
+int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *slices, const double *boot, size_t B, ns_intervals *iv,
+                         ns_err *err);
 
 #endif

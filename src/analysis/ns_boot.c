@@ -1,0 +1,200 @@
+/* ns_boot: shard-bootstrap arithmetic (see ns_boot.h). */
+#include "analysis/ns_boot.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/ns_rng.h"
+
+int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err)
+{
+    *W = NULL;
+    if (S == 0)
+        return ns_fail(err, NS_ERR_INVALID, "bootstrap: no shards");
+    uint32_t *w = calloc((B + 1) * S, sizeof *w);
+    if (!w)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples of %zu shards)",
+                       B, S);
+    for (size_t s = 0; s < S; s++)
+        w[s] = 1;
+    for (size_t b = 0; b < B; b++) {
+        uint64_t words[3] = {NS_BOOT_TAG, seed, (uint64_t)b};
+        ns_rng r;
+        ns_rng_init(&r, ns_rng_key(words, 3));
+        uint32_t *row = w + (b + 1) * S;
+        for (size_t i = 0; i < S; i++)
+            row[ns_rng_below(&r, S)]++;
+    }
+    *W = w;
+    return NS_OK;
+}
+
+void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S, size_t n,
+                    double *scratch, double *out)
+{
+    double *tot = scratch, *num = scratch + n;
+    for (size_t j = 0; j < n; j++)
+        tot[j] = 0.0, num[j] = 0.0;
+    for (size_t s = 0; s < S; s++) {
+        if (!w[s])
+            continue;
+        double ws = (double)w[s];
+        const double *a = sum + s * n, *c = cnt + s * n;
+        for (size_t j = 0; j < n; j++) {
+            tot[j] += ws * a[j];
+            num[j] += ws * c[j];
+        }
+    }
+    for (size_t j = 0; j < n; j++)
+        out[j] = num[j] > 0.0 ? tot[j] / num[j] : NAN;
+}
+
+void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out)
+{
+    for (size_t j = 0; j < n; j++)
+        out[j] = -INFINITY;
+    for (size_t s = 0; s < S; s++)
+        if (w[s])
+            for (size_t j = 0; j < n; j++)
+                if (mx[s * n + j] > out[j])
+                    out[j] = mx[s * n + j];
+    for (size_t j = 0; j < n; j++)
+        if (out[j] == -INFINITY)
+            out[j] = NAN;
+}
+
+/* order[0..c) sorted ascending by x (insertion sort for a few heads, else merge of halves). */
+static void sort_by(const double *x, size_t *order, size_t *tmp, size_t c)
+{
+    if (c <= 32) {
+        for (size_t i = 1; i < c; i++) {
+            size_t k = order[i], j = i;
+            while (j > 0 && x[order[j - 1]] > x[k]) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = k;
+        }
+        return;
+    }
+    size_t h = c / 2;
+    sort_by(x, order, tmp, h);
+    sort_by(x, order + h, tmp, c - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h || j < c)
+        tmp[k++] = j >= c || (i < h && x[order[i]] <= x[order[j]]) ? order[i++] : order[j++];
+    for (k = 0; k < c; k++)
+        order[k] = tmp[k];
+}
+
+void ns_boot_set_stats(const double *x, size_t H, const unsigned char *member, size_t nsets,
+                       int use_max, size_t *order, double *out)
+{
+    size_t c = 0;
+    for (size_t h = 0; h < H; h++)
+        if (!isnan(x[h]))
+            order[c++] = h;
+    sort_by(x, order, order + H, c);
+    for (size_t s = 0; s < nsets; s++) {
+        const unsigned char *m = member + s * H;
+        size_t cs = 0;
+        for (size_t i = 0; i < c; i++)
+            cs += m[order[i]];
+        if (cs == 0) {
+            out[s] = NAN;
+            continue;
+        }
+        size_t lo = use_max ? cs - 1 : (cs - 1) / 2, hi = use_max ? cs - 1 : cs / 2, r = 0;
+        double a = NAN, b = NAN;
+        for (size_t i = 0; i < c && r <= hi; i++)
+            if (m[order[i]]) {
+                if (r == lo)
+                    a = x[order[i]];
+                if (r == hi)
+                    b = x[order[i]];
+                r++;
+            }
+        out[s] = use_max ? b : (a + b) / 2;
+    }
+}
+
+double ns_boot_log(double x)
+{
+    if (x == INFINITY)
+        return INFINITY;
+    return isfinite(x) && x > 0.0 ? log(x) : NAN;
+}
+
+double ns_boot_slope(const double *u, const double *v, const unsigned char *sel, size_t m)
+{
+    double su = 0.0, sv = 0.0, num = 0.0, den = 0.0;
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+        if (sel[j])
+            su += u[j], sv += v[j], k++;
+    if (k < 2)
+        return NAN;
+    double ub = su / (double)k, vb = sv / (double)k;
+    for (size_t j = 0; j < m; j++)
+        if (sel[j]) {
+            double du = u[j] - ub;
+            num += du * (v[j] - vb);
+            den += du * du;
+        }
+    double s = num / den;
+    return isfinite(s) ? s : NAN;
+}
+
+int ns_boot_ranks(size_t B, size_t *lo, size_t *hi, ns_err *err)
+{
+    size_t k = (size_t)floor((1.0 - NS_BOOT_LEVEL) / 2 * (double)B + 1e-9);
+    if (k < 1)
+        return ns_fail(err, NS_ERR_INVALID, "bootstrap: %zu resamples are too few for a %g "
+                       "interval", B, NS_BOOT_LEVEL);
+    *lo = k - 1;
+    *hi = B - k;
+    return NS_OK;
+}
+
+/* Place the k-th smallest of x[l..r] at x[k] (Hoare selection; x has no NaN). */
+static void select_kth(double *x, size_t l, size_t r, size_t k)
+{
+    while (l < r) {
+        double p = x[l + (r - l) / 2];
+        size_t i = l, j = r;
+        while (i <= j) {
+            while (x[i] < p)
+                i++;
+            while (x[j] > p)
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i] = x[j], x[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            r = j;
+        else if (k >= i)
+            l = i;
+        else
+            return;
+    }
+}
+
+void ns_boot_interval(double *reps, size_t B, size_t lo_rank, size_t hi_rank, double *lo,
+                      double *hi)
+{
+    for (size_t b = 0; b < B; b++)
+        if (isnan(reps[b])) {
+            *lo = *hi = NAN;
+            return;
+        }
+    select_kth(reps, 0, B - 1, lo_rank);
+    *lo = reps[lo_rank];
+    select_kth(reps, lo_rank, B - 1, hi_rank);
+    *hi = reps[hi_rank];
+}
