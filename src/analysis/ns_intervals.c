@@ -74,7 +74,7 @@ typedef struct ci_ws {
     double *scratch;         /* (2 H) */
     double *tmp;             /* (R) */
     double *keep;            /* (3, nL, nN, nsets, R): distance, distance_expected, bound at T */
-    double *jac;             /* (nL, nT, nsets, R): jac_exact_max_hmax of the normalizer */
+    uint32_t *Wown;
     double *u, *v;           /* (max(nL, nT)) */
     unsigned char *sel;      /* (max(nL, nT)) */
 } ci_ws;
@@ -91,6 +91,12 @@ static size_t at(const ci_ws *w, ns_ci_dims d, size_t ni, size_t Li, size_t Ti, 
     case NS_CI_L: return (ni * in->nL + Li) * w->nsets + s;
     }
     return 0;
+}
+
+/* jac_exact_max_hmax's replicates at (ni, Ti, Li, set): (nnorm, nT, nL, nsets, R). */
+static double *jac_at(const ci_ws *w, size_t ni, size_t Ti, size_t Li, size_t s)
+{
+    return w->out->jac_reps + (((ni * w->in->nT + Ti) * w->in->nL + Li) * w->nsets + s) * w->R;
 }
 
 /* Store a statistic's replicates reps[0..R) (0: the estimate) at index i of statistic id. */
@@ -166,8 +172,7 @@ static void cell_t(ci_ws *w, size_t ni, size_t Li, size_t Ti)
     aggregate(w, jac, 1);
     for (size_t s = 0; s < w->nsets; s++) {
         put(w, NS_CI_JAC_MAX, at(w, NS_CI_LT, ni, Li, Ti, 0, s), w->agg + s * w->R);
-        memcpy(w->jac + ((Li * in->nT + Ti) * w->nsets + s) * w->R, w->agg + s * w->R,
-               w->R * sizeof *w->agg);
+        memcpy(jac_at(w, ni, Ti, Li, s), w->agg + s * w->R, w->R * sizeof *w->agg);
     }
 }
 
@@ -271,13 +276,13 @@ static void t_slope(ci_ws *w, size_t ni)
     for (size_t Li = 0; Li < in->nL; Li++)
         for (size_t s = 0; s < w->nsets; s++) {
             for (size_t t = 0; t < in->nT; t++) {
-                double e = w->jac[((Li * in->nT + t) * w->nsets + s) * w->R];
+                double e = jac_at(w, ni, t, Li, s)[0];
                 w->sel[t] = in->T[t] <= in->T[tref] && isfinite(e) && e > 0.0;
             }
             for (size_t b = 0; b < w->R; b++) {
                 for (size_t t = 0; t < in->nT; t++)
                     w->v[t] = w->sel[t]
-                        ? ns_boot_log(w->jac[((Li * in->nT + t) * w->nsets + s) * w->R + b]) : 0.0;
+                        ? ns_boot_log(jac_at(w, ni, t, Li, s)[b]) : 0.0;
                 reps[b] = ns_boot_slope(w->u, w->v, w->sel, in->nT);
             }
             put(w, NS_CI_JAC_T_SLOPE, at(w, NS_CI_L, ni, Li, 0, 0, s), reps);
@@ -289,6 +294,7 @@ void ns_intervals_free(ns_intervals *iv)
     if (!iv)
         return;
     free(iv->set_name);
+    free(iv->jac_reps);
     for (int i = 0; i < NS_CI_COUNT; i++)
         free(iv->est[i]), free(iv->lo[i]), free(iv->hi[i]);
     memset(iv, 0, sizeof *iv);
@@ -298,19 +304,20 @@ static void ws_free(ci_ws *w)
 {
     free(w->member), free(w->head), free(w->agg), free(w->vals), free(w->tmp);
     free(w->order), free(w->colx), free(w->coly), free(w->scratch);
-    free(w->keep), free(w->jac), free(w->u), free(w->v), free(w->sel);
+    free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
 }
 
-/* The output arrays (NaN) and the workspace. */
-static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err)
+int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
 {
     memset(out, 0, sizeof *out);
     out->B = in->B;
-    out->nsets = w->nsets = 3 + in->nlayers;
-    w->in = in, w->out = out, w->R = in->B + 1, w->H = in->nlayers * in->nheads;
-    NS_TRY(ns_boot_ranks(in->B, &w->lo_r, &w->hi_r, err));
+    out->nsets = 3 + in->nlayers;
+    size_t lo_r, hi_r;
+    NS_TRY(ns_boot_ranks(in->B, &lo_r, &hi_r, err));
     out->set_name = calloc(out->nsets, sizeof *out->set_name);
-    int bad = !out->set_name;
+    out->jac_reps = malloc((ns_intervals_ngroups(in) * in->nL * out->nsets * (in->B + 1) + 1) *
+                           sizeof *out->jac_reps);
+    int bad = !out->set_name || !out->jac_reps;
     for (int i = 0; i < NS_CI_COUNT && !bad; i++) {
         size_t n = out->len[i] = ns_intervals_len(in, infos[i].dims);
         out->est[i] = malloc((n ? n : 1) * sizeof(double));
@@ -320,6 +327,24 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
         for (size_t j = 0; j < n && !bad; j++)
             out->est[i][j] = out->lo[i][j] = out->hi[i][j] = NAN;
     }
+    if (bad) {
+        ns_intervals_free(out);
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the intervals)");
+    }
+    strncpy(out->set_name[0], "all", NS_CI_SET_STRLEN);
+    strncpy(out->set_name[1], "sharp", NS_CI_SET_STRLEN);
+    strncpy(out->set_name[2], "flat", NS_CI_SET_STRLEN);
+    for (size_t k = 0; k < in->nlayers; k++)
+        snprintf(out->set_name[3 + k], NS_CI_SET_STRLEN, "layer %zu", in->layers[k]);
+    return NS_OK;
+}
+
+/* The workspace (and the resamples' multiplicities) for out. */
+static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err)
+{
+    w->nsets = out->nsets;
+    w->in = in, w->out = out, w->R = in->B + 1, w->H = in->nlayers * in->nheads;
+    NS_TRY(ns_boot_ranks(in->B, &w->lo_r, &w->hi_r, err));
     size_t m = (in->nL > in->nT ? in->nL : in->nT) + 1, H = w->H ? w->H : 1;
     w->member = malloc(w->nsets * H);
     w->head = malloc((NS_BOOT_MEANS + 2) * H * w->R * sizeof(double));
@@ -331,44 +356,94 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->scratch = malloc(2 * H * sizeof(double));
     w->tmp = malloc(w->R * sizeof(double));
     w->keep = malloc((3 * in->nL * in->nN * w->nsets * w->R + 1) * sizeof(double));
-    w->jac = malloc((in->nL * in->nT * w->nsets * w->R + 1) * sizeof(double));
     w->u = malloc(m * sizeof(double)), w->v = malloc(m * sizeof(double)), w->sel = malloc(m);
-    if (bad || !w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->jac ||
-        !w->u || !w->v || !w->sel || !w->order || !w->colx || !w->coly || !w->scratch)
+    if (!w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->u || !w->v ||
+        !w->sel || !w->order || !w->colx || !w->coly || !w->scratch)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
                        "%zu shards)", in->B, w->H, in->n_shards);
-    strncpy(out->set_name[0], "all", NS_CI_SET_STRLEN);
-    strncpy(out->set_name[1], "sharp", NS_CI_SET_STRLEN);
-    strncpy(out->set_name[2], "flat", NS_CI_SET_STRLEN);
-    for (size_t k = 0; k < in->nlayers; k++)
-        snprintf(out->set_name[3 + k], NS_CI_SET_STRLEN, "layer %zu", in->layers[k]);
-    return NS_OK;
+    return ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err);
+}
+
+size_t ns_intervals_ngroups(const ns_ci_input *in)
+{
+    return in->nnorm * in->nT;
+}
+
+int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
+                        ns_err *err)
+{
+    ci_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = setup(in, out, &w, err);
+    w.W = w.Wown;
+    for (size_t g = g0; rc == NS_OK && g < g1; g++) {
+        size_t ni = g / in->nT, Ti = g % in->nT;
+        for (size_t Li = 0; Li < in->nL; Li++) {
+            membership(&w, ni, Li, Ti);
+            cell_t(&w, ni, Li, Ti);
+            for (size_t Ni = 0; Ni < in->nN; Ni++)
+                cell_tn(&w, ni, Li, Ti, Ni);
+        }
+        l_slopes(&w, ni, Ti);
+        plateau(&w, ni, Ti);
+    }
+    ws_free(&w);
+    return rc;
+}
+
+/* Copy between buf and every value of groups [g0, g1) (est, lo, hi of each statistic the group
+ * holds, then its jac_exact_max_hmax replicates), in one fixed order: to buf, or from it. */
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *iv, size_t g0, size_t g1,
+                         double *buf, int from_buf)
+{
+    ci_ws w = {.in = in, .nsets = iv->nsets};
+    size_t k = 0, R = in->B + 1, blk = in->nL * iv->nsets * R;
+    for (size_t g = g0; g < g1; g++) {
+        size_t ni = g / in->nT, Ti = g % in->nT;
+        for (int id = 0; id < NS_CI_COUNT; id++) {
+            ns_ci_dims d = infos[id].dims;
+            if (d == NS_CI_L)
+                continue;
+            size_t nl = d == NS_CI_TN ? 1 : in->nL, nn = d == NS_CI_LT ? 1 : in->nN;
+            for (size_t Li = 0; Li < nl; Li++)
+                for (size_t Ni = 0; Ni < nn; Ni++)
+                    for (size_t s = 0; s < iv->nsets; s++) {
+                        size_t i = at(&w, d, ni, Li, Ti, Ni, s);
+                        double *x[3] = {&iv->est[id][i], &iv->lo[id][i], &iv->hi[id][i]};
+                        for (int e = 0; e < 3; e++, k++)
+                            if (buf && from_buf)
+                                *x[e] = buf[k];
+                            else if (buf)
+                                buf[k] = *x[e];
+                    }
+        }
+        if (buf && from_buf)
+            memcpy(iv->jac_reps + g * blk, buf + k, blk * sizeof *buf);
+        else if (buf)
+            memcpy(buf + k, iv->jac_reps + g * blk, blk * sizeof *buf);
+        k += blk;
+    }
+    return k;
+}
+
+int ns_intervals_finish(const ns_ci_input *in, ns_intervals *out, ns_err *err)
+{
+    ci_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = setup(in, out, &w, err);
+    for (size_t ni = 0; rc == NS_OK && ni < in->nnorm; ni++)
+        t_slope(&w, ni);
+    ws_free(&w);
+    return rc;
 }
 
 int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err)
 {
-    ci_ws w;
-    memset(&w, 0, sizeof w);
-    uint32_t *W = NULL;
-    int rc = setup(in, out, &w, err);
+    int rc = ns_intervals_init(in, out, err);
     if (rc == NS_OK)
-        rc = ns_boot_weights(in->seed, in->n_shards, in->B, &W, err);
-    w.W = W;
-    for (size_t ni = 0; rc == NS_OK && ni < in->nnorm; ni++) {
-        for (size_t Ti = 0; Ti < in->nT; Ti++) {
-            for (size_t Li = 0; Li < in->nL; Li++) {
-                membership(&w, ni, Li, Ti);
-                cell_t(&w, ni, Li, Ti);
-                for (size_t Ni = 0; Ni < in->nN; Ni++)
-                    cell_tn(&w, ni, Li, Ti, Ni);
-            }
-            l_slopes(&w, ni, Ti);
-            plateau(&w, ni, Ti);
-        }
-        t_slope(&w, ni);
-    }
-    free(W);
-    ws_free(&w);
+        rc = ns_intervals_groups(in, 0, ns_intervals_ngroups(in), out, err);
+    if (rc == NS_OK)
+        rc = ns_intervals_finish(in, out, err);
     if (rc != NS_OK)
         ns_intervals_free(out);
     return rc;

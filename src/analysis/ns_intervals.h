@@ -67,12 +67,29 @@ typedef struct ns_intervals {
     char (*set_name)[NS_CI_SET_STRLEN];
     size_t len[NS_CI_COUNT];      /* values of each array: nnorm x its dims x nsets */
     double *est[NS_CI_COUNT], *lo[NS_CI_COUNT], *hi[NS_CI_COUNT];
+    double *jac_reps;             /* (nnorm, nT, nL, nsets, B + 1): jac_exact_max_hmax's
+                                     replicates, for the T slopes */
 } ns_intervals;
 
 /* Values of a statistic of dims d: nnorm x (its dims) x nsets. */
 size_t ns_intervals_len(const ns_ci_input *in, ns_ci_dims d);
 /* Compute every statistic of the catalogue into *out (free with ns_intervals_free). */
 int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err);
+
+/* The same in parts, for processes that share the work: the work is cut into groups (one
+ * normalizer and T each: ns_intervals_ngroups); any process computes any groups, with the same
+ * bytes. ns_intervals_init sets up *out (every value NaN); ns_intervals_groups computes groups
+ * [g0, g1); ns_intervals_pack copies every value groups [g0, g1) produce to buf (from_buf 0) or
+ * back from it (from_buf 1), in a fixed order, and returns how many doubles that is (buf NULL:
+ * only the count); ns_intervals_finish computes what spans groups (jac_exact_T_slope) once
+ * every group is in *out. */
+size_t ns_intervals_ngroups(const ns_ci_input *in);
+int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err);
+int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
+                        ns_err *err);
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *out, size_t g0, size_t g1,
+                         double *buf, int from_buf);
+int ns_intervals_finish(const ns_ci_input *in, ns_intervals *out, ns_err *err);
 void ns_intervals_free(ns_intervals *iv);
 
 #endif

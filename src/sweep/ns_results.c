@@ -137,38 +137,62 @@ int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards)
     return bytes <= NS_RESULTS_BOOT_MAX_BYTES;
 }
 
-int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
-                         const double *slices, const double *boot, size_t B, ns_intervals *iv,
-                         ns_err *err)
+void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
+                           double *ent)
 {
     const ns_plan_grid *g = &plan->g;
     size_t nsl = ns_plan_nslices(plan), total = ns_plan_slice_total(plan);
-    size_t btotal = ns_results_boot_size(plan, n_shards), H = g->nlayers * g->nheads;
-    const double **block = malloc((nsl ? nsl : 1) * sizeof *block);
-    double *ent = malloc((nsl * g->nT > 0 ? nsl * g->nT : 1) * sizeof *ent);
-    if (!block || !ent) {
-        free(block), free(ent);
-        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu slices)", nsl);
-    }
     for (size_t k = 0; k < nsl; k++) {
         size_t li, hi, ni, Li;
         ns_slice_shape sh;
         ns_slice_layout sl;
         ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
         ns_slice_layout_init(&sl, &sh);
-        size_t j = (ni * g->nL + Li) * H + li * g->nheads + hi; /* (normalizer, L, head) */
-        block[j] = boot + k * btotal;
+        size_t j = (ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi;
         for (size_t t = 0; t < g->nT; t++)
             ent[j * g->nT + t] = slices[k * total + sl.stats[NS_M_ENTROPY_NORM] +
                                         t * NS_ST_COUNT_ALL + NS_ST_MEAN];
     }
-    ns_ci_input in = {
+}
+
+int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
+                        const double *ent, size_t B, ns_ci_input *in, ns_err *err)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t nsl = ns_plan_nslices(plan), btotal = ns_results_boot_size(plan, n_shards);
+    const double **block = malloc((nsl ? nsl : 1) * sizeof *block);
+    if (!block)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu slices)", nsl);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
+        block[(ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi] = boot + k * btotal;
+    }
+    *in = (ns_ci_input){
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
         .n_shards = n_shards, .seed = g->seed, .B = B, .block = block, .entropy_mean = ent,
     };
-    int rc = ns_intervals_compute(&in, iv, err);
-    free(block);
+    return NS_OK;
+}
+
+int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *slices, const double *boot, size_t B, ns_intervals *iv,
+                         ns_err *err)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t n = ns_plan_nslices(plan) * g->nT;
+    double *ent = malloc((n ? n : 1) * sizeof *ent);
+    if (!ent)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", n);
+    ns_results_ci_entropy(plan, ks_alpha, slices, ent);
+    ns_ci_input in;
+    int rc = ns_results_ci_input(plan, ks_alpha, n_shards, boot, ent, B, &in, err);
+    if (rc == NS_OK) {
+        rc = ns_intervals_compute(&in, iv, err);
+        free((void *)in.block);
+    }
     free(ent);
     return rc;
 }

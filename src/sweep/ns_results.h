@@ -64,5 +64,13 @@ int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);
 int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          const double *slices, const double *boot, size_t B, ns_intervals *iv,
                          ns_err *err);
+/* The same in parts, for ranks that share the work (ns_intervals_groups): ent (nslices x nT
+ * doubles) receives every head's entropy_norm_mean from the reduced slices, in the order
+ * ns_ci_input.entropy_mean wants; *in describes the blocks and ent (in->block is allocated:
+ * free it). */
+void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
+                           double *ent);
+int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
+                        const double *ent, size_t B, ns_ci_input *in, ns_err *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "common/ns_progress.h"
+#include "sweep/ns_sweep_boot.h"
 #include "sweep/ns_sweep_internal.h"
 
 /* Rank 0's result store on every rank (offsets of every shard's payload, forward counts). */
@@ -240,23 +241,22 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
                     c->rank == 0 ? mine_b : NULL, err);
     ns_intervals iv;
     int have_iv = 0;
-    if (rc == NS_OK && c->rank == 0) {
+    if (rc == NS_OK)
         ns_sweep_say(c, "reduce_seconds: %.6f (%d rank%s)", ns_progress_now() - t0, P,
                      P == 1 ? "" : "s");
-        if (mine_b) {
-            double t1 = ns_progress_now();
-            rc = ns_results_intervals(p, c->cfg.ks_alpha, c->cfg.shard_count, all, mine_b,
-                                      NS_BOOT_DEFAULT_RESAMPLES, &iv, err);
-            have_iv = rc == NS_OK;
-            if (rc == NS_OK)
-                ns_sweep_say(c, "bootstrap_seconds: %.6f (%d resamples of %zu shards, rank 0)",
-                             ns_progress_now() - t1, NS_BOOT_DEFAULT_RESAMPLES,
-                             c->cfg.shard_count);
-        } else {
-            ns_sweep_say(c, "normsweep: no bootstrap intervals: the per-shard values of this grid "
-                         "exceed %.0f GiB on rank 0 (docs/STATISTICS.md)",
-                         NS_RESULTS_BOOT_MAX_BYTES / 1073741824.0);
-        }
+    if (rc == NS_OK && mine_b) {
+        double t1 = ns_progress_now();
+        ns_sweep_boot sb = {c->comm, c->rank, c->size, p, c->cfg.shard_count, c->cfg.ks_alpha};
+        rc = ns_sweep_intervals(&sb, all, mine_b, &iv, err);
+        have_iv = rc == NS_OK && c->rank == 0;
+        if (rc == NS_OK)
+            ns_sweep_say(c, "bootstrap_seconds: %.6f (%d resamples of %zu shards, %d rank%s)",
+                         ns_progress_now() - t1, NS_BOOT_DEFAULT_RESAMPLES, c->cfg.shard_count,
+                         c->size, c->size == 1 ? "" : "s");
+    } else if (rc == NS_OK) {
+        ns_sweep_say(c, "normsweep: no bootstrap intervals: the per-shard values of this grid "
+                     "exceed %.0f GiB on rank 0 (docs/STATISTICS.md)",
+                     NS_RESULTS_BOOT_MAX_BYTES / 1073741824.0);
     }
     if (rc == NS_OK && c->rank == 0) {
         char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
