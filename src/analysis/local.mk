@@ -45,6 +45,13 @@ tests_test_reduce_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_reduce_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_ks tests/test_reduce
 
+# the shard bootstrap's arithmetic (docs/STATISTICS.md, "Uncertainty: the shard bootstrap")
+check_PROGRAMS += tests/test_boot
+tests_test_boot_SOURCES = tests/test_boot.c
+tests_test_boot_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_boot_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_boot
+
 # N_s exact against a 50-digit mpmath evaluation on held-out real rows at T = 0.01 and 0.1
 # (issue 12); skipped (77) only without python3-mpmath.
 TESTS += tests/ns_frac_exact.sh

@@ -3,8 +3,10 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/ns_rng.h"
+#include "analysis/ns_simd.h"
 
 int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err)
 {
@@ -29,8 +31,8 @@ int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err
     return NS_OK;
 }
 
-void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S, size_t n,
-                    double *scratch, double *out)
+NS_HOT void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S,
+                           size_t n, double *scratch, double *out)
 {
     double *tot = scratch, *num = scratch + n;
     for (size_t j = 0; j < n; j++)
@@ -39,17 +41,23 @@ void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, siz
         if (!w[s])
             continue;
         double ws = (double)w[s];
-        const double *a = sum + s * n, *c = cnt + s * n;
-        for (size_t j = 0; j < n; j++) {
+        const double *a = sum + s * n;
+        for (size_t j = 0; j < n; j++)
             tot[j] += ws * a[j];
-            num[j] += ws * c[j];
+        if (cnt) {
+            const double *c = cnt + s * n;
+            for (size_t j = 0; j < n; j++)
+                num[j] += ws * c[j];
         }
     }
+    if (!cnt) /* every shard has the same count c_j: the weighted count is c_j S, exactly */
+        for (size_t j = 0; j < n; j++)
+            num[j] = scratch[2 * n + j];
     for (size_t j = 0; j < n; j++)
         out[j] = num[j] > 0.0 ? tot[j] / num[j] : NAN;
 }
 
-void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out)
+NS_HOT void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out)
 {
     for (size_t j = 0; j < n; j++)
         out[j] = -INFINITY;
@@ -87,34 +95,70 @@ static void sort_by(const double *x, size_t *order, size_t *tmp, size_t c)
         order[k] = tmp[k];
 }
 
-void ns_boot_set_stats(const double *x, size_t H, const unsigned char *member, size_t nsets,
-                       int use_max, size_t *order, double *out)
+/* The median (or maximum) of v[0..c) (reordered): NaN when c = 0. */
+static double small_stat(double *v, size_t c, int use_max)
 {
-    size_t c = 0;
-    for (size_t h = 0; h < H; h++)
-        if (!isnan(x[h]))
-            order[c++] = h;
-    sort_by(x, order, order + H, c);
-    for (size_t s = 0; s < nsets; s++) {
-        const unsigned char *m = member + s * H;
-        size_t cs = 0;
-        for (size_t i = 0; i < c; i++)
-            cs += m[order[i]];
-        if (cs == 0) {
+    if (c == 0)
+        return NAN;
+    if (use_max) {
+        double m = v[0];
+        for (size_t i = 1; i < c; i++)
+            if (v[i] > m)
+                m = v[i];
+        return m == -INFINITY ? NAN : m;
+    }
+    for (size_t i = 1; i < c; i++) {
+        double k = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > k) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = k;
+    }
+    return (v[(c - 1) / 2] + v[c / 2]) / 2;
+}
+
+void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
+                       ns_boot_set_ws *ws, double *out)
+{
+    size_t c = SIZE_MAX; /* heads with a value, sorted in ws->order once a large set needs it */
+    for (size_t s = 0; s < sets->nsets; s++) {
+        const size_t *idx = sets->idx + sets->start[s];
+        size_t m = sets->start[s + 1] - sets->start[s], k = 0;
+        if (m <= 32 || use_max) {
+            for (size_t i = 0; i < m; i++)
+                if (!isnan(x[idx[i]]))
+                    ws->vals[k++] = x[idx[i]];
+            out[s] = small_stat(ws->vals, k, use_max);
+            continue;
+        }
+        if (c == SIZE_MAX) {
+            c = 0;
+            for (size_t h = 0; h < H; h++)
+                if (!isnan(x[h]))
+                    ws->order[c++] = h;
+            sort_by(x, ws->order, ws->order + H, c);
+        }
+        memset(ws->flag, 0, H);
+        for (size_t i = 0; i < m; i++)
+            if (!isnan(x[idx[i]]))
+                ws->flag[idx[i]] = 1, k++;
+        if (k == 0) {
             out[s] = NAN;
             continue;
         }
-        size_t lo = use_max ? cs - 1 : (cs - 1) / 2, hi = use_max ? cs - 1 : cs / 2, r = 0;
+        size_t lo = (k - 1) / 2, hi = k / 2, r = 0;
         double a = NAN, b = NAN;
         for (size_t i = 0; i < c && r <= hi; i++)
-            if (m[order[i]]) {
+            if (ws->flag[ws->order[i]]) {
                 if (r == lo)
-                    a = x[order[i]];
+                    a = x[ws->order[i]];
                 if (r == hi)
-                    b = x[order[i]];
+                    b = x[ws->order[i]];
                 r++;
             }
-        out[s] = use_max ? b : (a + b) / 2;
+        out[s] = (a + b) / 2;
     }
 }
 

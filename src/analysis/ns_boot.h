@@ -23,19 +23,32 @@ int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err
 /* For each of n cells j: (sum over shards s in index order of w[s] sum[s n + j]) / (sum over s
  * of w[s] cnt[s n + j]), each product rounded once and added left to right; shards with
  * w[s] = 0 add nothing; NaN when the weighted count is 0. sum and cnt are (S, n); out (n);
- * scratch 2 n doubles. (The cells are independent lanes: the order per cell is the page's.) */
+ * scratch 3 n doubles. (The cells are independent lanes: the order per cell is the page's.)
+ * cnt NULL: every shard of cell j has the same count c_j, and scratch[2 n + j] holds c_j S (the
+ * multiplicities of a resample add up to S: the weighted count, an exact integer, is that). */
 void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S, size_t n,
                     double *scratch, double *out);
 /* For each of n cells j: the largest mx[s n + j] over the shards with w[s] > 0; NaN when none
  * is above -inf. */
 void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out);
 
-/* Aggregates over head sets of one replicate: x[0..H) the heads' values, member (nsets, H) the
- * sets; out[s] the median of set s's non-NaN values (the mean of the two middle values of an
- * even count, +inf above every number), or with use_max their largest; NaN when the set has
- * none. order: H scratch indices. */
-void ns_boot_set_stats(const double *x, size_t H, const unsigned char *member, size_t nsets,
-                       int use_max, size_t *order, double *out);
+/* Head sets as index lists: set s holds heads idx[start[s] .. start[s + 1]). */
+typedef struct ns_boot_sets {
+    size_t nsets;
+    const size_t *idx;
+    const size_t *start; /* (nsets + 1) */
+} ns_boot_sets;
+/* Scratch for H heads: order 2 H indices, vals H doubles, flag H bytes. */
+typedef struct ns_boot_set_ws {
+    size_t *order;
+    double *vals;
+    unsigned char *flag;
+} ns_boot_set_ws;
+/* Aggregates over head sets of one replicate: x[0..H) the heads' values; out[s] the median of
+ * set s's non-NaN values (the mean of the two middle values of an even count, +inf above every
+ * number), or with use_max their largest; NaN when the set has none. */
+void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
+                       ns_boot_set_ws *ws, double *out);
 
 /* The C library's log for a finite positive x, +inf for +inf, NaN otherwise. */
 double ns_boot_log(double x);

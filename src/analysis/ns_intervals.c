@@ -70,8 +70,11 @@ typedef struct ci_ws {
     double *agg;             /* (nsets, R) */
     double *vals;            /* (nsets) */
     size_t *order;           /* (2 H) */
+    size_t *set_idx, *set_start; /* the sets as index lists: (nsets H), (nsets + 1) */
+    ns_boot_sets sets;
+    ns_boot_set_ws sws;
     double *colx, *coly;     /* (S, H): per-shard columns of one cell, every head */
-    double *scratch;         /* (2 H) */
+    double *scratch;         /* (3 H) */
     double *tmp;             /* (R) */
     double *keep;            /* (3, nL, nN, nsets, R): distance, distance_expected, bound at T */
     uint32_t *Wown;
@@ -111,7 +114,7 @@ static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
 static void aggregate(ci_ws *w, const double *head, int use_max)
 {
     for (size_t b = 0; b < w->R; b++) {
-        ns_boot_set_stats(head + b * w->H, w->H, w->member, w->nsets, use_max, w->order, w->vals);
+        ns_boot_set_stats(head + b * w->H, w->H, &w->sets, use_max, &w->sws, w->vals);
         for (size_t s = 0; s < w->nsets; s++)
             w->agg[s * w->R + b] = w->vals[s];
     }
@@ -133,12 +136,18 @@ static void columns(ci_ws *w, size_t ni, size_t Li, size_t off, double *x, doubl
     }
 }
 
-/* head[b][h] = the weighted means of the columns x, y for every replicate b. */
+/* head[b][h] = the weighted means of the columns x (sums), y (counts) for every replicate b. */
 static void means(ci_ws *w, double *head)
 {
-    size_t S = w->in->n_shards;
+    size_t S = w->in->n_shards, H = w->H;
+    int uniform = 1;
+    for (size_t j = 0; j < S * H && uniform; j++)
+        uniform = w->coly[j] == w->coly[j % H];
+    for (size_t h = 0; h < H; h++)
+        w->scratch[2 * H + h] = w->coly[h] * (double)S;
     for (size_t b = 0; b < w->R; b++)
-        ns_boot_wmeans(w->W + b * S, w->colx, w->coly, S, w->H, w->scratch, head + b * w->H);
+        ns_boot_wmeans(w->W + b * S, w->colx, uniform ? NULL : w->coly, S, H, w->scratch,
+                       head + b * H);
 }
 
 /* The head sets at (ni, Li, Ti): all, sharp, flat (by the file's entropy_norm_mean), layers. */
@@ -153,6 +162,15 @@ static void membership(ci_ws *w, size_t ni, size_t Li, size_t Ti)
         for (size_t k = 0; k < in->nlayers; k++)
             w->member[(3 + k) * w->H + h] = h / in->nheads == k;
     }
+    size_t k = 0;
+    for (size_t s = 0; s < w->nsets; s++) {
+        w->set_start[s] = k;
+        for (size_t h = 0; h < w->H; h++)
+            if (w->member[s * w->H + h])
+                w->set_idx[k++] = h;
+    }
+    w->set_start[w->nsets] = k;
+    w->sets = (ns_boot_sets){w->nsets, w->set_idx, w->set_start};
 }
 
 /* Entropy and jac_exact's maximum at (ni, Li, Ti). */
@@ -304,6 +322,7 @@ static void ws_free(ci_ws *w)
 {
     free(w->member), free(w->head), free(w->agg), free(w->vals), free(w->tmp);
     free(w->order), free(w->colx), free(w->coly), free(w->scratch);
+    free(w->set_idx), free(w->set_start), free(w->sws.vals), free(w->sws.flag);
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
 }
 
@@ -351,14 +370,18 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->agg = malloc(w->nsets * w->R * sizeof(double));
     w->vals = malloc(w->nsets * sizeof(double));
     w->order = malloc(2 * H * sizeof *w->order);
+    w->set_idx = malloc(w->nsets * H * sizeof *w->set_idx);
+    w->set_start = malloc((w->nsets + 1) * sizeof *w->set_start);
+    w->sws = (ns_boot_set_ws){w->order, malloc(H * sizeof(double)), malloc(H)};
     w->colx = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
     w->coly = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
-    w->scratch = malloc(2 * H * sizeof(double));
+    w->scratch = malloc(3 * H * sizeof(double));
     w->tmp = malloc(w->R * sizeof(double));
     w->keep = malloc((3 * in->nL * in->nN * w->nsets * w->R + 1) * sizeof(double));
     w->u = malloc(m * sizeof(double)), w->v = malloc(m * sizeof(double)), w->sel = malloc(m);
     if (!w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->u || !w->v ||
-        !w->sel || !w->order || !w->colx || !w->coly || !w->scratch)
+        !w->sel || !w->order || !w->colx || !w->coly || !w->scratch || !w->set_idx ||
+        !w->set_start || !w->sws.vals || !w->sws.flag)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
                        "%zu shards)", in->B, w->H, in->n_shards);
     return ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err);
