@@ -71,29 +71,7 @@ NS_HOT void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t
             out[j] = NAN;
 }
 
-/* order[0..c) sorted ascending by x (insertion sort for a few heads, else merge of halves). */
-static void sort_by(const double *x, size_t *order, size_t *tmp, size_t c)
-{
-    if (c <= 32) {
-        for (size_t i = 1; i < c; i++) {
-            size_t k = order[i], j = i;
-            while (j > 0 && x[order[j - 1]] > x[k]) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = k;
-        }
-        return;
-    }
-    size_t h = c / 2;
-    sort_by(x, order, tmp, h);
-    sort_by(x, order + h, tmp, c - h);
-    size_t i = 0, j = h, k = 0;
-    while (i < h || j < c)
-        tmp[k++] = j >= c || (i < h && x[order[i]] <= x[order[j]]) ? order[i++] : order[j++];
-    for (k = 0; k < c; k++)
-        order[k] = tmp[k];
-}
+static void select_kth(double *x, size_t l, size_t r, size_t k);
 
 /* The median (or maximum) of v[0..c) (reordered): NaN when c = 0. */
 static double small_stat(double *v, size_t c, int use_max)
@@ -122,42 +100,27 @@ static double small_stat(double *v, size_t c, int use_max)
 void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
                        ns_boot_set_ws *ws, double *out)
 {
-    size_t c = SIZE_MAX; /* heads with a value, sorted in ws->order once a large set needs it */
+    (void)H;
     for (size_t s = 0; s < sets->nsets; s++) {
         const size_t *idx = sets->idx + sets->start[s];
         size_t m = sets->start[s + 1] - sets->start[s], k = 0;
-        if (m <= 32 || use_max) {
-            for (size_t i = 0; i < m; i++)
-                if (!isnan(x[idx[i]]))
-                    ws->vals[k++] = x[idx[i]];
+        for (size_t i = 0; i < m; i++)
+            if (!isnan(x[idx[i]]))
+                ws->vals[k++] = x[idx[i]];
+        if (k <= 32 || use_max) {
             out[s] = small_stat(ws->vals, k, use_max);
             continue;
         }
-        if (c == SIZE_MAX) {
-            c = 0;
-            for (size_t h = 0; h < H; h++)
-                if (!isnan(x[h]))
-                    ws->order[c++] = h;
-            sort_by(x, ws->order, ws->order + H, c);
+        /* a large set: the two middle order statistics by selection */
+        size_t lo = (k - 1) / 2, hi = k / 2;
+        select_kth(ws->vals, 0, k - 1, lo);
+        double a = ws->vals[lo], b = a;
+        if (hi != lo) {
+            b = ws->vals[hi];
+            for (size_t i = hi + 1; i < k; i++)
+                if (ws->vals[i] < b)
+                    b = ws->vals[i];
         }
-        memset(ws->flag, 0, H);
-        for (size_t i = 0; i < m; i++)
-            if (!isnan(x[idx[i]]))
-                ws->flag[idx[i]] = 1, k++;
-        if (k == 0) {
-            out[s] = NAN;
-            continue;
-        }
-        size_t lo = (k - 1) / 2, hi = k / 2, r = 0;
-        double a = NAN, b = NAN;
-        for (size_t i = 0; i < c && r <= hi; i++)
-            if (ws->flag[ws->order[i]]) {
-                if (r == lo)
-                    a = x[ws->order[i]];
-                if (r == hi)
-                    b = x[ws->order[i]];
-                r++;
-            }
         out[s] = (a + b) / 2;
     }
 }

@@ -38,11 +38,9 @@ typedef struct ns_boot_sets {
     const size_t *idx;
     const size_t *start; /* (nsets + 1) */
 } ns_boot_sets;
-/* Scratch for H heads: order 2 H indices, vals H doubles, flag H bytes. */
+/* Scratch for H heads: H doubles. */
 typedef struct ns_boot_set_ws {
-    size_t *order;
     double *vals;
-    unsigned char *flag;
 } ns_boot_set_ws;
 /* Aggregates over head sets of one replicate: x[0..H) the heads' values; out[s] the median of
  * set s's non-NaN values (the mean of the two middle values of an even count, +inf above every

@@ -69,7 +69,6 @@ typedef struct ci_ws {
     double *head;            /* (NS_BOOT_MEANS + 2, R, H): per-head replicates */
     double *agg;             /* (nsets, R) */
     double *vals;            /* (nsets) */
-    size_t *order;           /* (2 H) */
     size_t *set_idx, *set_start; /* the sets as index lists: (nsets H), (nsets + 1) */
     ns_boot_sets sets;
     ns_boot_set_ws sws;
@@ -321,8 +320,8 @@ void ns_intervals_free(ns_intervals *iv)
 static void ws_free(ci_ws *w)
 {
     free(w->member), free(w->head), free(w->agg), free(w->vals), free(w->tmp);
-    free(w->order), free(w->colx), free(w->coly), free(w->scratch);
-    free(w->set_idx), free(w->set_start), free(w->sws.vals), free(w->sws.flag);
+    free(w->colx), free(w->coly), free(w->scratch);
+    free(w->set_idx), free(w->set_start), free(w->sws.vals);
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
 }
 
@@ -369,10 +368,9 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->head = malloc((NS_BOOT_MEANS + 2) * H * w->R * sizeof(double));
     w->agg = malloc(w->nsets * w->R * sizeof(double));
     w->vals = malloc(w->nsets * sizeof(double));
-    w->order = malloc(2 * H * sizeof *w->order);
     w->set_idx = malloc(w->nsets * H * sizeof *w->set_idx);
     w->set_start = malloc((w->nsets + 1) * sizeof *w->set_start);
-    w->sws = (ns_boot_set_ws){w->order, malloc(H * sizeof(double)), malloc(H)};
+    w->sws = (ns_boot_set_ws){malloc(H * sizeof(double))};
     w->colx = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
     w->coly = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
     w->scratch = malloc(3 * H * sizeof(double));
@@ -380,8 +378,8 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->keep = malloc((3 * in->nL * in->nN * w->nsets * w->R + 1) * sizeof(double));
     w->u = malloc(m * sizeof(double)), w->v = malloc(m * sizeof(double)), w->sel = malloc(m);
     if (!w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->u || !w->v ||
-        !w->sel || !w->order || !w->colx || !w->coly || !w->scratch || !w->set_idx ||
-        !w->set_start || !w->sws.vals || !w->sws.flag)
+        !w->sel || !w->colx || !w->coly || !w->scratch || !w->set_idx ||
+        !w->set_start || !w->sws.vals)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
                        "%zu shards)", in->B, w->H, in->n_shards);
     return ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err);
