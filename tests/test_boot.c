@@ -161,8 +161,10 @@ static void test_wmeans(void)
             /* the plain formula, lane by lane */
             double t = 0.0, c = 0.0;
             for (size_t s = 0; s < S; s++)
-                if (W[b * S + s])
-                    t += (double)W[b * S + s] * sum[s * n + j], c += (double)W[b * S + s] * cnt[s * n + j];
+                if (W[b * S + s]) {
+                    t += (double)W[b * S + s] * sum[s * n + j];
+                    c += (double)W[b * S + s] * cnt[s * n + j];
+                }
             CU_ASSERT(same_bits(ma[j], t / c) && same_bits(mb[j], t / c));
         }
     }

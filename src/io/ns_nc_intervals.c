@@ -61,7 +61,8 @@ static void one_stat(const ns_intervals *iv, ns_ci_id id, ns_nc_intervals *o)
         } else {
             snprintf(t[2], sizeof t[2], "%s end of %s", end[k], ci->name);
             snprintf(t[3], sizeof t[3], "%s end of the 95 %% percentile interval of the shard "
-                     "bootstrap (docs/STATISTICS.md, \"Uncertainty: the shard bootstrap\")", end[k]);
+                     "bootstrap (docs/STATISTICS.md, \"Uncertainty: the shard bootstrap\")",
+                     end[k]);
             ns_nc_var_text(v, "long_name", t[2]);
             ns_nc_var_text(v, "comment", t[3]);
         }

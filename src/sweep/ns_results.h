@@ -53,9 +53,9 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
 
 /* Doubles of one slice's bootstrap block. */
 size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
-/* The largest total of the blocks (every slice) rank 0 holds to compute the intervals: above it
- * a run writes no intervals (the file has no bootstrap_resamples attribute). 1 GiB: every rank holds
- * them while the intervals are computed. */
+/* The largest total of the blocks (every slice) a rank holds to compute the intervals: above it
+ * a run writes no intervals (the file has no bootstrap_resamples attribute). 1 GiB: every rank
+ * holds them while the intervals are computed. */
 #define NS_RESULTS_BOOT_MAX_BYTES 1073741824.0
 /* 1 when the plan's intervals are computed (the blocks fit NS_RESULTS_BOOT_MAX_BYTES). */
 int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);

@@ -10,29 +10,15 @@
 
 #include "analysis/ns_boot.h"
 #include "sweep/ns_results.h"
-
-/* An MPI error as an ns_err. */
-static int mpi_fail(ns_err *err, int code, const char *what)
-{
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(code, s, &len);
-    return ns_fail(err, NS_ERR_LIBRARY, "MPI %s: %s", what, s);
-}
-
-#define MPI_TRY(call, what)                        \
-    do {                                           \
-        int mpi_rc_ = (call);                      \
-        if (mpi_rc_ != MPI_SUCCESS)                \
-            return mpi_fail(err, mpi_rc_, what);   \
-    } while (0)
+#include "sweep/ns_sweep_mpi.h"
 
 /* Broadcast n doubles from rank 0 in pieces MPI's int count can hold. */
 static int bcast(const ns_sweep_boot *c, double *x, size_t n, ns_err *err)
 {
     for (size_t at = 0; at < n; at += (size_t)INT_MAX / 2) {
         size_t k = n - at < (size_t)INT_MAX / 2 ? n - at : (size_t)INT_MAX / 2;
-        MPI_TRY(MPI_Bcast(x + at, (int)k, MPI_DOUBLE, 0, c->comm), "broadcast the bootstrap's input");
+        MPI_TRY(MPI_Bcast(x + at, (int)k, MPI_DOUBLE, 0, c->comm),
+                "broadcast the bootstrap's input");
     }
     return NS_OK;
 }
@@ -50,8 +36,8 @@ static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv
     size_t G = ns_intervals_ngroups(in), g0, g1;
     groups_of(G, c->rank, c->size, &g0, &g1);
     int rc = ns_intervals_groups(in, g0, g1, iv, err);
-    size_t mine = ns_intervals_pack(in, iv, g0, g1, NULL, 0), total = ns_intervals_pack(in, iv, 0, G,
-                                                                                      NULL, 0);
+    size_t mine = ns_intervals_pack(in, iv, g0, g1, NULL, 0);
+    size_t total = ns_intervals_pack(in, iv, 0, G, NULL, 0);
     double *buf = malloc(((c->rank == 0 ? total : mine) + 1) * sizeof *buf);
     int *counts = malloc((size_t)c->size * sizeof *counts);
     int *displs = malloc((size_t)c->size * sizeof *displs);
@@ -70,7 +56,7 @@ static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv
         int mrc = MPI_Gatherv(c->rank == 0 ? MPI_IN_PLACE : buf, (int)mine, MPI_DOUBLE, buf,
                               counts, displs, MPI_DOUBLE, 0, c->comm);
         if (mrc != MPI_SUCCESS)
-            rc = mpi_fail(err, mrc, "gather the bootstrap");
+            rc = ns_sweep_mpi_fail(err, mrc, "gather the bootstrap");
         else if (c->rank == 0)
             ns_intervals_pack(in, iv, 0, G, buf, 1);
     } else if (rc == NS_OK) {
