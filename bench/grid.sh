@@ -34,6 +34,13 @@ for grid in full_grid ablation; do
     --checkpoint-dir "$work/ck.$grid" 2> "$work/$grid.log" ||
     { tail -n 5 "$work/$grid.log"; echo "grid: FAIL: the $grid sweep"; exit 1; }
   wall=$(sed -n 's/^sweep_wall_seconds: //p' "$work/$grid.log")
+  # the end-of-run bootstrap intervals (docs/STATISTICS.md) against the sweep phase, on these few
+  # shards: the bootstrap's part that grows with the shards grows as the sweep does, the rest
+  # (medians over heads, intervals) does not, so the whole grid's ratio is smaller (info only:
+  # the whole full grid's per-shard values exceed the 1 GiB the intervals may hold)
+  boot=$(sed -n 's/^bootstrap_seconds: \([0-9.]*\).*/\1/p' "$work/$grid.log")
+  ns_info "bootstrap_seconds_np2_$grid" "${boot:-not measured}"
+  ns_info "bootstrap_vs_sweep_np2_$grid" "$(awk -v a="${boot:-}" -v b="$wall" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "not measured" }')"
   per=$(awk -v w="$wall" -v s="$SHARDS" 'BEGIN { printf "%.3f", w * 2 / s }')
   ns_info "${grid}_seconds_per_shard" "$per"
   ns_info "${grid}_projected_minutes_np2" "$(awk -v p="$per" -v n="$total" 'BEGIN { printf "%.1f", p * n / 2 / 60 }') ($total shards)"

@@ -9,7 +9,7 @@ include bench/forward.mk
 include bench/analysis.mk
 include bench/sweep.mk
 include bench/train.mk
-EXTRA_DIST += bench/ns_bench.h bench/run bench/verdict.sh bench/README.md bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh \
+EXTRA_DIST += bench/ns_bench.h bench/run bench/verdict.sh bench/README.md bench/tokenize.sh bench/forward.sh bench/analysis.sh bench/sweep.sh bench/grid.sh bench/bootstrap.sh \
 	bench/long.sh bench/long_context.yaml \
 	bench/train_torch_step.py
 CLEANFILES += $(EXTRA_PROGRAMS)

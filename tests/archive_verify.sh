@@ -328,6 +328,9 @@ v[:] = flat.reshape(a.shape)
 idx = np.unravel_index(i, a.shape)
 parts = []
 for d, k in zip(v.dimensions, idx):
+    if d not in ds.variables:  # a text label (head_set_name), no coordinate variable
+        parts.append('%s="%s"' % (d, netCDF4.chartostring(ds.variables[d + '_name'][k])))
+        continue
     c = ds.variables[d]
     c.set_auto_mask(False)
     x = c[k]
@@ -336,7 +339,8 @@ print(', '.join(parts))
 ds.close()
 PYEOF
 }
-for var in distance_mean n_crit_expected thm1_checked; do
+# (distance_mean_hmedian_ci_low: verify recomputes the bootstrap intervals from the journal too)
+for var in distance_mean n_crit_expected thm1_checked distance_mean_hmedian_ci_low; do
   rm -rf t8 && mkdir t8 && tar xzf arc.tar.gz -C t8
   where=$(alter_nc t8/arc/tiny.nc $var) || fail "could not alter $var"
   remanifest t8 && repack t8 t8.tar.gz

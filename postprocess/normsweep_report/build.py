@@ -86,6 +86,7 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
         "sharp_heads": int(sets.mask[1, li, ti].sum()), "flat_heads": int(sets.mask[2, li, ti].sum()),
         "n_crit_expected_by_L": ncrit_summary(run, ni, ti),
     }
+    file_b = None
     if comp.samples:
         lo_r, hi_r = bootstrap.interval_ranks(resamples)
         desc = ("shard bootstrap computed here from the file's per-row samples: %d resamples of "
@@ -96,7 +97,12 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
                                                     lo_r + 1, hi_r + 1, resamples, cost))
         source = "samples"
     elif any(s.source == "file" for s in comp.stats.values()):
-        desc = "the intervals the reduction wrote into the file (NAME_ci_low, NAME_ci_high)"
+        file_b = int(run.attr("bootstrap_resamples", 0))
+        lacking = sorted(nm for nm, s in comp.stats.items() if s.source != "file")
+        desc = ("the intervals the reduction wrote into the file (NAME_ci_low, NAME_ci_high; %d "
+                "resamples)" % file_b)
+        if lacking:
+            desc += "; without an interval in the file: " + ", ".join(lacking)
         source = "file"
     else:
         desc = "none: the file has neither samples nor intervals"
@@ -113,7 +119,8 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
                   "used": str(run.attr("model_used")), "sha256": str(run.attr("model_sha256")),
                   "name": run.model_name(), "caveat": run.caveat()},
         "uncertainty": {"source": source, "description": desc,
-                        "resamples": resamples if comp.samples else None,
+                        "resamples": resamples if comp.samples else
+                        (file_b if source == "file" else None),
                         "level": bootstrap.LEVEL, "seed": run.seed, "shards": run.n_shards,
                         "rng_key": ["0x%016x" % bootstrap.rng.TAG_BOOTSTRAP, "seed", "resample"],
                         "seconds": round(cost, 2),

@@ -13,6 +13,9 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
 	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
+	src/analysis/ns_boot.c src/analysis/ns_boot.h \
+	src/analysis/ns_boot_shard.c src/analysis/ns_boot_shard.h \
+	src/analysis/ns_intervals.c src/analysis/ns_intervals.h \
 	src/analysis/ns_ks_internal.h src/analysis/ns_jacobian_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are
@@ -41,6 +44,13 @@ tests_test_reduce_SOURCES = tests/test_reduce.c
 tests_test_reduce_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_reduce_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_ks tests/test_reduce
+
+# the shard bootstrap's arithmetic (docs/STATISTICS.md, "Uncertainty: the shard bootstrap")
+check_PROGRAMS += tests/test_boot
+tests_test_boot_SOURCES = tests/test_boot.c
+tests_test_boot_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_boot_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_boot
 
 # N_s exact against a 50-digit mpmath evaluation on held-out real rows at T = 0.01 and 0.1
 # (issue 12); skipped (77) only without python3-mpmath.

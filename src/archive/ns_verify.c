@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/ns_boot.h"
 #include "analysis/ns_rng.h"
 #include "common/ns_blas.h"
 #include "common/ns_build.h"
@@ -497,20 +498,35 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
     double *all = calloc(nsl * total > 0 ? nsl * total : 1, sizeof *all);
     double *smp = cfg->keep_samples ? calloc(nsl * stotal > 0 ? nsl * stotal : 1, sizeof *smp)
                                     : NULL;
+    /* the bootstrap intervals, recomputed from the journal like every other statistic */
+    size_t btotal = ns_results_boot_size(p, cfg->shard_count);
+    int want_boot = ns_results_boot_wanted(p, cfg->shard_count);
+    double *boot = want_boot ? calloc(nsl * btotal > 0 ? nsl * btotal : 1, sizeof *boot) : NULL;
     char *path = ns_path_join(st->dir, st->ncname);
-    int rc = all && path && (!cfg->keep_samples || smp)
+    int rc = all && path && (!cfg->keep_samples || smp) && (!want_boot || boot)
                  ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory (the reduction)");
     if (rc == NS_OK && with_data)
-        rc = ns_results_reduce(&st->jr.res, p, st->journal, cfg->ks_alpha, 0, nsl, all, smp, err);
+        rc = ns_results_reduce(&st->jr.res, p, st->journal, cfg->ks_alpha, 0, nsl, all, smp, boot,
+                               err);
+    ns_intervals iv;
+    int have_iv = 0;
+    if (rc == NS_OK && want_boot) {
+        rc = ns_results_intervals(p, cfg->ks_alpha, cfg->shard_count, all, boot,
+                                  NS_BOOT_DEFAULT_RESAMPLES, &iv, err);
+        have_iv = rc == NS_OK;
+    }
     if (rc == NS_OK) {
         ns_results_data d = {
             .plan = p, .ks_alpha = cfg->ks_alpha, .n_shards = cfg->shard_count,
             .L_max = cfg->L_max, .shard_first = cfg->shard_first,
             .shard_stride = cfg->shard_stride, .corpus_tokens = st->in.corpus.tokens.n,
-            .slices = all, .samples = smp,
+            .slices = all, .samples = smp, .intervals = have_iv ? &iv : NULL,
         };
         rc = compare_file(v, st, path, &d, with_data, err);
     }
+    if (have_iv)
+        ns_intervals_free(&iv);
+    free(boot);
     free(all);
     free(smp);
     free(path);

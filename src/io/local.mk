@@ -5,6 +5,7 @@ noinst_LIBRARIES += src/io/libns_io.a
 src_io_libns_io_a_SOURCES = src/io/ns_nc_write.c src/io/ns_nc_write.h \
 	src/io/ns_provenance.c src/io/ns_provenance.h \
 	src/io/ns_nc_results.c src/io/ns_nc_results.h \
+	src/io/ns_nc_intervals.c src/io/ns_nc_intervals.h \
 	src/io/ns_nc_dump.c src/io/ns_nc_dump.h \
 	src/io/ns_nc_read.c src/io/ns_nc_read.h \
 	src/io/ns_nc_check.c src/io/ns_nc_check.h

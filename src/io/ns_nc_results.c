@@ -11,15 +11,17 @@
 #include "analysis/ns_ks.h"
 #include "analysis/ns_metrics.h"
 #include "analysis/ns_reduce.h"
+#include "io/ns_nc_intervals.h"
 
 #define NAME_LEN 16 /* characters of normalizer_name */
 
 typedef struct ns_results_desc {
     ns_nc_desc desc;
-    ns_nc_dim dims[10];
+    ns_nc_dim dims[12];
     ns_nc_var *vars;
     size_t nvars, cap;
-    ns_nc_attr attrs[NS_PROVENANCE_MAX_ATTRS + 16];
+    ns_nc_attr attrs[NS_PROVENANCE_MAX_ATTRS + 16 + NS_NC_INTERVALS_ATTRS];
+    ns_nc_intervals *iv;    /* the intervals' variables (NULL: none) */
     char attr_buf[4096];
     void **blocks;          /* every allocation the description points into */
     size_t nblocks, blocks_cap;
@@ -66,13 +68,11 @@ static char *own_str(ns_results_desc *rd, const char *fmt, ...)
     return s;
 }
 
-/* A new variable over the comma-separated dimension list dims (NULL when out of memory). */
-static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type,
-                          const char *dims, const void *data, const char *long_name,
-                          const char *units)
+/* A new zeroed variable at the end of the list (NULL when out of memory). */
+static ns_nc_var *new_var(ns_results_desc *rd)
 {
-    if (rd->nomem || !name || !data)
-        return rd->nomem = 1, NULL;
+    if (rd->nomem)
+        return NULL;
     if (rd->nvars == rd->cap) {
         size_t cap = rd->cap ? 2 * rd->cap : 128;
         ns_nc_var *v = realloc(rd->vars, cap * sizeof *v);
@@ -82,6 +82,19 @@ static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type
     }
     ns_nc_var *v = &rd->vars[rd->nvars++];
     memset(v, 0, sizeof *v);
+    return v;
+}
+
+/* A new variable over the comma-separated dimension list dims (NULL when out of memory). */
+static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type,
+                          const char *dims, const void *data, const char *long_name,
+                          const char *units)
+{
+    if (rd->nomem || !name || !data)
+        return rd->nomem = 1, NULL;
+    ns_nc_var *v = new_var(rd);
+    if (!v)
+        return NULL;
     v->name = name;
     v->type = type;
     v->data = data;
@@ -428,6 +441,17 @@ static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *pr
     add_metrics(rd, d, &sl, total, S, stotal);
     add_ks(rd, d, &sl, total);
     add_counts(rd, d, &sl, total);
+    size_t ndims = sizeof dims / sizeof dims[0];
+    if (d->intervals && (rd->iv = own(rd, sizeof *rd->iv))) {
+        ns_nc_intervals_describe(d->intervals, rd->iv);
+        memcpy(rd->dims + ndims, rd->iv->dims, sizeof rd->iv->dims);
+        ndims += 2;
+        for (size_t i = 0; i < rd->iv->nvars; i++) {
+            ns_nc_var *v = new_var(rd);
+            if (v)
+                *v = rd->iv->vars[i]; /* strings and data borrowed from rd->iv and d */
+        }
+    }
     if (rd->nomem) {
         ns_results_desc_free(rd);
         return ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
@@ -437,8 +461,10 @@ static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *pr
         na = ns_provenance_attrs(prov, rd->attrs, NS_PROVENANCE_MAX_ATTRS, rd->attr_buf,
                                  sizeof rd->attr_buf);
         na += run_attrs(d, rd->attrs + na);
+        for (size_t i = 0; rd->iv && i < NS_NC_INTERVALS_ATTRS; i++)
+            rd->attrs[na++] = rd->iv->attrs[i];
     }
-    rd->desc = (ns_nc_desc){rd->dims, sizeof dims / sizeof dims[0], rd->vars, rd->nvars,
+    rd->desc = (ns_nc_desc){rd->dims, ndims, rd->vars, rd->nvars,
                             rd->attrs, na, d->uncompressed};
     *out = rd;
     return NS_OK;
@@ -479,6 +505,15 @@ static int same(double a, double b, int exact, double tol)
     return fabs(a - b) <= tol * scale;
 }
 
+/* The length of dimension name (1 when the description has none). */
+static size_t label_rows(const ns_results_desc *rd, const char *name)
+{
+    for (size_t i = 0; i < rd->desc.ndims; i++)
+        if (strcmp(rd->desc.dims[i].name, name) == 0)
+            return rd->desc.dims[i].len ? rd->desc.dims[i].len : 1;
+    return 1;
+}
+
 /* Where flat index j of variable v lies, as "dim=value, ..." with each dimension's coordinate
  * value when the description has a coordinate variable of that name, else its index. */
 static void describe_index(const ns_results_desc *rd, const ns_nc_var *v, size_t j, char *buf,
@@ -500,8 +535,20 @@ static void describe_index(const ns_results_desc *rd, const ns_nc_var *v, size_t
             if (rd->vars[i].ndims == 1 && strcmp(rd->vars[i].name, v->dims[k]) == 0 &&
                 strcmp(rd->vars[i].dims[0], v->dims[k]) == 0 && rd->vars[i].type != NS_NC_CHAR)
                 c = &rd->vars[i];
+        const ns_nc_var *label = NULL; /* "<dim>_name"(dim, strlen): a text label, no coordinate */
+        for (size_t i = 0; i < rd->nvars && !c && !label; i++)
+            if (rd->vars[i].ndims == 2 && rd->vars[i].type == NS_NC_CHAR &&
+                strcmp(rd->vars[i].dims[0], v->dims[k]) == 0 &&
+                strncmp(rd->vars[i].name, v->dims[k], strlen(v->dims[k])) == 0 &&
+                strcmp(rd->vars[i].name + strlen(v->dims[k]), "_name") == 0)
+                label = &rd->vars[i];
+        size_t w = label ? ns_nc_var_len(&rd->desc, label) / label_rows(rd, v->dims[k]) : 0;
         int n;
-        if (c && c->type == NS_NC_INT)
+        if (label)
+            n = snprintf(buf + used, size - used, "%s%s=\"%.*s\"", k ? ", " : "", v->dims[k],
+                         (int)strnlen((const char *)label->data + idx[k] * w, w),
+                         (const char *)label->data + idx[k] * w);
+        else if (c && c->type == NS_NC_INT)
             n = snprintf(buf + used, size - used, "%s%s=%d", k ? ", " : "", v->dims[k],
                          (int)((const int32_t *)c->data)[idx[k]]);
         else if (c)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "analysis/ns_intervals.h"
 #include "io/ns_nc_check.h"
 #include "io/ns_nc_write.h"
 #include "io/ns_provenance.h"
@@ -28,6 +29,7 @@ typedef struct ns_results_data {
                                      (a comparison from the journal), the variable is left out */
     int uncompressed;             /* 1: written without shuffle and deflate (recorded in the
                                      `compression` attribute) */
+    const ns_intervals *intervals; /* the bootstrap intervals (io/ns_nc_intervals.h); NULL: none */
 } ns_results_data;
 
 /* Write the sweep file to path (atomically). */

@@ -11,7 +11,7 @@ src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep
 	src/sweep/ns_results.c src/sweep/ns_results.h \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
-	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_share.c
+	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_boot.c src/sweep/ns_sweep_boot.h src/sweep/ns_sweep_mpi.c src/sweep/ns_sweep_mpi.h src/sweep/ns_sweep_share.c
 src_sweep_libns_sweep_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 nodist_src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_default.c
 BUILT_SOURCES += src/sweep/ns_sweep_default.c
@@ -49,5 +49,8 @@ EXTRA_DIST += tests/sweep_common.sh tests/hold.sh tests/sweep_determinism.sh tes
 	tests/sweep_invalid.sh tests/sweep_vs_dump.sh tests/sweep_trust.sh tests/sweep_unshared.sh \
 	tests/output_cf.sh \
 	tests/check_cf.py
+# the bootstrap intervals: rank-independent, equal to the Python reference, read by the report
+TESTS += tests/sweep_intervals.sh
+EXTRA_DIST += tests/sweep_intervals.sh tests/check_intervals_c.py
 EXTRA_DIST += docs/RUNNING.md
 

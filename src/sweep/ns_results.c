@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_boot_shard.h"
 #include "analysis/ns_reduce.h"
 
 int ns_results_init(ns_results *res, size_t n_shards, ns_err *err)
@@ -86,7 +87,7 @@ static void slice_samples(const ns_slice_shape *sh, const double *recs, size_t S
 
 int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journal *journal,
                       double ks_alpha, size_t first, size_t count, double *out, double *samples,
-                      ns_err *err)
+                      double *boot, ns_err *err)
 {
     if (res->n_done != res->n_shards)
         return ns_fail(err, NS_ERR_INVALID, "reduction: %zu of %zu shards are missing",
@@ -98,8 +99,10 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
         if (plan->lay[i].total > maxrec)
             maxrec = plan->lay[i].total;
     double *recs = malloc((S * maxrec > 0 ? S * maxrec : 1) * sizeof *recs);
+    double *scratch = malloc((S ? S : 1) * sizeof *scratch);
+    size_t btotal = ns_results_boot_size(plan, res->n_shards);
     ns_reduce_ws *ws = NULL;
-    int rc = recs ? ns_reduce_ws_new(S, &ws, err)
+    int rc = recs && scratch ? ns_reduce_ws_new(S, &ws, err)
                   : ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu values)", S * maxrec);
     for (size_t k = 0; rc == NS_OK && k < count; k++) {
         size_t li, hi, ni, Li;
@@ -113,8 +116,83 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
             rc = ns_reduce_slice(&sh, recs, S, rec, ws, out + k * total, err);
         if (rc == NS_OK && samples)
             slice_samples(&sh, recs, S, rec, samples + k * stotal);
+        if (rc == NS_OK && boot)
+            ns_boot_shard_slice(&sh, recs, res->n_shards, rows, rec, scratch, boot + k * btotal);
     }
     ns_reduce_ws_free(ws);
     free(recs);
+    free(scratch);
+    return rc;
+}
+
+size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards)
+{
+    return ns_boot_shard_size(plan->g.nT, plan->g.nN, n_shards);
+}
+
+int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards)
+{
+    double bytes = (double)ns_plan_nslices(plan) * (double)ns_results_boot_size(plan, n_shards) *
+                   sizeof(double);
+    return bytes <= NS_RESULTS_BOOT_MAX_BYTES;
+}
+
+void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
+                           double *ent)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t nsl = ns_plan_nslices(plan), total = ns_plan_slice_total(plan);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_slice_layout sl;
+        ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
+        ns_slice_layout_init(&sl, &sh);
+        size_t j = (ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi;
+        for (size_t t = 0; t < g->nT; t++)
+            ent[j * g->nT + t] = slices[k * total + sl.stats[NS_M_ENTROPY_NORM] +
+                                        t * NS_ST_COUNT_ALL + NS_ST_MEAN];
+    }
+}
+
+int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
+                        const double *ent, size_t B, ns_ci_input *in, ns_err *err)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t nsl = ns_plan_nslices(plan), btotal = ns_results_boot_size(plan, n_shards);
+    const double **block = malloc((nsl ? nsl : 1) * sizeof *block);
+    if (!block)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu slices)", nsl);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t li, hi, ni, Li;
+        ns_slice_shape sh;
+        ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
+        block[(ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi] = boot + k * btotal;
+    }
+    *in = (ns_ci_input){
+        .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
+        .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
+        .n_shards = n_shards, .seed = g->seed, .B = B, .block = block, .entropy_mean = ent,
+    };
+    return NS_OK;
+}
+
+int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *slices, const double *boot, size_t B, ns_intervals *iv,
+                         ns_err *err)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t n = ns_plan_nslices(plan) * g->nT;
+    double *ent = malloc((n ? n : 1) * sizeof *ent);
+    if (!ent)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", n);
+    ns_results_ci_entropy(plan, ks_alpha, slices, ent);
+    ns_ci_input in;
+    int rc = ns_results_ci_input(plan, ks_alpha, n_shards, boot, ent, B, &in, err);
+    if (rc == NS_OK) {
+        rc = ns_intervals_compute(&in, iv, err);
+        free((void *)in.block);
+    }
+    free(ent);
     return rc;
 }

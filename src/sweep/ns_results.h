@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_intervals.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
 #include "sweep/ns_journal.h"
@@ -39,11 +40,38 @@ int ns_results_has(const ns_results *res, uint64_t shard);
 int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err);
 
 /* Reduce slices [first, first + count) of the plan (ns_plan_slice) from every shard's payload
- * in the journal into out[0 .. count * ns_plan_slice_total) and, when samples is not NULL, the
- * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)). Every shard
- * must be present (NS_ERR_INVALID otherwise). */
+ * in the journal into out[0 .. count * ns_plan_slice_total), when samples is not NULL the
+ * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)), and when
+ * boot is not NULL each slice's per-shard block for the bootstrap (analysis/ns_boot_shard.h) into
+ * boot[0 .. count * ns_results_boot_size). Every shard must be present (NS_ERR_INVALID
+ * otherwise). */
 int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journal *journal,
                       double ks_alpha, size_t first, size_t count, double *out, double *samples,
-                      ns_err *err);
+                      double *boot, ns_err *err);
+
+/* ---- the bootstrap intervals (docs/STATISTICS.md, "Uncertainty: the shard bootstrap") ---- */
+
+/* Doubles of one slice's bootstrap block. */
+size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
+/* The largest total of the blocks (every slice) a rank holds to compute the intervals: above it
+ * a run writes no intervals (the file has no bootstrap_resamples attribute). 1 GiB: every rank
+ * holds them while the intervals are computed. */
+#define NS_RESULTS_BOOT_MAX_BYTES 1073741824.0
+/* 1 when the plan's intervals are computed (the blocks fit NS_RESULTS_BOOT_MAX_BYTES). */
+int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);
+/* The catalogue's estimates and intervals over B resamples of the sweep's seed, from every
+ * slice's reduced values (slices, for entropy_norm_mean) and bootstrap block (boot), both in
+ * slice order. Free *iv with ns_intervals_free. */
+int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *slices, const double *boot, size_t B, ns_intervals *iv,
+                         ns_err *err);
+/* The same in parts, for ranks that share the work (ns_intervals_groups): ent (nslices x nT
+ * doubles) receives every head's entropy_norm_mean from the reduced slices, in the order
+ * ns_ci_input.entropy_mean wants; *in describes the blocks and ent (in->block is allocated:
+ * free it). */
+void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
+                           double *ent);
+int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
+                        const double *ent, size_t B, ns_ci_input *in, ns_err *err);
 
 #endif

@@ -43,14 +43,6 @@ void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count)
         c->hooks->hold(c->hooks->hold_user, point, (unsigned long long)count);
 }
 
-int ns_sweep_mpi_fail(ns_err *err, int code, const char *what)
-{
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(code, s, &len);
-    return ns_fail(err, NS_ERR_LIBRARY, "MPI %s: %s", what, s);
-}
-
 /* ---- the model file's identity ------------------------------------------------------------- */
 
 /* Which files a rank mapped: rank 0 broadcasts its own, every other rank compares (so the weights

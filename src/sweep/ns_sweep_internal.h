@@ -18,6 +18,7 @@
 #include "sweep/ns_sweep.h"
 #include "sweep/ns_sweep_config.h"
 #include "sweep/ns_sweep_inputs.h"
+#include "sweep/ns_sweep_mpi.h"
 
 enum {
     TAG_READY = 1,     /* worker -> master: ready for a first task (no data) */
@@ -92,15 +93,6 @@ void ns_sweep_iso_now(char *buf, size_t size);
 int ns_sweep_stop_requested(const sweep_ctx *c);
 /* The caller's test-only hold at a named point (ns_sweep_hooks.hold); nothing when it has none. */
 void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count);
-/* An MPI error as an ns_err. */
-int ns_sweep_mpi_fail(ns_err *err, int code, const char *what);
-
-#define MPI_TRY(call, what)                                  \
-    do {                                                     \
-        int mpi_rc_ = (call);                                \
-        if (mpi_rc_ != MPI_SUCCESS)                          \
-            return ns_sweep_mpi_fail(err, mpi_rc_, what);    \
-    } while (0)
 
 /* Rank 0: read, validate and resolve the sweep, build the plan, cut the shards' tokens, load the
  * model (checking its bytes against the checksum validation recorded). Nothing is written. */

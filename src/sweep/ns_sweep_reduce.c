@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_boot.h"
 #include "analysis/ns_ks.h"
 #include "analysis/ns_reduce.h"
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "common/ns_progress.h"
+#include "sweep/ns_sweep_boot.h"
 #include "sweep/ns_sweep_internal.h"
 
 /* Rank 0's result store on every rank (offsets of every shard's payload, forward counts). */
@@ -71,7 +73,8 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
  * (the first slices) straight into *res and *smp sized for every slice -- the buffers the gather
  * fills and the writer reads -- so its share is neither held twice nor copied (1.5 GB at GPT-2 XL's
  * full grid when it reduces alone); the other ranks' buffers hold their share only. */
-static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err *err)
+static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, double **boot,
+                        ns_err *err)
 {
     const ns_plan *p = &c->plan;
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
@@ -94,15 +97,19 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_err
     if (c->rank >= *P)
         count = 0;
     size_t held = c->rank == 0 ? nsl : count; /* slices this rank's buffers hold */
+    size_t btotal = ns_results_boot_size(p, c->cfg.shard_count);
+    int want_boot = ns_results_boot_wanted(p, c->cfg.shard_count);
     if (rc == NS_OK) {
         *res = malloc((held * total > 0 ? held * total : 1) * sizeof **res);
         *smp = c->cfg.keep_samples ? malloc((held * stotal > 0 ? held * stotal : 1) * sizeof **smp)
                                    : NULL;
-        if (!*res || (c->cfg.keep_samples && !*smp))
+        *boot = want_boot ? malloc((held * btotal > 0 ? held * btotal : 1) * sizeof **boot) : NULL;
+        if (!*res || (c->cfg.keep_samples && !*smp) || (want_boot && !*boot))
             rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices)", held);
     }
     if (rc == NS_OK && count)
-        rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, err);
+        rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, *boot,
+                               err);
     if (c->rank != 0)
         ns_journal_close(j);
     int worst = rc, agreed = 0;
@@ -218,8 +225,9 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
     double t0 = ns_progress_now();
     NS_TRY(share_results(c, err));
     int P = 1;
-    double *mine = NULL, *mine_s = NULL; /* on rank 0: every slice, its own share first */
-    int rc = reduce_share(c, &P, &mine, &mine_s, err);
+    double *mine = NULL, *mine_s = NULL, *mine_b = NULL; /* on rank 0: every slice, its own
+                                                               share first */
+    int rc = reduce_share(c, &P, &mine, &mine_s, &mine_b, err);
     const ns_plan *p = &c->plan;
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
@@ -228,9 +236,29 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         rc = gather(c, P, nsl, total, mine, all, err);
     if (rc == NS_OK && c->cfg.keep_samples)
         rc = gather(c, P, nsl, stotal, mine_s, all_s, err);
-    if (rc == NS_OK && c->rank == 0) {
+    if (rc == NS_OK && mine_b)
+        rc = gather(c, P, nsl, ns_results_boot_size(p, c->cfg.shard_count), mine_b,
+                    c->rank == 0 ? mine_b : NULL, err);
+    ns_intervals iv;
+    int have_iv = 0;
+    if (rc == NS_OK)
         ns_sweep_say(c, "reduce_seconds: %.6f (%d rank%s)", ns_progress_now() - t0, P,
                      P == 1 ? "" : "s");
+    if (rc == NS_OK && mine_b) {
+        double t1 = ns_progress_now();
+        ns_sweep_boot sb = {c->comm, c->rank, c->size, p, c->cfg.shard_count, c->cfg.ks_alpha};
+        rc = ns_sweep_intervals(&sb, all, mine_b, &iv, err);
+        have_iv = rc == NS_OK && c->rank == 0;
+        if (rc == NS_OK)
+            ns_sweep_say(c, "bootstrap_seconds: %.6f (%d resamples of %zu shards, %d rank%s)",
+                         ns_progress_now() - t1, NS_BOOT_DEFAULT_RESAMPLES, c->cfg.shard_count,
+                         c->size, c->size == 1 ? "" : "s");
+    } else if (rc == NS_OK) {
+        ns_sweep_say(c, "normsweep: no bootstrap intervals: the per-shard values of this grid "
+                     "exceed %.0f GiB on rank 0 (docs/STATISTICS.md)",
+                     NS_RESULTS_BOOT_MAX_BYTES / 1073741824.0);
+    }
+    if (rc == NS_OK && c->rank == 0) {
         char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
         ns_blas_identity(blas, sizeof blas);
         int len = 0;
@@ -260,7 +288,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             .L_max = c->cfg.L_max, .shard_first = c->cfg.shard_first,
             .shard_stride = c->cfg.shard_stride, .corpus_tokens = c->corpus_tokens, .slices = all,
             .samples = all_s, .forward_count = c->res.forward_count,
-            .uncompressed = c->opt->uncompressed,
+            .uncompressed = c->opt->uncompressed, .intervals = have_iv ? &iv : NULL,
         };
         rc = ns_nc_results_write(c->cfg.output, &d, &prov, err);
         if (rc == NS_OK) {
@@ -268,7 +296,10 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             summarize(c, all, out->summary, sizeof out->summary);
         }
     }
+    if (have_iv)
+        ns_intervals_free(&iv);
     free(mine);
     free(mine_s);
+    free(mine_b);
     return rc;
 }

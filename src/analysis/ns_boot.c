@@ -1,0 +1,207 @@
+/* ns_boot: shard-bootstrap arithmetic (see ns_boot.h). */
+#include "analysis/ns_boot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_rng.h"
+#include "analysis/ns_simd.h"
+
+int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err)
+{
+    *W = NULL;
+    if (S == 0)
+        return ns_fail(err, NS_ERR_INVALID, "bootstrap: no shards");
+    uint32_t *w = calloc((B + 1) * S, sizeof *w);
+    if (!w)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples of %zu shards)",
+                       B, S);
+    for (size_t s = 0; s < S; s++)
+        w[s] = 1;
+    for (size_t b = 0; b < B; b++) {
+        uint64_t words[3] = {NS_BOOT_TAG, seed, (uint64_t)b};
+        ns_rng r;
+        ns_rng_init(&r, ns_rng_key(words, 3));
+        uint32_t *row = w + (b + 1) * S;
+        for (size_t i = 0; i < S; i++)
+            row[ns_rng_below(&r, S)]++;
+    }
+    *W = w;
+    return NS_OK;
+}
+
+NS_HOT void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S,
+                           size_t n, double *scratch, double *out)
+{
+    double *tot = scratch, *num = scratch + n;
+    for (size_t j = 0; j < n; j++)
+        tot[j] = 0.0, num[j] = 0.0;
+    for (size_t s = 0; s < S; s++) {
+        if (!w[s])
+            continue;
+        double ws = (double)w[s];
+        const double *a = sum + s * n;
+        for (size_t j = 0; j < n; j++)
+            tot[j] += ws * a[j];
+        if (cnt) {
+            const double *c = cnt + s * n;
+            for (size_t j = 0; j < n; j++)
+                num[j] += ws * c[j];
+        }
+    }
+    if (!cnt) /* every shard has the same count c_j: the weighted count is c_j S, exactly */
+        for (size_t j = 0; j < n; j++)
+            num[j] = scratch[2 * n + j];
+    for (size_t j = 0; j < n; j++)
+        out[j] = num[j] > 0.0 ? tot[j] / num[j] : NAN;
+}
+
+NS_HOT void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out)
+{
+    for (size_t j = 0; j < n; j++)
+        out[j] = -INFINITY;
+    for (size_t s = 0; s < S; s++)
+        if (w[s])
+            for (size_t j = 0; j < n; j++)
+                if (mx[s * n + j] > out[j])
+                    out[j] = mx[s * n + j];
+    for (size_t j = 0; j < n; j++)
+        if (out[j] == -INFINITY)
+            out[j] = NAN;
+}
+
+static void select_kth(double *x, size_t l, size_t r, size_t k);
+
+/* The median (or maximum) of v[0..c) (reordered): NaN when c = 0. */
+static double small_stat(double *v, size_t c, int use_max)
+{
+    if (c == 0)
+        return NAN;
+    if (use_max) {
+        double m = v[0];
+        for (size_t i = 1; i < c; i++)
+            if (v[i] > m)
+                m = v[i];
+        return m == -INFINITY ? NAN : m;
+    }
+    for (size_t i = 1; i < c; i++) {
+        double k = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > k) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = k;
+    }
+    return (v[(c - 1) / 2] + v[c / 2]) / 2;
+}
+
+void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
+                       ns_boot_set_ws *ws, double *out)
+{
+    (void)H;
+    for (size_t s = 0; s < sets->nsets; s++) {
+        const size_t *idx = sets->idx + sets->start[s];
+        size_t m = sets->start[s + 1] - sets->start[s], k = 0;
+        for (size_t i = 0; i < m; i++)
+            if (!isnan(x[idx[i]]))
+                ws->vals[k++] = x[idx[i]];
+        if (k <= 32 || use_max) {
+            out[s] = small_stat(ws->vals, k, use_max);
+            continue;
+        }
+        /* a large set: the two middle order statistics by selection */
+        size_t lo = (k - 1) / 2, hi = k / 2;
+        select_kth(ws->vals, 0, k - 1, lo);
+        double a = ws->vals[lo], b = a;
+        if (hi != lo) {
+            b = ws->vals[hi];
+            for (size_t i = hi + 1; i < k; i++)
+                if (ws->vals[i] < b)
+                    b = ws->vals[i];
+        }
+        out[s] = (a + b) / 2;
+    }
+}
+
+double ns_boot_log(double x)
+{
+    if (x == INFINITY)
+        return INFINITY;
+    return isfinite(x) && x > 0.0 ? log(x) : NAN;
+}
+
+double ns_boot_slope(const double *u, const double *v, const unsigned char *sel, size_t m)
+{
+    double su = 0.0, sv = 0.0, num = 0.0, den = 0.0;
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+        if (sel[j])
+            su += u[j], sv += v[j], k++;
+    if (k < 2)
+        return NAN;
+    double ub = su / (double)k, vb = sv / (double)k;
+    for (size_t j = 0; j < m; j++)
+        if (sel[j]) {
+            double du = u[j] - ub;
+            num += du * (v[j] - vb);
+            den += du * du;
+        }
+    double s = num / den;
+    return isfinite(s) ? s : NAN;
+}
+
+int ns_boot_ranks(size_t B, size_t *lo, size_t *hi, ns_err *err)
+{
+    size_t k = (size_t)floor((1.0 - NS_BOOT_LEVEL) / 2 * (double)B + 1e-9);
+    if (k < 1)
+        return ns_fail(err, NS_ERR_INVALID, "bootstrap: %zu resamples are too few for a %g "
+                       "interval", B, NS_BOOT_LEVEL);
+    *lo = k - 1;
+    *hi = B - k;
+    return NS_OK;
+}
+
+/* Place the k-th smallest of x[l..r] at x[k] (Hoare selection; x has no NaN). */
+static void select_kth(double *x, size_t l, size_t r, size_t k)
+{
+    while (l < r) {
+        double p = x[l + (r - l) / 2];
+        size_t i = l, j = r;
+        while (i <= j) {
+            while (x[i] < p)
+                i++;
+            while (x[j] > p)
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i] = x[j], x[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            r = j;
+        else if (k >= i)
+            l = i;
+        else
+            return;
+    }
+}
+
+void ns_boot_interval(double *reps, size_t B, size_t lo_rank, size_t hi_rank, double *lo,
+                      double *hi)
+{
+    for (size_t b = 0; b < B; b++)
+        if (isnan(reps[b])) {
+            *lo = *hi = NAN;
+            return;
+        }
+    select_kth(reps, 0, B - 1, lo_rank);
+    *lo = reps[lo_rank];
+    select_kth(reps, lo_rank, B - 1, hi_rank);
+    *hi = reps[hi_rank];
+}

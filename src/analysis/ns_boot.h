@@ -1,0 +1,65 @@
+/* ns_boot: the arithmetic of the shard bootstrap (docs/STATISTICS.md, "Uncertainty: the shard
+ * bootstrap"): the resamples' shard multiplicities from the counter-based generator, a cell's
+ * weighted mean and maximum from per-shard sums, counts and maxima, the median over heads, the
+ * log-log slope, and the percentile interval. Every operation's order is the documented one, so
+ * any implementation of that page gets the same bits. Pure functions: no I/O, no MPI. */
+#ifndef NS_BOOT_H
+#define NS_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+
+#define NS_BOOT_TAG 0x626f6f7473747270ULL /* "bootstrp" */
+#define NS_BOOT_DEFAULT_RESAMPLES 2000
+#define NS_BOOT_MIN_RESAMPLES 1000
+#define NS_BOOT_LEVEL 0.95
+
+/* W: (B + 1) x S multiplicities, row 0 the full sample (every shard once), row b + 1 resample b
+ * drawn from the stream keyed (NS_BOOT_TAG, seed, b): S draws ns_rng_below(S). Caller frees. */
+int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err);
+
+/* For each of n cells j: (sum over shards s in index order of w[s] sum[s n + j]) / (sum over s
+ * of w[s] cnt[s n + j]), each product rounded once and added left to right; shards with
+ * w[s] = 0 add nothing; NaN when the weighted count is 0. sum and cnt are (S, n); out (n);
+ * scratch 3 n doubles. (The cells are independent lanes: the order per cell is the page's.)
+ * cnt NULL: every shard of cell j has the same count c_j, and scratch[2 n + j] holds c_j S (the
+ * multiplicities of a resample add up to S: the weighted count, an exact integer, is that). */
+void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S, size_t n,
+                    double *scratch, double *out);
+/* For each of n cells j: the largest mx[s n + j] over the shards with w[s] > 0; NaN when none
+ * is above -inf. */
+void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out);
+
+/* Head sets as index lists: set s holds heads idx[start[s] .. start[s + 1]). */
+typedef struct ns_boot_sets {
+    size_t nsets;
+    const size_t *idx;
+    const size_t *start; /* (nsets + 1) */
+} ns_boot_sets;
+/* Scratch for H heads: H doubles. */
+typedef struct ns_boot_set_ws {
+    double *vals;
+} ns_boot_set_ws;
+/* Aggregates over head sets of one replicate: x[0..H) the heads' values; out[s] the median of
+ * set s's non-NaN values (the mean of the two middle values of an even count, +inf above every
+ * number), or with use_max their largest; NaN when the set has none. */
+void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
+                       ns_boot_set_ws *ws, double *out);
+
+/* The C library's log for a finite positive x, +inf for +inf, NaN otherwise. */
+double ns_boot_log(double x);
+/* Least-squares slope of v against u over the m points where sel[j] (sums left to right):
+ * NaN with fewer than two points or a result that is not finite. */
+double ns_boot_slope(const double *u, const double *v, const unsigned char *sel, size_t m);
+
+/* The 0-based order statistics of the percentile interval of B replicates: k - 1 and B - k,
+ * k = floor(0.025 B). NS_ERR_INVALID when B is too small for any. */
+int ns_boot_ranks(size_t B, size_t *lo, size_t *hi, ns_err *err);
+/* The percentile interval of reps[0..B) (reordered): *lo, *hi the order statistics of
+ * ns_boot_ranks; both NaN when a replicate is NaN. */
+void ns_boot_interval(double *reps, size_t B, size_t lo_rank, size_t hi_rank, double *lo,
+                      double *hi);
+
+#endif

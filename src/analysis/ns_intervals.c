@@ -1,0 +1,471 @@
+/* ns_intervals: the catalogue's estimates and shard-bootstrap intervals (see ns_intervals.h;
+ * every rule is docs/STATISTICS.md's, "Uncertainty: the shard bootstrap"). */
+#include "analysis/ns_intervals.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_boot.h"
+#include "analysis/ns_boot_shard.h"
+
+#define PLATEAU_SPLIT 20 /* Fig. 2a: "increasing N beyond 20 yields diminishing returns" */
+
+static const ns_ci_info infos[NS_CI_COUNT] = {
+    {"distance_mean_hmedian", NS_CI_LTN, "median over the head set of the heads' mean distance"},
+    {"distance_expected_mean_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' mean distance_expected"},
+    {"distance_random_mean_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' mean distance_random"},
+    {"distance_bound_mean_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' mean distance_bound"},
+    {"ns_frac_mean_hmedian", NS_CI_LTN, "median over the head set of the heads' mean ns_frac"},
+    {"ns_upper_mean_hmedian", NS_CI_LTN, "median over the head set of the heads' mean ns_upper"},
+    {"ns_lower_mean_hmedian", NS_CI_LTN, "median over the head set of the heads' mean ns_lower"},
+    {"ns_upper_gap_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' mean ns_frac minus mean ns_upper"},
+    {"ns_lower_gap_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' mean ns_frac minus mean ns_lower"},
+    {"entropy_norm_mean_hmedian", NS_CI_LT,
+     "median over the head set of the heads' mean entropy_norm"},
+    {"jac_exact_max_hmax", NS_CI_LT, "largest jac_exact over the head set's heads and rows"},
+    {"distance_L_slope", NS_CI_TN,
+     "least-squares slope of log distance_mean_hmedian against log L over the L > N"},
+    {"distance_expected_L_slope", NS_CI_TN,
+     "least-squares slope of log distance_expected_mean_hmedian against log L over the L > N"},
+    {"distance_N_plateau_slope", NS_CI_LT,
+     "log-log slope of distance_mean_hmedian between the largest N <= 20 and the largest N > 20 "
+     "below L"},
+    {"bound_ratio_N_change", NS_CI_LT,
+     "change of log(distance_bound / distance) (mean_hmedian) between the same two N"},
+    {"jac_exact_T_slope", NS_CI_L,
+     "least-squares slope of log jac_exact_max_hmax against log T over the T <= T_ref"},
+};
+
+const ns_ci_info *ns_ci_info_of(ns_ci_id id)
+{
+    return &infos[id];
+}
+
+size_t ns_intervals_len(const ns_ci_input *in, ns_ci_dims d)
+{
+    size_t nsets = 3 + in->nlayers, n = in->nnorm * nsets;
+    switch (d) {
+    case NS_CI_LTN: return n * in->nL * in->nT * in->nN;
+    case NS_CI_LT: return n * in->nL * in->nT;
+    case NS_CI_TN: return n * in->nT * in->nN;
+    case NS_CI_L: return n * in->nL;
+    }
+    return 0;
+}
+
+typedef struct ci_ws {
+    const ns_ci_input *in;
+    ns_intervals *out;
+    const uint32_t *W;       /* (R, n_shards): row 0 the full sample */
+    size_t R, H, nsets, lo_r, hi_r;
+    unsigned char *member;   /* (nsets, H) at the current (L, T) */
+    double *head;            /* (NS_BOOT_MEANS + 2, R, H): per-head replicates */
+    double *agg;             /* (nsets, R) */
+    double *vals;            /* (nsets) */
+    size_t *set_idx, *set_start; /* the sets as index lists: (nsets H), (nsets + 1) */
+    ns_boot_sets sets;
+    ns_boot_set_ws sws;
+    double *colx, *coly;     /* (S, H): per-shard columns of one cell, every head */
+    double *scratch;         /* (3 H) */
+    double *tmp;             /* (R) */
+    double *keep;            /* (3, nL, nN, nsets, R): distance, distance_expected, bound at T */
+    uint32_t *Wown;
+    double *u, *v;           /* (max(nL, nT)) */
+    unsigned char *sel;      /* (max(nL, nT)) */
+} ci_ws;
+
+/* Index of (ni, Li, Ti, Ni, set) in a statistic of dims d. */
+static size_t at(const ci_ws *w, ns_ci_dims d, size_t ni, size_t Li, size_t Ti, size_t Ni,
+                 size_t s)
+{
+    const ns_ci_input *in = w->in;
+    switch (d) {
+    case NS_CI_LTN: return (((ni * in->nL + Li) * in->nT + Ti) * in->nN + Ni) * w->nsets + s;
+    case NS_CI_LT: return ((ni * in->nL + Li) * in->nT + Ti) * w->nsets + s;
+    case NS_CI_TN: return ((ni * in->nT + Ti) * in->nN + Ni) * w->nsets + s;
+    case NS_CI_L: return (ni * in->nL + Li) * w->nsets + s;
+    }
+    return 0;
+}
+
+/* jac_exact_max_hmax's replicates at (ni, Ti, Li, set): (nnorm, nT, nL, nsets, R). */
+static double *jac_at(const ci_ws *w, size_t ni, size_t Ti, size_t Li, size_t s)
+{
+    return w->out->jac_reps + (((ni * w->in->nT + Ti) * w->in->nL + Li) * w->nsets + s) * w->R;
+}
+
+/* Store a statistic's replicates reps[0..R) (0: the estimate) at index i of statistic id. */
+static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
+{
+    w->out->est[id][i] = reps[0];
+    memcpy(w->tmp, reps + 1, (w->R - 1) * sizeof *w->tmp);
+    ns_boot_interval(w->tmp, w->R - 1, w->lo_r, w->hi_r, &w->out->lo[id][i], &w->out->hi[id][i]);
+}
+
+/* agg[s][b]: the median (or maximum) over set s's heads of head[b][h]. */
+static void aggregate(ci_ws *w, const double *head, int use_max)
+{
+    for (size_t b = 0; b < w->R; b++) {
+        ns_boot_set_stats(head + b * w->H, w->H, &w->sets, use_max, &w->sws, w->vals);
+        for (size_t s = 0; s < w->nsets; s++)
+            w->agg[s * w->R + b] = w->vals[s];
+    }
+}
+
+/* The per-shard columns at offset off of every head's block of (ni, Li), as (S, H) arrays:
+ * x[s][h] = block[off + s], and when y, y[s][h] = block[off + S + s]. */
+static void columns(ci_ws *w, size_t ni, size_t Li, size_t off, double *x, double *y)
+{
+    const ns_ci_input *in = w->in;
+    size_t S = in->n_shards;
+    for (size_t h = 0; h < w->H; h++) {
+        const double *blk = in->block[(ni * in->nL + Li) * w->H + h] + off;
+        for (size_t s = 0; s < S; s++) {
+            x[s * w->H + h] = blk[s];
+            if (y)
+                y[s * w->H + h] = blk[S + s];
+        }
+    }
+}
+
+/* head[b][h] = the weighted means of the columns x (sums), y (counts) for every replicate b. */
+static void means(ci_ws *w, double *head)
+{
+    size_t S = w->in->n_shards, H = w->H;
+    int uniform = 1;
+    for (size_t j = 0; j < S * H && uniform; j++)
+        uniform = w->coly[j] == w->coly[j % H];
+    for (size_t h = 0; h < H; h++)
+        w->scratch[2 * H + h] = w->coly[h] * (double)S;
+    for (size_t b = 0; b < w->R; b++)
+        ns_boot_wmeans(w->W + b * S, w->colx, uniform ? NULL : w->coly, S, H, w->scratch,
+                       head + b * H);
+}
+
+/* The head sets at (ni, Li, Ti): all, sharp, flat (by the file's entropy_norm_mean), layers. */
+static void membership(ci_ws *w, size_t ni, size_t Li, size_t Ti)
+{
+    const ns_ci_input *in = w->in;
+    for (size_t h = 0; h < w->H; h++) {
+        double e = in->entropy_mean[((ni * in->nL + Li) * w->H + h) * in->nT + Ti];
+        w->member[h] = 1;
+        w->member[w->H + h] = e < NS_CI_SHARP_BELOW;
+        w->member[2 * w->H + h] = e >= NS_CI_SHARP_BELOW;
+        for (size_t k = 0; k < in->nlayers; k++)
+            w->member[(3 + k) * w->H + h] = h / in->nheads == k;
+    }
+    size_t k = 0;
+    for (size_t s = 0; s < w->nsets; s++) {
+        w->set_start[s] = k;
+        for (size_t h = 0; h < w->H; h++)
+            if (w->member[s * w->H + h])
+                w->set_idx[k++] = h;
+    }
+    w->set_start[w->nsets] = k;
+    w->sets = (ns_boot_sets){w->nsets, w->set_idx, w->set_start};
+}
+
+/* Entropy and jac_exact's maximum at (ni, Li, Ti). */
+static void cell_t(ci_ws *w, size_t ni, size_t Li, size_t Ti)
+{
+    const ns_ci_input *in = w->in;
+    size_t S = in->n_shards;
+    double *ent = w->head, *jac = w->head + w->H * w->R;
+    columns(w, ni, Li, ns_boot_shard_entropy(in->nT, in->nN, S, Ti), w->colx, w->coly);
+    means(w, ent);
+    columns(w, ni, Li, ns_boot_shard_jac(in->nT, in->nN, S, Ti), w->colx, NULL);
+    for (size_t b = 0; b < w->R; b++)
+        ns_boot_wmaxes(w->W + b * S, w->colx, S, w->H, jac + b * w->H);
+    aggregate(w, ent, 0);
+    for (size_t s = 0; s < w->nsets; s++)
+        put(w, NS_CI_ENTROPY, at(w, NS_CI_LT, ni, Li, Ti, 0, s), w->agg + s * w->R);
+    aggregate(w, jac, 1);
+    for (size_t s = 0; s < w->nsets; s++) {
+        put(w, NS_CI_JAC_MAX, at(w, NS_CI_LT, ni, Li, Ti, 0, s), w->agg + s * w->R);
+        memcpy(jac_at(w, ni, Ti, Li, s), w->agg + s * w->R, w->R * sizeof *w->agg);
+    }
+}
+
+/* The means' medians and Theorem 2's gaps at (ni, Li, Ti, Ni). */
+static void cell_tn(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni)
+{
+    const ns_ci_input *in = w->in;
+    size_t S = in->n_shards, HR = w->H * w->R;
+    for (size_t k = 0; k < NS_BOOT_MEANS; k++) {
+        columns(w, ni, Li, ns_boot_shard_mean(in->nT, in->nN, S, k, Ti, Ni), w->colx, w->coly);
+        means(w, w->head + k * HR);
+    }
+    const double *frac = w->head + NS_CI_NS_FRAC * HR;
+    for (size_t j = 0; j < HR; j++) {
+        w->head[NS_CI_NS_UPPER_GAP * HR + j] = frac[j] - w->head[NS_CI_NS_UPPER * HR + j];
+        w->head[NS_CI_NS_LOWER_GAP * HR + j] = frac[j] - w->head[NS_CI_NS_LOWER * HR + j];
+    }
+    static const ns_ci_id kept[3] = {NS_CI_DISTANCE, NS_CI_DISTANCE_EXPECTED, NS_CI_DISTANCE_BOUND};
+    for (int id = NS_CI_DISTANCE; id <= NS_CI_NS_LOWER_GAP; id++) {
+        aggregate(w, w->head + (size_t)id * HR, 0);
+        for (size_t s = 0; s < w->nsets; s++)
+            put(w, (ns_ci_id)id, at(w, NS_CI_LTN, ni, Li, Ti, Ni, s), w->agg + s * w->R);
+        for (size_t q = 0; q < 3; q++)
+            if (kept[q] == (ns_ci_id)id)
+                for (size_t s = 0; s < w->nsets; s++)
+                    memcpy(w->keep + (((q * in->nL + Li) * in->nN + Ni) * w->nsets + s) * w->R,
+                           w->agg + s * w->R, w->R * sizeof *w->agg);
+    }
+}
+
+/* The kept replicates of statistic q (0 distance, 1 distance_expected, 2 distance_bound). */
+static const double *kept(const ci_ws *w, size_t q, size_t Li, size_t Ni, size_t s)
+{
+    return w->keep + (((q * w->in->nL + Li) * w->in->nN + Ni) * w->nsets + s) * w->R;
+}
+
+/* distance_L_slope and distance_expected_L_slope at (ni, Ti). */
+static void l_slopes(ci_ws *w, size_t ni, size_t Ti)
+{
+    const ns_ci_input *in = w->in;
+    double *reps = w->agg;
+    for (size_t Li = 0; Li < in->nL; Li++)
+        w->u[Li] = ns_boot_log((double)in->L[Li]);
+    for (size_t q = 0; q < 2; q++)
+        for (size_t Ni = 0; Ni < in->nN; Ni++)
+            for (size_t s = 0; s < w->nsets; s++) {
+                for (size_t Li = 0; Li < in->nL; Li++) {
+                    double e = kept(w, q, Li, Ni, s)[0];
+                    w->sel[Li] = in->L[Li] > in->N[Ni] && isfinite(e) && e > 0.0;
+                }
+                for (size_t b = 0; b < w->R; b++) {
+                    for (size_t Li = 0; Li < in->nL; Li++)
+                        w->v[Li] = w->sel[Li] ? ns_boot_log(kept(w, q, Li, Ni, s)[b]) : 0.0;
+                    reps[b] = ns_boot_slope(w->u, w->v, w->sel, in->nL);
+                }
+                put(w, q ? NS_CI_DISTANCE_EXPECTED_L_SLOPE : NS_CI_DISTANCE_L_SLOPE,
+                    at(w, NS_CI_TN, ni, 0, Ti, Ni, s), reps);
+            }
+}
+
+/* distance_N_plateau_slope and bound_ratio_N_change at (ni, Ti), every L. */
+static void plateau(ci_ws *w, size_t ni, size_t Ti)
+{
+    const ns_ci_input *in = w->in;
+    double *reps = w->agg, *reps2 = w->agg + w->R;
+    for (size_t Li = 0; Li < in->nL; Li++) {
+        size_t ka = SIZE_MAX, kb = SIZE_MAX;
+        for (size_t k = 0; k < in->nN; k++) {
+            if (in->N[k] <= PLATEAU_SPLIT && in->N[k] < in->L[Li])
+                ka = k;
+            if (in->N[k] > PLATEAU_SPLIT && in->N[k] < in->L[Li])
+                kb = k;
+        }
+        if (ka == SIZE_MAX || kb == SIZE_MAX)
+            continue;
+        double dn = log((double)in->N[kb]) - log((double)in->N[ka]);
+        for (size_t s = 0; s < w->nsets; s++) {
+            const double *da = kept(w, 0, Li, ka, s), *db = kept(w, 0, Li, kb, s);
+            const double *ba = kept(w, 2, Li, ka, s), *bb = kept(w, 2, Li, kb, s);
+            for (size_t b = 0; b < w->R; b++) {
+                reps[b] = (ns_boot_log(db[b]) - ns_boot_log(da[b])) / dn;
+                reps2[b] = ns_boot_log(bb[b] / db[b]) - ns_boot_log(ba[b] / da[b]);
+            }
+            put(w, NS_CI_PLATEAU, at(w, NS_CI_LT, ni, Li, Ti, 0, s), reps);
+            put(w, NS_CI_BOUND_RATIO, at(w, NS_CI_LT, ni, Li, Ti, 0, s), reps2);
+        }
+    }
+}
+
+/* jac_exact_T_slope of normalizer ni, every L: over the T <= T_ref (the T nearest 1 in log). */
+static void t_slope(ci_ws *w, size_t ni)
+{
+    const ns_ci_input *in = w->in;
+    size_t tref = 0;
+    for (size_t t = 1; t < in->nT; t++)
+        if (fabs(log(in->T[t])) < fabs(log(in->T[tref])))
+            tref = t;
+    for (size_t t = 0; t < in->nT; t++)
+        w->u[t] = ns_boot_log(in->T[t]);
+    double *reps = w->agg;
+    for (size_t Li = 0; Li < in->nL; Li++)
+        for (size_t s = 0; s < w->nsets; s++) {
+            for (size_t t = 0; t < in->nT; t++) {
+                double e = jac_at(w, ni, t, Li, s)[0];
+                w->sel[t] = in->T[t] <= in->T[tref] && isfinite(e) && e > 0.0;
+            }
+            for (size_t b = 0; b < w->R; b++) {
+                for (size_t t = 0; t < in->nT; t++)
+                    w->v[t] = w->sel[t]
+                        ? ns_boot_log(jac_at(w, ni, t, Li, s)[b]) : 0.0;
+                reps[b] = ns_boot_slope(w->u, w->v, w->sel, in->nT);
+            }
+            put(w, NS_CI_JAC_T_SLOPE, at(w, NS_CI_L, ni, Li, 0, 0, s), reps);
+        }
+}
+
+void ns_intervals_free(ns_intervals *iv)
+{
+    if (!iv)
+        return;
+    free(iv->set_name);
+    free(iv->jac_reps);
+    for (int i = 0; i < NS_CI_COUNT; i++)
+        free(iv->est[i]), free(iv->lo[i]), free(iv->hi[i]);
+    memset(iv, 0, sizeof *iv);
+}
+
+static void ws_free(ci_ws *w)
+{
+    free(w->member), free(w->head), free(w->agg), free(w->vals), free(w->tmp);
+    free(w->colx), free(w->coly), free(w->scratch);
+    free(w->set_idx), free(w->set_start), free(w->sws.vals);
+    free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
+}
+
+int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->B = in->B;
+    out->nsets = 3 + in->nlayers;
+    size_t lo_r, hi_r;
+    NS_TRY(ns_boot_ranks(in->B, &lo_r, &hi_r, err));
+    out->set_name = calloc(out->nsets, sizeof *out->set_name);
+    out->jac_reps = malloc((ns_intervals_ngroups(in) * in->nL * out->nsets * (in->B + 1) + 1) *
+                           sizeof *out->jac_reps);
+    int bad = !out->set_name || !out->jac_reps;
+    for (int i = 0; i < NS_CI_COUNT && !bad; i++) {
+        size_t n = out->len[i] = ns_intervals_len(in, infos[i].dims);
+        out->est[i] = malloc((n ? n : 1) * sizeof(double));
+        out->lo[i] = malloc((n ? n : 1) * sizeof(double));
+        out->hi[i] = malloc((n ? n : 1) * sizeof(double));
+        bad = !out->est[i] || !out->lo[i] || !out->hi[i];
+        for (size_t j = 0; j < n && !bad; j++)
+            out->est[i][j] = out->lo[i][j] = out->hi[i][j] = NAN;
+    }
+    if (bad) {
+        ns_intervals_free(out);
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the intervals)");
+    }
+    strncpy(out->set_name[0], "all", NS_CI_SET_STRLEN);
+    strncpy(out->set_name[1], "sharp", NS_CI_SET_STRLEN);
+    strncpy(out->set_name[2], "flat", NS_CI_SET_STRLEN);
+    for (size_t k = 0; k < in->nlayers; k++)
+        snprintf(out->set_name[3 + k], NS_CI_SET_STRLEN, "layer %zu", in->layers[k]);
+    return NS_OK;
+}
+
+/* The workspace (and the resamples' multiplicities) for out. */
+static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err)
+{
+    w->nsets = out->nsets;
+    w->in = in, w->out = out, w->R = in->B + 1, w->H = in->nlayers * in->nheads;
+    NS_TRY(ns_boot_ranks(in->B, &w->lo_r, &w->hi_r, err));
+    size_t m = (in->nL > in->nT ? in->nL : in->nT) + 1, H = w->H ? w->H : 1;
+    w->member = malloc(w->nsets * H);
+    w->head = malloc((NS_BOOT_MEANS + 2) * H * w->R * sizeof(double));
+    w->agg = malloc(w->nsets * w->R * sizeof(double));
+    w->vals = malloc(w->nsets * sizeof(double));
+    w->set_idx = malloc(w->nsets * H * sizeof *w->set_idx);
+    w->set_start = malloc((w->nsets + 1) * sizeof *w->set_start);
+    w->sws = (ns_boot_set_ws){malloc(H * sizeof(double))};
+    w->colx = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
+    w->coly = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
+    w->scratch = malloc(3 * H * sizeof(double));
+    w->tmp = malloc(w->R * sizeof(double));
+    w->keep = malloc((3 * in->nL * in->nN * w->nsets * w->R + 1) * sizeof(double));
+    w->u = malloc(m * sizeof(double)), w->v = malloc(m * sizeof(double)), w->sel = malloc(m);
+    if (!w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->u || !w->v ||
+        !w->sel || !w->colx || !w->coly || !w->scratch || !w->set_idx ||
+        !w->set_start || !w->sws.vals)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
+                       "%zu shards)", in->B, w->H, in->n_shards);
+    return ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err);
+}
+
+size_t ns_intervals_ngroups(const ns_ci_input *in)
+{
+    return in->nnorm * in->nT;
+}
+
+int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
+                        ns_err *err)
+{
+    ci_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = setup(in, out, &w, err);
+    w.W = w.Wown;
+    for (size_t g = g0; rc == NS_OK && g < g1; g++) {
+        size_t ni = g / in->nT, Ti = g % in->nT;
+        for (size_t Li = 0; Li < in->nL; Li++) {
+            membership(&w, ni, Li, Ti);
+            cell_t(&w, ni, Li, Ti);
+            for (size_t Ni = 0; Ni < in->nN; Ni++)
+                cell_tn(&w, ni, Li, Ti, Ni);
+        }
+        l_slopes(&w, ni, Ti);
+        plateau(&w, ni, Ti);
+    }
+    ws_free(&w);
+    return rc;
+}
+
+/* Copy between buf and every value of groups [g0, g1) (est, lo, hi of each statistic the group
+ * holds, then its jac_exact_max_hmax replicates), in one fixed order: to buf, or from it. */
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *iv, size_t g0, size_t g1,
+                         double *buf, int from_buf)
+{
+    ci_ws w = {.in = in, .nsets = iv->nsets};
+    size_t k = 0, R = in->B + 1, blk = in->nL * iv->nsets * R;
+    for (size_t g = g0; g < g1; g++) {
+        size_t ni = g / in->nT, Ti = g % in->nT;
+        for (int id = 0; id < NS_CI_COUNT; id++) {
+            ns_ci_dims d = infos[id].dims;
+            if (d == NS_CI_L)
+                continue;
+            size_t nl = d == NS_CI_TN ? 1 : in->nL, nn = d == NS_CI_LT ? 1 : in->nN;
+            for (size_t Li = 0; Li < nl; Li++)
+                for (size_t Ni = 0; Ni < nn; Ni++)
+                    for (size_t s = 0; s < iv->nsets; s++) {
+                        size_t i = at(&w, d, ni, Li, Ti, Ni, s);
+                        double *x[3] = {&iv->est[id][i], &iv->lo[id][i], &iv->hi[id][i]};
+                        for (int e = 0; e < 3; e++, k++)
+                            if (buf && from_buf)
+                                *x[e] = buf[k];
+                            else if (buf)
+                                buf[k] = *x[e];
+                    }
+        }
+        if (buf && from_buf)
+            memcpy(iv->jac_reps + g * blk, buf + k, blk * sizeof *buf);
+        else if (buf)
+            memcpy(buf + k, iv->jac_reps + g * blk, blk * sizeof *buf);
+        k += blk;
+    }
+    return k;
+}
+
+int ns_intervals_finish(const ns_ci_input *in, ns_intervals *out, ns_err *err)
+{
+    ci_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = setup(in, out, &w, err);
+    for (size_t ni = 0; rc == NS_OK && ni < in->nnorm; ni++)
+        t_slope(&w, ni);
+    ws_free(&w);
+    return rc;
+}
+
+int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err)
+{
+    int rc = ns_intervals_init(in, out, err);
+    if (rc == NS_OK)
+        rc = ns_intervals_groups(in, 0, ns_intervals_ngroups(in), out, err);
+    if (rc == NS_OK)
+        rc = ns_intervals_finish(in, out, err);
+    if (rc != NS_OK)
+        ns_intervals_free(out);
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* ns_intervals: the catalogue of docs/STATISTICS.md ("What gets an interval"), computed with
+ * the shard bootstrap from each slice's per-shard sums, counts and maxima (ns_boot_shard.h): for
+ * every statistic its estimate (the full sample) and its 95 % percentile interval over B
+ * resamples, per head set (all, sharp, flat, layer k). The statistics built on the KS test
+ * (ks_*_statistic_hmedian, n_crit_*_frac*_hmedian) are not computed here (yet). Pure: no I/O. */
+#ifndef NS_INTERVALS_H
+#define NS_INTERVALS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ns_error.h"
+
+/* Dimensions of a statistic after the leading normalizer and before the trailing head_set. */
+typedef enum ns_ci_dims {
+    NS_CI_LTN = 0, /* (L, T, N) */
+    NS_CI_LT,      /* (L, T) */
+    NS_CI_TN,      /* (T, N) */
+    NS_CI_L        /* (L) */
+} ns_ci_dims;
+
+typedef enum ns_ci_id {
+    NS_CI_DISTANCE = 0,   /* the 7 means' medians, in ns_boot_mean_metric's order */
+    NS_CI_DISTANCE_EXPECTED,
+    NS_CI_DISTANCE_RANDOM,
+    NS_CI_DISTANCE_BOUND,
+    NS_CI_NS_FRAC,
+    NS_CI_NS_UPPER,
+    NS_CI_NS_LOWER,
+    NS_CI_NS_UPPER_GAP,
+    NS_CI_NS_LOWER_GAP,
+    NS_CI_ENTROPY,
+    NS_CI_JAC_MAX,
+    NS_CI_DISTANCE_L_SLOPE,
+    NS_CI_DISTANCE_EXPECTED_L_SLOPE,
+    NS_CI_PLATEAU,
+    NS_CI_BOUND_RATIO,
+    NS_CI_JAC_T_SLOPE,
+    NS_CI_COUNT
+} ns_ci_id;
+
+typedef struct ns_ci_info {
+    const char *name;      /* the NetCDF name of the estimate */
+    ns_ci_dims dims;
+    const char *meaning;   /* one line for the variable's long_name */
+} ns_ci_info;
+const ns_ci_info *ns_ci_info_of(ns_ci_id id);
+
+/* Head sets: 0 all, 1 sharp, 2 flat, 3 + k layer k; a head is sharp at (L, T) when its mean
+ * entropy_norm is below NS_CI_SHARP_BELOW, flat when at least that. */
+#define NS_CI_SHARP_BELOW 0.5
+#define NS_CI_SET_STRLEN 16
+
+typedef struct ns_ci_input {
+    size_t nnorm, nL, nT, nN, nlayers, nheads;
+    const size_t *L, *N, *layers; /* the grid's values (ascending) */
+    const double *T;
+    size_t n_shards;
+    uint64_t seed;
+    size_t B;                     /* resamples */
+    const double *const *block;   /* (nnorm, nL, nlayers * nheads): each slice's per-shard block */
+    const double *entropy_mean;   /* (nnorm, nL, nlayers * nheads, nT): entropy_norm_mean */
+} ns_ci_input;
+
+typedef struct ns_intervals {
+    size_t B, nsets;
+    char (*set_name)[NS_CI_SET_STRLEN];
+    size_t len[NS_CI_COUNT];      /* values of each array: nnorm x its dims x nsets */
+    double *est[NS_CI_COUNT], *lo[NS_CI_COUNT], *hi[NS_CI_COUNT];
+    double *jac_reps;             /* (nnorm, nT, nL, nsets, B + 1): jac_exact_max_hmax's
+                                     replicates, for the T slopes */
+} ns_intervals;
+
+/* Values of a statistic of dims d: nnorm x (its dims) x nsets. */
+size_t ns_intervals_len(const ns_ci_input *in, ns_ci_dims d);
+/* Compute every statistic of the catalogue into *out (free with ns_intervals_free). */
+int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err);
+
+/* The same in parts, for processes that share the work: the work is cut into groups (one
+ * normalizer and T each: ns_intervals_ngroups); any process computes any groups, with the same
+ * bytes. ns_intervals_init sets up *out (every value NaN); ns_intervals_groups computes groups
+ * [g0, g1); ns_intervals_pack copies every value groups [g0, g1) produce to buf (from_buf 0) or
+ * back from it (from_buf 1), in a fixed order, and returns how many doubles that is (buf NULL:
+ * only the count); ns_intervals_finish computes what spans groups (jac_exact_T_slope) once
+ * every group is in *out. */
+size_t ns_intervals_ngroups(const ns_ci_input *in);
+int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err);
+int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
+                        ns_err *err);
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *out, size_t g0, size_t g1,
+                         double *buf, int from_buf);
+int ns_intervals_finish(const ns_ci_input *in, ns_intervals *out, ns_err *err);
+void ns_intervals_free(ns_intervals *iv);
+
+#endif

@@ -1,0 +1,108 @@
+/* ns_sweep_boot: the end-of-run bootstrap intervals (analysis/ns_intervals.h), shared over every
+ * rank: rank 0 broadcasts each slice's per-shard block and each head's entropy_norm_mean, every
+ * rank computes a contiguous share of the groups (one normalizer and T each), and rank 0 gathers
+ * their values in group order and computes what spans groups. A group's bytes do not depend on
+ * the rank that computes it, so the file does not depend on the number of ranks. */
+#include "sweep/ns_sweep_boot.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "analysis/ns_boot.h"
+#include "sweep/ns_results.h"
+#include "sweep/ns_sweep_mpi.h"
+
+/* Broadcast n doubles from rank 0 in pieces MPI's int count can hold. */
+static int bcast(const ns_sweep_boot *c, double *x, size_t n, ns_err *err)
+{
+    for (size_t at = 0; at < n; at += (size_t)INT_MAX / 2) {
+        size_t k = n - at < (size_t)INT_MAX / 2 ? n - at : (size_t)INT_MAX / 2;
+        MPI_TRY(MPI_Bcast(x + at, (int)k, MPI_DOUBLE, 0, c->comm),
+                "broadcast the bootstrap's input");
+    }
+    return NS_OK;
+}
+
+/* Groups [*g0, *g1) of rank r among P. */
+static void groups_of(size_t G, int r, int P, size_t *g0, size_t *g1)
+{
+    *g0 = G * (size_t)r / (size_t)P;
+    *g1 = G * (size_t)(r + 1) / (size_t)P;
+}
+
+/* This rank's share into iv, packed and gathered into rank 0's iv. */
+static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv, ns_err *err)
+{
+    size_t G = ns_intervals_ngroups(in), g0, g1;
+    groups_of(G, c->rank, c->size, &g0, &g1);
+    int rc = ns_intervals_groups(in, g0, g1, iv, err);
+    size_t mine = ns_intervals_pack(in, iv, g0, g1, NULL, 0);
+    size_t total = ns_intervals_pack(in, iv, 0, G, NULL, 0);
+    double *buf = malloc(((c->rank == 0 ? total : mine) + 1) * sizeof *buf);
+    int *counts = malloc((size_t)c->size * sizeof *counts);
+    int *displs = malloc((size_t)c->size * sizeof *displs);
+    if (rc == NS_OK && (!buf || !counts || !displs))
+        rc = ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", total);
+    int worst = rc, agreed = 0;
+    MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
+    if (agreed == NS_OK) {
+        for (int r = 0; r < c->size; r++) {
+            size_t a, b;
+            groups_of(G, r, c->size, &a, &b);
+            counts[r] = (int)ns_intervals_pack(in, iv, a, b, NULL, 0);
+            displs[r] = (int)ns_intervals_pack(in, iv, 0, a, NULL, 0);
+        }
+        ns_intervals_pack(in, iv, g0, g1, buf + (c->rank == 0 ? displs[0] : 0), 0);
+        int mrc = MPI_Gatherv(c->rank == 0 ? MPI_IN_PLACE : buf, (int)mine, MPI_DOUBLE, buf,
+                              counts, displs, MPI_DOUBLE, 0, c->comm);
+        if (mrc != MPI_SUCCESS)
+            rc = ns_sweep_mpi_fail(err, mrc, "gather the bootstrap");
+        else if (c->rank == 0)
+            ns_intervals_pack(in, iv, 0, G, buf, 1);
+    } else if (rc == NS_OK) {
+        rc = ns_fail(err, agreed, "the bootstrap failed on another rank");
+    }
+    free(buf), free(counts), free(displs);
+    return rc;
+}
+
+int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices, double *boot,
+                       ns_intervals *iv, ns_err *err)
+{
+    const ns_plan *p = c->plan;
+    size_t nsl = ns_plan_nslices(p), nb = nsl * ns_results_boot_size(p, c->n_shards);
+    size_t ne = nsl * p->g.nT;
+    double *own = c->rank == 0 ? NULL : malloc((nb ? nb : 1) * sizeof *own);
+    double *ent = malloc((ne ? ne : 1) * sizeof *ent);
+    int rc = (c->rank == 0 || own) && ent ? NS_OK
+             : ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", nb);
+    int worst = rc, agreed = 0;
+    MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
+    if (agreed != NS_OK) {
+        free(own), free(ent);
+        return rc != NS_OK ? rc : ns_fail(err, agreed, "the bootstrap failed on another rank");
+    }
+    double *blocks = c->rank == 0 ? boot : own;
+    if (c->rank == 0)
+        ns_results_ci_entropy(p, c->ks_alpha, slices, ent);
+    ns_ci_input in = {0};
+    rc = bcast(c, blocks, nb, err);
+    if (rc == NS_OK)
+        rc = bcast(c, ent, ne, err);
+    if (rc == NS_OK)
+        rc = ns_results_ci_input(p, c->ks_alpha, c->n_shards, blocks, ent,
+                                 NS_BOOT_DEFAULT_RESAMPLES, &in, err);
+    if (rc == NS_OK)
+        rc = ns_intervals_init(&in, iv, err);
+    if (rc == NS_OK) {
+        rc = share(c, &in, iv, err);
+        if (rc == NS_OK && c->rank == 0)
+            rc = ns_intervals_finish(&in, iv, err);
+        if (rc != NS_OK || c->rank != 0)
+            ns_intervals_free(iv);
+    }
+    free((void *)in.block);
+    free(own);
+    free(ent);
+    return rc;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# sweep_intervals: the shard-bootstrap intervals the C reduction writes into a sweep file
+# (docs/STATISTICS.md, "The intervals in the NetCDF file"; issue 33):
+# - the same sweep at -np 1, 2 and 4 writes byte-identical intervals (every NAME, NAME_ci_low,
+#   NAME_ci_high and head_set_name);
+# - they equal, bit for bit, the report's independent Python reference recomputed from the same
+#   file's per-row samples (tests/check_intervals_c.py); a copy with one interval end moved by one
+#   unit in the last place fails that check, naming the variable;
+# - a run without keep_samples gets intervals in its report.json, read from the file.
+# (`verify` recomputing them and failing on an edited one: tests/archive_verify.sh; identical
+# across a resume: tests/sweep_resume.sh compares every variable.)
+. "$top_srcdir/tests/sweep_common.sh"
+: "${PYTHON_DEBIAN:=/usr/bin/python3}"
+make_sweep ks
+cd "$work" || fail "cd"
+for np in 1 2 4; do
+  run_np $np ks.yaml --output np$np.nc --checkpoint-dir ck$np 2> log$np || { cat log$np >&2; fail "sweep -np $np"; }
+  grep -q "^bootstrap_seconds: " log$np || { cat log$np >&2; fail "-np $np: no bootstrap_seconds line"; }
+done
+vars=$("$PYTHON_DEBIAN" -c 'import sys, netCDF4
+ds = netCDF4.Dataset(sys.argv[1])
+names = ds.getncattr("bootstrap_statistics").split()
+print(",".join(["head_set_name"] + [n + s for n in names for s in ("", "_ci_low", "_ci_high")]))' np1.nc) ||
+  fail "np1.nc: no bootstrap_statistics attribute"
+[ "$(echo "$vars" | tr ',' '\n' | wc -l)" -ge 49 ] || fail "fewer than 16 statistics with intervals: $vars"
+for np in 1 2 4; do
+  ncdump -p 9,17 -v "$vars" np$np.nc | sed -n '/^data:/,$p' > iv$np.cdl || fail "ncdump np$np.nc"
+done
+grep -q "^ distance_mean_hmedian_ci_low =" iv1.cdl || fail "no interval data dumped"
+cmp -s iv1.cdl iv2.cdl || { diff iv1.cdl iv2.cdl | head >&2; fail "intervals differ: -np 1 vs -np 2"; }
+cmp -s iv1.cdl iv4.cdl || { diff iv1.cdl iv4.cdl | head >&2; fail "intervals differ: -np 1 vs -np 4"; }
+
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" np2.nc > ref.log 2>&1 ||
+  { cat ref.log >&2; fail "the C intervals differ from the Python reference"; }
+cat ref.log
+
+# negative control: one upper end moved by one ulp
+cp np2.nc bad.nc
+"$PYTHON_DEBIAN" - bad.nc <<'PYEOF' || fail "negative control setup"
+import sys, numpy as np, netCDF4
+ds = netCDF4.Dataset(sys.argv[1], "a")
+v = ds["ns_frac_mean_hmedian_ci_high"]
+v.set_auto_mask(False)
+a = v[:]
+i = np.flatnonzero(np.isfinite(a.reshape(-1)))[3]
+a.reshape(-1)[i] = np.nextafter(a.reshape(-1)[i], np.inf)
+v[:] = a
+ds.close()
+PYEOF
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" bad.nc > bad.log 2>&1 &&
+  fail "negative control: a file with an edited interval passed"
+grep -q "ns_frac_mean_hmedian ci_high: 1 of " bad.log || { cat bad.log >&2; fail "negative control: not named"; }
+
+# without samples: the report reads the file's intervals
+sed 's/^keep_samples: true/keep_samples: false/' ks.yaml > nosamp.yaml
+run_np 2 nosamp.yaml --output nosamp.nc --checkpoint-dir cks 2> logs || { cat logs >&2; fail "sweep without samples"; }
+"$PYTHON_DEBIAN" "$top_srcdir/postprocess/report" nosamp.nc --out rep --format png --quiet > rep.log 2>&1 ||
+  { cat rep.log >&2; fail "report of the run without samples"; }
+"$PYTHON_DEBIAN" - rep/report.json <<'PYEOF' || fail "report.json of a run without samples has no intervals"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+u = d["uncertainty"]
+assert u["source"] == "file" and u["resamples"] == 2000, u
+with_ci = [c["id"] for c in d["claims"]
+           if c.get("ci_low") is not None and math.isfinite(c["ci_low"]) and c["ci_low"] <= c["estimate"] <= c["ci_high"]]
+for cid in ("fig4_saturation", "thm2_upper", "thm2_lower", "fig5_inverse_T", "fig2a_plateau"):
+    assert cid in with_ci, (cid, with_ci)
+print("report.json without samples: intervals on", ", ".join(with_ci))
+PYEOF
+echo "ok: sweep_intervals"
