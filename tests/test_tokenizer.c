@@ -11,6 +11,7 @@
 #include "ns_test.h"
 #include "tokenizer/ns_tokenizer.h"
 #include "tokenizer/ns_tokenizer_internal.h"
+#include "tokenizer/ns_wordcache.h"
 
 static ns_tokenizer *tok_openai; /* $NS_TEST_TOKENIZER_DIR: encoder.json + vocab.bpe */
 static ns_tokenizer *tok_hf;     /* $NS_TEST_MODEL_DIR: vocab.json + merges.txt */
@@ -560,6 +561,32 @@ static void test_load_errors_name_the_file(void)
     free(dir);
 }
 
+/* A word that maps to no id (a normalizer or fallback that drops it) is cached and found with
+ * ids_n 0, and copying it touches nothing, even as the cache's first entry (c->ids still NULL)
+ * and into a NULL destination; a later word keeps its ids (UBSan caught the memcpy from NULL). */
+static void test_word_cache_empty_words(void)
+{
+    ns_word_cache c;
+    memset(&c, 0, sizeof c);
+    ns_word_cache_put(&c, ns_tok_hash("drop", 4), "drop", 4, NULL, 0);
+    const ns_word_slot *s = ns_word_cache_find(&c, ns_tok_hash("drop", 4), "drop", 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->ids_n, 0);
+    ns_word_cache_copy(&c, s, NULL);
+    const int32_t ids[3] = {7, 8, 9};
+    ns_word_cache_put(&c, ns_tok_hash("keep", 4), "keep", 4, ids, 3);
+    s = ns_word_cache_find(&c, ns_tok_hash("keep", 4), "keep", 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->ids_n, 3);
+    int32_t got[3] = {0, 0, 0};
+    ns_word_cache_copy(&c, s, got);
+    CU_ASSERT(got[0] == 7 && got[1] == 8 && got[2] == 9);
+    s = ns_word_cache_find(&c, ns_tok_hash("drop", 4), "drop", 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->ids_n, 0);
+    ns_word_cache_free(&c);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -577,5 +604,6 @@ int main(void)
     CU_add_test(s, "1 MiB single pre-tokens", test_long_runs);
     CU_add_test(s, "tiny tokenizer, merge order", test_tiny_tokenizer_and_merge_order);
     CU_add_test(s, "load errors name the file", test_load_errors_name_the_file);
+    CU_add_test(s, "word cache: words with no id", test_word_cache_empty_words);
     return ns_test_run_all();
 }
