@@ -450,7 +450,7 @@ static void test_resolve_paths(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "model.safetensors"));
     CU_ASSERT_EQUAL(ns_assets_resolve(p, "tokenizer", NULL, &ref, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(ref.sha256, sha_vocab);
-    CU_ASSERT_EQUAL(ns_assets_resolve("/nonexistent/dir/model", "model", &(ns_assets_fetch){1, NULL, NULL}, &ref, &err), NS_ERR_IO);
+    CU_ASSERT_EQUAL(ns_assets_resolve("/nonexistent/dir/model", "model", &(ns_assets_fetch){.allow = 1}, &ref, &err), NS_ERR_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/dir/model"));
     CU_ASSERT_EQUAL(ns_assets_resolve(p, "weights", NULL, &ref, &err), NS_ERR_INVALID);
 
