@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/ns_blas.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
 
 /* config.json's record of the training (normsweep_training). */
@@ -114,10 +114,7 @@ static int write_log(ns_train_state *st, const ns_asset_ref *model, ns_err *err)
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", init[4096];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(end_time, sizeof end_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ns_iso_now(end_time, sizeof end_time);
     int len = 0;
     MPI_Get_library_version(mpi_lib, &len);
     char *nl = strchr(mpi_lib, '\n');

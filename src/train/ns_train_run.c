@@ -9,18 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis/ns_jacobian.h"
+#include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
-
-static void iso_now(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static void say(const ns_train_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const ns_train_state *st, const char *fmt, ...)
@@ -383,7 +375,7 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
     out->rank = st.rank;
     out->size = st.size;
     st.t0 = MPI_Wtime();
-    iso_now(st.start_time, sizeof st.start_time);
+    ns_iso_now(st.start_time, sizeof st.start_time);
     int rc = ns_train_prepare(comm, opt, hooks, &st.in, err);
     if (rc == NS_OK)
         rc = agree(&st, allocate(&st, err), err);
