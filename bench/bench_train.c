@@ -1,7 +1,7 @@
 /* bench_train: the trainer's speed on one sequence -- a training step (forward + exact backward,
- * ns_tm_step_f32 with gradients) against the forward alone (the same call without gradients, LM
- * head and loss included) and against the inference forward (ns_model_forward over every layer, no
- * LM head) of the same model, one BLAS thread.
+ * ns_train_model_step_f32 with gradients) against the forward alone (the same call without
+ * gradients, LM head and loss included) and against the inference forward (ns_model_forward over
+ * every layer, no LM head) of the same model, one BLAS thread.
  *
  * Usage: bench_train [--layers 4] [--heads 4] [--embd 128] [--ctx 256] [--reps 5]
  *                    [--normalizer softmax] [--temperature 1]
@@ -59,15 +59,15 @@ int main(int argc, char **argv)
                         .vocab_size = 50257, .n_inner = 4 * embd, .ln_eps = 1e-5,
                         .attn_norm = {kind, kind == NS_NORM_SSMAX ? 0.43 : 0.0},
                         .attn_temperature = T};
-    ns_tp_layout lay;
-    if (ns_tp_layout_init(&lay, &c, &e) != NS_OK)
+    ns_train_params_layout lay;
+    if (ns_train_params_layout_init(&lay, &c, &e) != NS_OK)
         return fail("layout", &e);
     float *p = malloc(lay.total * sizeof *p), *g = malloc(lay.total * sizeof *g);
     int32_t *tok = malloc((ctx + 1) * sizeof *tok);
     double *ts = malloc(3 * reps * sizeof *ts);
     if (!p || !g || !tok || !ts)
         return 1;
-    if (ns_tp_init_gpt2(&lay, 1, p, &e) != NS_OK)
+    if (ns_train_params_init_gpt2(&lay, 1, p, &e) != NS_OK)
         return fail("init", &e);
     uint64_t s = 12345;
     for (size_t t = 0; t <= ctx; t++) {
@@ -79,18 +79,19 @@ int main(int argc, char **argv)
         return 1;
     ns_model *m = NULL;
     ns_model_workspace *ws = NULL;
-    ns_tm_work_f32 *w = NULL;
-    if (ns_tp_write_model(dir, &lay, p, 1, NULL, &e) != NS_OK || ns_model_load(dir, &m, &e) != NS_OK ||
+    ns_train_model_work_f32 *w = NULL;
+    if (ns_train_params_write_model(dir, &lay, p, 1, NULL, &e) != NS_OK ||
+        ns_model_load(dir, &m, &e) != NS_OK ||
         ns_model_workspace_new(m, ctx, NULL, 0, &ws, &e) != NS_OK ||
-        ns_tm_work_new_f32(&lay, ctx, &w, &e) != NS_OK)
+        ns_train_model_work_new_f32(&lay, ctx, &w, &e) != NS_OK)
         return fail("setup", &e);
     double loss;
     for (size_t r = 0; r <= reps; r++) { /* round 0: warm-up */
         double t0 = ns_bench_now();
-        if (ns_tm_step_f32(&lay, p, g, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
+        if (ns_train_model_step_f32(&lay, p, g, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
             return fail("step", &e);
         double t1 = ns_bench_now();
-        if (ns_tm_step_f32(&lay, p, NULL, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
+        if (ns_train_model_step_f32(&lay, p, NULL, w, tok, tok + 1, ctx, &loss, &e) != NS_OK)
             return fail("forward", &e);
         double t2 = ns_bench_now();
         if (ns_model_forward(m, ws, tok, ctx, layers, NULL, NULL, &e) != NS_OK)
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ns_model_workspace_free(ws);
     ns_model_free(m);
-    ns_tm_work_free_f32(w);
-    ns_tp_layout_free(&lay);
+    ns_train_model_work_free_f32(w);
+    ns_train_params_layout_free(&lay);
     free(p);
     free(g);
     free(tok);

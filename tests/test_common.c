@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ns_error.h"
@@ -15,6 +16,7 @@
 #include "common/ns_outpath.h"
 #include "common/ns_range.h"
 #include "common/ns_tmp.h"
+#include "common/ns_time.h"
 #include "common/ns_sha256.h"
 #include "ns_test.h"
 
@@ -288,6 +290,38 @@ static void test_tmp_stale(void)
     free(dir);
 }
 
+/* ns_iso_now: UTC to the second, within the seconds around the call as time() and gmtime_r give
+ * them independently; a buffer too small for the text gets the truncated "unknown", never a
+ * partial date. */
+static void test_iso_now(void)
+{
+    char buf[64], lo[32], hi[32];
+    struct tm tm;
+    time_t t0 = time(NULL);
+    ns_iso_now(buf, sizeof buf);
+    time_t t1 = time(NULL);
+    CU_ASSERT_EQUAL(strlen(buf), NS_ISO_TIME_LEN - 1);
+    gmtime_r(&t0, &tm);
+    snprintf(lo, sizeof lo, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    gmtime_r(&t1, &tm);
+    snprintf(hi, sizeof hi, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    /* same-length zero-padded fields: string order is time order */
+    CU_ASSERT(strcmp(lo, buf) <= 0 && strcmp(buf, hi) <= 0);
+    char exact[NS_ISO_TIME_LEN];
+    ns_iso_now(exact, sizeof exact);
+    CU_ASSERT_EQUAL(strlen(exact), NS_ISO_TIME_LEN - 1);
+    char small[NS_ISO_TIME_LEN - 1];
+    ns_iso_now(small, sizeof small);
+    CU_ASSERT_STRING_EQUAL(small, "unknown");
+    char tiny[4] = "xyz";
+    ns_iso_now(tiny, sizeof tiny);
+    CU_ASSERT_STRING_EQUAL(tiny, "unk");
+    ns_iso_now(tiny, 0);
+    CU_ASSERT_STRING_EQUAL(tiny, "unk");
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ns_test_common.%ld", (long)getpid());
@@ -303,6 +337,7 @@ int main(void)
     CU_add_test(s, "range: reals", test_range_reals);
     CU_add_test(s, "outpath: outputs that are inputs", test_outpath);
     CU_add_test(s, "tmp: stale temporaries of dead processes", test_tmp_stale);
+    CU_add_test(s, "iso_now: UTC to the second; too small a buffer gets unknown", test_iso_now);
     int failures = ns_test_run_all();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

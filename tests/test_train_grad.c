@@ -31,13 +31,13 @@ static uint64_t rng_next(uint64_t *s)
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0; }
 
 /* n_layer 2, n_head 2, n_embd 8 (D = 4), n_ctx 8, vocab 13, n_inner 12 (not 4C). */
-static void tiny_layout(ns_tp_layout *lay, ns_normalizer_kind kind, double s, double T)
+static void tiny_layout(ns_train_params_layout *lay, ns_normalizer_kind kind, double s, double T)
 {
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 8, .vocab_size = 13,
                         .n_inner = 12, .ln_eps = 1e-5, .attn_norm = {kind, s},
                         .attn_temperature = T};
     ns_err e;
-    int rc = ns_tp_layout_init(lay, &c, &e);
+    int rc = ns_train_params_layout_init(lay, &c, &e);
     if (rc)
         fprintf(stderr, "layout: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
@@ -46,11 +46,11 @@ static void tiny_layout(ns_tp_layout *lay, ns_normalizer_kind kind, double s, do
 /* Weights large enough that attention rows are far from uniform (sparsemax and entmax then have
  * supports of a few keys): matrices U(-0.6, 0.6), biases U(-0.2, 0.2), LayerNorm weights
  * 1 + U(-0.3, 0.3), embeddings U(-1, 1). Values are floats (so the float pass sees the same). */
-static void tiny_params(const ns_tp_layout *lay, double *p, uint64_t seed)
+static void tiny_params(const ns_train_params_layout *lay, double *p, uint64_t seed)
 {
     uint64_t s = seed;
     for (size_t i = 0; i < lay->n; i++) {
-        const ns_tp_tensor *t = &lay->t[i];
+        const ns_train_params_tensor *t = &lay->t[i];
         int ln = strstr(t->name, "ln_") != NULL, bias = strstr(t->name, ".bias") != NULL;
         for (size_t j = 0; j < t->numel; j++) {
             double u = rng_unit(&s);
@@ -75,30 +75,31 @@ static const int32_t ttg[TOKENS] = {11, 0, 7, 7, 12, 5, 9};
  * change within h of the test point would show as an error that does not fall as h^2. */
 static double check_normalizer(ns_normalizer_kind kind, double s, double T)
 {
-    ns_tp_layout lay;
+    ns_train_params_layout lay;
     tiny_layout(&lay, kind, s, T);
     size_t P = lay.total;
     double *p = malloc(P * sizeof *p), *g = malloc(P * sizeof *g), *fd = malloc(P * sizeof *fd);
     CU_ASSERT_FATAL(p && g && fd);
     tiny_params(&lay, p, 99);
-    ns_tm_work_f64 *w = NULL;
+    ns_train_model_work_f64 *w = NULL;
     ns_err e;
-    CU_ASSERT_EQUAL_FATAL(ns_tm_work_new_f64(&lay, TOKENS, &w, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_train_model_work_new_f64(&lay, TOKENS, &w, &e), NS_OK);
     double loss = 0, lp, lm;
-    CU_ASSERT_EQUAL_FATAL(ns_tm_step_f64(&lay, p, g, w, tin, ttg, TOKENS, &loss, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_train_model_step_f64(&lay, p, g, w, tin, ttg, TOKENS, &loss, &e),
+                          NS_OK);
     const double h = 1e-6;
     for (size_t i = 0; i < P; i++) {
         double keep = p[i];
         p[i] = keep + h;
-        ns_tm_step_f64(&lay, p, NULL, w, tin, ttg, TOKENS, &lp, &e);
+        ns_train_model_step_f64(&lay, p, NULL, w, tin, ttg, TOKENS, &lp, &e);
         p[i] = keep - h;
-        ns_tm_step_f64(&lay, p, NULL, w, tin, ttg, TOKENS, &lm, &e);
+        ns_train_model_step_f64(&lay, p, NULL, w, tin, ttg, TOKENS, &lm, &e);
         p[i] = keep;
         fd[i] = (lp - lm) / (2.0 * h);
     }
     double worst = 0;
     for (size_t k = 0; k < lay.n; k++) {
-        const ns_tp_tensor *t = &lay.t[k];
+        const ns_train_params_tensor *t = &lay.t[k];
         double num = 0, den = 0;
         for (size_t j = t->offset; j < t->offset + t->numel; j++) {
             num += (fd[j] - g[j]) * (fd[j] - g[j]);
@@ -113,16 +114,16 @@ static double check_normalizer(ns_normalizer_kind kind, double s, double T)
         worst = fmax(worst, rel);
     }
     /* positions beyond the sequence get exactly no gradient */
-    const ns_tp_tensor *wpe = &lay.t[NS_TP_WPE];
+    const ns_train_params_tensor *wpe = &lay.t[NS_TRAIN_WPE];
     for (size_t j = TOKENS * 8; j < wpe->numel; j++)
         CU_ASSERT_EQUAL(g[wpe->offset + j], 0.0);
     printf("\n    %-9s T=%-4g loss %.6f, worst tensor relative error %.2e ", ns_normalizer_name(kind),
            T, loss / TOKENS, worst);
-    ns_tm_work_free_f64(w);
+    ns_train_model_work_free_f64(w);
     free(p);
     free(g);
     free(fd);
-    ns_tp_layout_free(&lay);
+    ns_train_params_layout_free(&lay);
     return worst;
 }
 
@@ -141,7 +142,7 @@ static void test_float_vs_double(void)
     static const ns_normalizer_kind kinds[] = {NS_NORM_SOFTMAX, NS_NORM_SSMAX, NS_NORM_SPARSEMAX,
                                                NS_NORM_ENTMAX15};
     for (size_t k = 0; k < 4; k++) {
-        ns_tp_layout lay;
+        ns_train_params_layout lay;
         tiny_layout(&lay, kinds[k], 0.8, 0.7);
         size_t P = lay.total;
         double *pd = malloc(P * sizeof *pd), *gd = malloc(P * sizeof *gd);
@@ -150,19 +151,21 @@ static void test_float_vs_double(void)
         tiny_params(&lay, pd, 5);
         for (size_t i = 0; i < P; i++)
             pf[i] = (float)pd[i];
-        ns_tm_work_f64 *wd = NULL;
-        ns_tm_work_f32 *wf = NULL;
+        ns_train_model_work_f64 *wd = NULL;
+        ns_train_model_work_f32 *wf = NULL;
         ns_err e;
         double ld = 0, lf = 0;
-        CU_ASSERT_EQUAL_FATAL(ns_tm_work_new_f64(&lay, TOKENS, &wd, &e), NS_OK);
-        CU_ASSERT_EQUAL_FATAL(ns_tm_work_new_f32(&lay, 8, &wf, &e), NS_OK);
-        CU_ASSERT_EQUAL(ns_tm_step_f64(&lay, pd, gd, wd, tin, ttg, TOKENS, &ld, &e), NS_OK);
-        CU_ASSERT_EQUAL(ns_tm_step_f32(&lay, pf, gf, wf, tin, ttg, TOKENS, &lf, &e), NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_train_model_work_new_f64(&lay, TOKENS, &wd, &e), NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_train_model_work_new_f32(&lay, 8, &wf, &e), NS_OK);
+        CU_ASSERT_EQUAL(ns_train_model_step_f64(&lay, pd, gd, wd, tin, ttg, TOKENS, &ld, &e),
+                        NS_OK);
+        CU_ASSERT_EQUAL(ns_train_model_step_f32(&lay, pf, gf, wf, tin, ttg, TOKENS, &lf, &e),
+                        NS_OK);
         CU_ASSERT(fabs(lf - ld) <= 1e-5 * fabs(ld));
         /* attention weights (in [0, 1]) agree to float rounding */
         for (size_t l = 0; l < 2; l++) {
-            const float *af = ns_tm_attn_f32(wf, l);
-            const double *ad = ns_tm_attn_f64(wd, l);
+            const float *af = ns_train_model_attn_f32(wf, l);
+            const double *ad = ns_train_model_attn_f64(wd, l);
             double e = 0;
             for (size_t i = 0; i < 2 * TOKENS * TOKENS; i++)
                 e = fmax(e, fabs(af[i] - ad[i]));
@@ -176,18 +179,18 @@ static void test_float_vs_double(void)
             }
             CU_ASSERT(sqrt(num) <= 1e-3 * sqrt(den));
         }
-        ns_tm_work_free_f64(wd);
-        ns_tm_work_free_f32(wf);
+        ns_train_model_work_free_f64(wd);
+        ns_train_model_work_free_f32(wf);
         free(pd);
         free(gd);
         free(pf);
         free(gf);
-        ns_tp_layout_free(&lay);
+        ns_train_params_layout_free(&lay);
     }
 }
 
 typedef struct weights_cmp {
-    const ns_tm_work_f32 *w;
+    const ns_train_model_work_f32 *w;
     size_t T, H, layers;
     double max_diff;
 } weights_cmp;
@@ -196,7 +199,7 @@ static int compare_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
 {
     weights_cmp *c = user;
     (void)err;
-    const float *a = ns_tm_attn_f32(c->w, v->layer);
+    const float *a = ns_train_model_attn_f32(c->w, v->layer);
     for (size_t i = 0; i < c->H * c->T * c->T; i++)
         c->max_diff = fmax(c->max_diff, fabs((double)a[i] - v->weights[i]));
     c->layers++;
@@ -216,7 +219,7 @@ static void test_written_model_forward(void)
     char dir[] = "/tmp/ns_train_grad.XXXXXX";
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
     for (size_t k = 0; k < 4; k++) {
-        ns_tp_layout lay;
+        ns_train_params_layout lay;
         tiny_layout(&lay, kinds[k], 0.8, k == 0 ? 1.0 : 0.4);
         double *pd = malloc(lay.total * sizeof *pd);
         float *pf = malloc(lay.total * sizeof *pf), *gf = malloc(lay.total * sizeof *gf);
@@ -225,11 +228,12 @@ static void test_written_model_forward(void)
         for (size_t i = 0; i < lay.total; i++)
             pf[i] = (float)pd[i];
         ns_err e;
-        ns_tm_work_f32 *w = NULL;
+        ns_train_model_work_f32 *w = NULL;
         double loss;
-        CU_ASSERT_EQUAL_FATAL(ns_tm_work_new_f32(&lay, 8, &w, &e), NS_OK);
-        CU_ASSERT_EQUAL(ns_tm_step_f32(&lay, pf, gf, w, tin, ttg, TOKENS, &loss, &e), NS_OK);
-        CU_ASSERT_EQUAL_FATAL(ns_tp_write_model(dir, &lay, pf, 3, NULL, &e), NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_train_model_work_new_f32(&lay, 8, &w, &e), NS_OK);
+        CU_ASSERT_EQUAL(ns_train_model_step_f32(&lay, pf, gf, w, tin, ttg, TOKENS, &loss, &e),
+                        NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_train_params_write_model(dir, &lay, pf, 3, NULL, &e), NS_OK);
         ns_model *m = NULL;
         CU_ASSERT_EQUAL_FATAL(ns_model_load(dir, &m, &e), NS_OK);
         ns_model_workspace *ws = NULL;
@@ -242,16 +246,16 @@ static void test_written_model_forward(void)
         CU_ASSERT(c.max_diff <= 2e-5);
         /* and the parameters read back are the ones written */
         float *back = malloc(lay.total * sizeof *back);
-        CU_ASSERT_EQUAL(ns_tp_load_model(&lay, dir, back, &e), NS_OK);
+        CU_ASSERT_EQUAL(ns_train_params_load_model(&lay, dir, back, &e), NS_OK);
         CU_ASSERT(memcmp(back, pf, lay.total * sizeof *back) == 0);
         free(back);
         ns_model_workspace_free(ws);
         ns_model_free(m);
-        ns_tm_work_free_f32(w);
+        ns_train_model_work_free_f32(w);
         free(pd);
         free(pf);
         free(gf);
-        ns_tp_layout_free(&lay);
+        ns_train_params_layout_free(&lay);
     }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -259,23 +263,23 @@ static void test_written_model_forward(void)
 }
 
 /* The trainer's initialisation is `normsweep mkmodel` of the same seed: a model written from
- * ns_tp_init_gpt2's block loads back equal to the one ns_mkmodel_write makes. */
+ * ns_train_params_init_gpt2's block loads back equal to the one ns_mkmodel_write makes. */
 static void test_init_is_mkmodel(void)
 {
-    ns_tp_layout lay;
+    ns_train_params_layout lay;
     tiny_layout(&lay, NS_NORM_SOFTMAX, 0, 1.0);
     float *p = malloc(lay.total * sizeof *p), *q = malloc(lay.total * sizeof *q);
     CU_ASSERT_FATAL(p && q);
     ns_err e;
-    CU_ASSERT_EQUAL_FATAL(ns_tp_init_gpt2(&lay, 1234, p, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_train_params_init_gpt2(&lay, 1234, p, &e), NS_OK);
     char dir[] = "/tmp/ns_train_init.XXXXXX";
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
     ns_mkmodel_opts o = {.config = lay.cfg, .seed = 1234, .dtype = NS_ST_F32};
     CU_ASSERT_EQUAL_FATAL(ns_mkmodel_write(dir, &o, &e), NS_OK);
-    CU_ASSERT_EQUAL_FATAL(ns_tp_load_model(&lay, dir, q, &e), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_train_params_load_model(&lay, dir, q, &e), NS_OK);
     CU_ASSERT(memcmp(p, q, lay.total * sizeof *p) == 0);
     /* the c_proj weights are drawn with std 0.02 / sqrt(2 n_layer) = 0.01 */
-    const ns_tp_tensor *t = &lay.t[ns_tp_index(1, NS_TP_AP_W)];
+    const ns_train_params_tensor *t = &lay.t[ns_train_params_index(1, NS_TRAIN_AP_W)];
     double ss = 0;
     for (size_t j = 0; j < t->numel; j++)
         ss += (double)p[t->offset + j] * p[t->offset + j];
@@ -285,7 +289,7 @@ static void test_init_is_mkmodel(void)
     CU_ASSERT_EQUAL(system(cmd), 0);
     free(p);
     free(q);
-    ns_tp_layout_free(&lay);
+    ns_train_params_layout_free(&lay);
 }
 
 int main(void)

@@ -59,8 +59,8 @@ int main(int argc, char **argv)
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = TOKENS, .vocab_size = 17,
                         .n_inner = 32, .ln_eps = 1e-5, .attn_norm = {kind, s},
                         .attn_temperature = T};
-    ns_tp_layout lay;
-    if (ns_tp_layout_init(&lay, &c, &e) != NS_OK) {
+    ns_train_params_layout lay;
+    if (ns_train_params_layout_init(&lay, &c, &e) != NS_OK) {
         fprintf(stderr, "train_grad_export: %s\n", e.msg);
         return 1;
     }
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         return 1;
     uint64_t st = seed;
     for (size_t i = 0; i < lay.n; i++) {
-        const ns_tp_tensor *t = &lay.t[i];
+        const ns_train_params_tensor *t = &lay.t[i];
         int ln = strstr(t->name, "ln_") != NULL, bias = strstr(t->name, ".bias") != NULL;
         for (size_t j = 0; j < t->numel; j++) {
             double u = rng_unit(&st);
@@ -81,10 +81,10 @@ int main(int argc, char **argv)
     int32_t tok[TOKENS + 1];
     for (size_t t = 0; t <= TOKENS; t++)
         tok[t] = (int32_t)(rng_next(&st) % c.vocab_size);
-    ns_tm_work_f64 *w = NULL;
+    ns_train_model_work_f64 *w = NULL;
     double loss = 0;
-    if (ns_tm_work_new_f64(&lay, TOKENS, &w, &e) != NS_OK ||
-        ns_tm_step_f64(&lay, p, g, w, tok, tok + 1, TOKENS, &loss, &e) != NS_OK) {
+    if (ns_train_model_work_new_f64(&lay, TOKENS, &w, &e) != NS_OK ||
+        ns_train_model_step_f64(&lay, p, g, w, tok, tok + 1, TOKENS, &loss, &e) != NS_OK) {
         fprintf(stderr, "train_grad_export: %s\n", e.msg);
         return 1;
     }
@@ -109,8 +109,8 @@ int main(int argc, char **argv)
     fclose(f);
     int rc = write_doubles(dir, "params.f64", p, lay.total) ||
              write_doubles(dir, "grads.f64", g, lay.total);
-    ns_tm_work_free_f64(w);
-    ns_tp_layout_free(&lay);
+    ns_train_model_work_free_f64(w);
+    ns_train_params_layout_free(&lay);
     free(p);
     free(g);
     return rc;

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/ns_blas.h"
@@ -18,6 +17,7 @@
 #include "common/ns_file.h"
 #include "common/ns_lock.h"
 #include "common/ns_sha256.h"
+#include "common/ns_time.h"
 #include "archive/ns_archive.h"
 #include "archive/ns_archive_model.h"
 #include "archive/ns_archive_provenance.h"
@@ -59,10 +59,7 @@ static int provenance_json(const ns_run_archive_options *o, const ns_nc_info *in
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     }
     char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ns_iso_now(now, sizeof now);
     json_object_set_new(root, "format", json_string(NS_ARCHIVE_FORMAT));
     json_object_set_new(root, "created", json_string(now));
     json_object_set_new(root, "run", run);

@@ -23,6 +23,7 @@
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
 #include "common/ns_sys.h"
+#include "common/ns_time.h"
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_dump.h"
 #include "model/ns_checkpoint.h"
@@ -460,7 +461,7 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
     if (!cmd)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     snprintf(s->mref.sha256, sizeof s->mref.sha256, "%s", model_sha);
-    ns_cli_iso_now(when, sizeof when);
+    ns_iso_now(when, sizeof when);
     ns_nc_attr mattrs[NS_MODEL_ATTRS];
     char mbuf[512];
     size_t nm = ns_sweep_model_attrs(&s->mc, mattrs, mbuf, sizeof mbuf);

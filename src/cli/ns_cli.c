@@ -59,14 +59,6 @@ void ns_cli_self_sha256(char hex[65])
         snprintf(hex, 65, "unknown");
 }
 
-void ns_cli_iso_now(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* The one piece of process state a signal handler can reach: the stop request. */
 static volatile sig_atomic_t ns_cli_stop;
 

@@ -32,9 +32,6 @@ void ns_cli_log_line(void *user, const char *line);
 /* SHA-256 (hex) of the running executable (/proc/self/exe) into hex[65]; "unknown" on failure. */
 void ns_cli_self_sha256(char hex[65]);
 
-/* The current time as ISO 8601 UTC ("2026-11-23T12:00:00Z"). */
-void ns_cli_iso_now(char *buf, size_t size);
-
 /* The stop request of a long command (run, train): ns_cli_catch_stop() installs handlers of
  * SIGTERM, SIGINT and SIGUSR1 (mpirun forwards SIGUSR1 to every rank; the Slurm script sends it
  * when time is nearly up) that store the signal's number in the flag it returns; the command

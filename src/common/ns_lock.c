@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/ns_file.h"
+#include "common/ns_time.h"
 
 struct ns_lock {
     int fd;
@@ -188,12 +189,9 @@ static int acquire(char *path, const char *what, const char *head, const char *t
 
 int ns_lock_note(ns_lock *l, const char *what, ns_err *err)
 {
-    char host[256] = "unknown", when[32] = "unknown", rec[1024];
+    char host[256] = "unknown", when[32], rec[1024];
     gethostname(host, sizeof host - 1);
-    time_t now = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&now, &tm))
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ns_iso_now(when, sizeof when);
     int n = snprintf(rec, sizeof rec, "host %s, pid %ld, since %s: %s\n", host, (long)getpid(),
                      when, what);
     if (n >= (int)sizeof rec)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
+#include "common/ns_time.h"
 #include "sweep/ns_sweep_internal.h"
 
 void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...)
@@ -22,14 +22,6 @@ void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     c->hooks->line(c->hooks->user, line);
-}
-
-void ns_sweep_iso_now(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 int ns_sweep_stop_requested(const sweep_ctx *c)
@@ -227,7 +219,7 @@ int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hook
     MPI_Comm_size(comm, &c->size);
     out->rank = c->rank;
     out->size = c->size;
-    ns_sweep_iso_now(c->start_time, sizeof c->start_time);
+    ns_iso_now(c->start_time, sizeof c->start_time);
     model_ident ident;
     memset(&ident, 0, sizeof ident);
 

@@ -88,7 +88,6 @@ typedef struct sweep_ctx {
 /* A message line for the user (rank 0), printf-style. */
 void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ISO 8601 UTC now. */
-void ns_sweep_iso_now(char *buf, size_t size);
 /* 1 when the caller asked to stop. */
 int ns_sweep_stop_requested(const sweep_ctx *c);
 /* The caller's test-only hold at a named point (ns_sweep_hooks.hold); nothing when it has none. */

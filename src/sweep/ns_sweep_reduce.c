@@ -15,6 +15,7 @@
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "common/ns_progress.h"
+#include "common/ns_time.h"
 #include "sweep/ns_sweep_boot.h"
 #include "sweep/ns_sweep_internal.h"
 
@@ -262,7 +263,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
         ns_blas_identity(blas, sizeof blas);
         int len = 0;
-        ns_sweep_iso_now(end_time, sizeof end_time);
+        ns_iso_now(end_time, sizeof end_time);
         MPI_Get_library_version(mpi_lib, &len);
         mpi_lib[strcspn(mpi_lib, "\n")] = '\0';
         int all_softmax = 1;

@@ -11,9 +11,9 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 
-#define NS_TC_MAGIC "NSTRCKP1"
-#define NS_TC_SEAL "\nsha256 "
-#define NS_TC_SEAL_LEN (8 + NS_SHA256_HEX_LEN)
+#define NS_TRAIN_CKPT_MAGIC "NSTRCKP1"
+#define NS_TRAIN_CKPT_SEAL "\nsha256 "
+#define NS_TRAIN_CKPT_SEAL_LEN (8 + NS_SHA256_HEX_LEN)
 
 static int put(FILE *f, const void *p, size_t len, const char *tmp, ns_err *err)
 {
@@ -24,11 +24,11 @@ static int put(FILE *f, const void *p, size_t len, const char *tmp, ns_err *err)
 
 /* The body: magic, header, arrays. */
 static int write_body(FILE *f, const char *tmp, const char *header, size_t n, const float *params,
-                      const float *m, const float *v, const ns_tl *log, ns_err *err)
+                      const float *m, const float *v, const ns_train_log *log, ns_err *err)
 {
     uint64_t hl = strlen(header);
     static const char zeros[8] = {0};
-    NS_TRY(put(f, NS_TC_MAGIC, 8, tmp, err));
+    NS_TRY(put(f, NS_TRAIN_CKPT_MAGIC, 8, tmp, err));
     NS_TRY(put(f, &hl, 8, tmp, err));
     NS_TRY(put(f, header, hl, tmp, err));
     NS_TRY(put(f, zeros, (8 - hl % 8) % 8, tmp, err));
@@ -50,8 +50,9 @@ static int close_synced(FILE *f, const char *tmp, ns_err *err)
     return NS_OK;
 }
 
-int ns_tc_save(const char *path, const char *options_json, uint64_t step, size_t n,
-               const float *params, const float *m, const float *v, const ns_tl *log, ns_err *err)
+int ns_train_ckpt_save(const char *path, const char *options_json, uint64_t step, size_t n,
+                       const float *params, const float *m, const float *v, const ns_train_log *log,
+                       ns_err *err)
 {
     char *header = ns_str_printf("{\"format\": 1, \"step\": %llu, \"floats\": %zu, \"log_width\": "
                                  "%zu, \"log_steps\": %zu, \"log_evals\": %zu, \"options\": %s}",
@@ -82,7 +83,7 @@ int ns_tc_save(const char *path, const char *options_json, uint64_t step, size_t
         rc = ns_fail(err, NS_ERR_IO, "%s: cannot reopen: %s", tmp, strerror(errno));
         goto done;
     }
-    rc = put(f, NS_TC_SEAL, 8, tmp, err);
+    rc = put(f, NS_TRAIN_CKPT_SEAL, 8, tmp, err);
     if (rc == NS_OK)
         rc = put(f, hex, NS_SHA256_HEX_LEN, tmp, err);
     g = f;
@@ -168,14 +169,14 @@ static int take(const char *path, const char *data, size_t end, size_t *off, voi
 }
 
 static int read_arrays(const char *path, const char *data, size_t end, size_t off, size_t n,
-                       float *params, float *m, float *v, ns_tl *log, size_t steps, size_t evals,
-                       ns_err *err)
+                       float *params, float *m, float *v, ns_train_log *log, size_t steps,
+                       size_t evals, ns_err *err)
 {
     NS_TRY(take(path, data, end, &off, params, n * sizeof(float), err));
     NS_TRY(take(path, data, end, &off, m, n * sizeof(float), err));
     NS_TRY(take(path, data, end, &off, v, n * sizeof(float), err));
     for (size_t s = 0; s < steps; s++) {
-        double *row = ns_tl_new_row(log);
+        double *row = ns_train_log_new_row(log);
         if (!row)
             return ns_fail(err, NS_ERR_NOMEM, "checkpoint: out of memory");
         NS_TRY(take(path, data, end, &off, row, log->col.width * sizeof(double), err));
@@ -183,15 +184,15 @@ static int read_arrays(const char *path, const char *data, size_t end, size_t of
     for (size_t e = 0; e < evals; e++) {
         double ev[2];
         NS_TRY(take(path, data, end, &off, ev, sizeof ev, err));
-        NS_TRY(ns_tl_add_eval(log, ev[0], ev[1], err));
+        NS_TRY(ns_train_log_add_eval(log, ev[0], ev[1], err));
     }
     if (off != end)
         return ns_fail(err, NS_ERR_FORMAT, "%s: %zu unexpected bytes at the end", path, end - off);
     return NS_OK;
 }
 
-int ns_tc_load(const char *path, const char *options_json, uint64_t *step, size_t n, float *params,
-               float *m, float *v, ns_tl *log, ns_err *err)
+int ns_train_ckpt_load(const char *path, const char *options_json, uint64_t *step, size_t n,
+                       float *params, float *m, float *v, ns_train_log *log, ns_err *err)
 {
     char *data = NULL;
     size_t len = 0, steps = 0, evals = 0;
@@ -199,12 +200,12 @@ int ns_tc_load(const char *path, const char *options_json, uint64_t *step, size_
     int rc = NS_OK;
     char hex[NS_SHA256_HEX_LEN + 1];
     uint64_t hl = 0;
-    if (len < 16 + NS_TC_SEAL_LEN || memcmp(data, NS_TC_MAGIC, 8) != 0 ||
-        memcmp(data + len - NS_TC_SEAL_LEN, NS_TC_SEAL, 8) != 0) {
+    if (len < 16 + NS_TRAIN_CKPT_SEAL_LEN || memcmp(data, NS_TRAIN_CKPT_MAGIC, 8) != 0 ||
+        memcmp(data + len - NS_TRAIN_CKPT_SEAL_LEN, NS_TRAIN_CKPT_SEAL, 8) != 0) {
         rc = ns_fail(err, NS_ERR_FORMAT, "%s: not a complete normsweep training checkpoint", path);
         goto done;
     }
-    size_t end = len - NS_TC_SEAL_LEN;
+    size_t end = len - NS_TRAIN_CKPT_SEAL_LEN;
     if ((rc = ns_sha256_buffer(data, end, hex, err)) != NS_OK)
         goto done;
     if (memcmp(hex, data + end + 8, NS_SHA256_HEX_LEN) != 0) {

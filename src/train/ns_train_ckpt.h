@@ -16,16 +16,17 @@
 #include "common/ns_error.h"
 #include "train/ns_train_log.h"
 
-#define NS_TC_FILE "state.bin"
+#define NS_TRAIN_CKPT_FILE "state.bin"
 
 /* Save to path. options_json: one JSON object describing the run. */
-int ns_tc_save(const char *path, const char *options_json, uint64_t step, size_t n,
-               const float *params, const float *m, const float *v, const ns_tl *log, ns_err *err);
+int ns_train_ckpt_save(const char *path, const char *options_json, uint64_t step, size_t n,
+                       const float *params, const float *m, const float *v, const ns_train_log *log,
+                       ns_err *err);
 
 /* Load path into params, m, v (n floats each) and log (initialised for the model's layers, empty);
  * *step receives the steps completed. NS_ERR_INVALID naming the first differing option when the
  * file's options are not options_json; NS_ERR_FORMAT for a damaged file. */
-int ns_tc_load(const char *path, const char *options_json, uint64_t *step, size_t n, float *params,
-               float *m, float *v, ns_tl *log, ns_err *err);
+int ns_train_ckpt_load(const char *path, const char *options_json, uint64_t *step, size_t n,
+                       float *params, float *m, float *v, ns_train_log *log, ns_err *err);
 
 #endif

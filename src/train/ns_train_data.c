@@ -8,11 +8,14 @@
 #include "analysis/ns_rng.h"
 
 /* The generator's first key word: the trainer's data draws, distinct from any other stream. */
-#define NS_TD_KEY_TAG 0x747261696e646174ull /* "traindat" */
+#define NS_TRAIN_DATA_KEY_TAG 0x747261696e646174ull /* "traindat" */
 
-static int is_val_block(size_t k) { return k % NS_TD_VAL_EVERY == NS_TD_VAL_EVERY - 1; }
+static int is_val_block(size_t k)
+{
+    return k % NS_TRAIN_DATA_VAL_EVERY == NS_TRAIN_DATA_VAL_EVERY - 1;
+}
 
-void ns_td_free(ns_td *d)
+void ns_train_data_free(ns_train_data *d)
 {
     if (!d)
         return;
@@ -21,22 +24,24 @@ void ns_td_free(ns_td *d)
     memset(d, 0, sizeof *d);
 }
 
-int ns_td_init(ns_td *d, const int32_t *tokens, size_t n, size_t T, ns_err *err)
+int ns_train_data_init(ns_train_data *d, const int32_t *tokens, size_t n, size_t T, ns_err *err)
 {
     memset(d, 0, sizeof *d);
     d->tokens = tokens;
     d->n_tokens = n;
     d->T = T;
-    size_t nblocks = (n + NS_TD_BLOCK - 1) / NS_TD_BLOCK, win = T + 1;
-    size_t per_block = NS_TD_BLOCK / win;
-    d->runs = calloc(nblocks / NS_TD_VAL_EVERY + 2, sizeof *d->runs);
-    d->val_start = calloc((nblocks / NS_TD_VAL_EVERY + 1) * (per_block + 1) + 1, sizeof(size_t));
+    size_t nblocks = (n + NS_TRAIN_DATA_BLOCK - 1) / NS_TRAIN_DATA_BLOCK, win = T + 1;
+    size_t per_block = NS_TRAIN_DATA_BLOCK / win;
+    d->runs = calloc(nblocks / NS_TRAIN_DATA_VAL_EVERY + 2, sizeof *d->runs);
+    d->val_start =
+        calloc((nblocks / NS_TRAIN_DATA_VAL_EVERY + 1) * (per_block + 1) + 1, sizeof(size_t));
     if (!d->runs || !d->val_start) {
-        ns_td_free(d);
+        ns_train_data_free(d);
         return ns_fail(err, NS_ERR_NOMEM, "training data: out of memory");
     }
     for (size_t k = 0; k < nblocks; k++) {
-        size_t b = k * NS_TD_BLOCK, e = b + NS_TD_BLOCK < n ? b + NS_TD_BLOCK : n;
+        size_t b = k * NS_TRAIN_DATA_BLOCK,
+               e = b + NS_TRAIN_DATA_BLOCK < n ? b + NS_TRAIN_DATA_BLOCK : n;
         if (is_val_block(k)) {
             d->val_tokens += e - b;
             for (size_t s = b; s + win <= e; s += win)
@@ -47,28 +52,31 @@ int ns_td_init(ns_td *d, const int32_t *tokens, size_t n, size_t T, ns_err *err)
         if (d->n_runs && d->runs[d->n_runs - 1].end == b)
             d->runs[d->n_runs - 1].end = e; /* extends the current stretch */
         else
-            d->runs[d->n_runs++] = (ns_td_run){b, e, 0};
+            d->runs[d->n_runs++] = (ns_train_data_run){b, e, 0};
     }
     for (size_t r = 0; r < d->n_runs; r++) {
-        ns_td_run *run = &d->runs[r];
+        ns_train_data_run *run = &d->runs[r];
         run->first_start = d->n_starts;
         if (run->end - run->begin >= win)
             d->n_starts += run->end - run->begin - win + 1;
     }
     if (d->n_starts == 0 || d->n_val == 0) {
         size_t nt = d->train_tokens, nv = d->val_tokens;
-        ns_td_free(d);
-        return ns_fail(err, NS_ERR_INVALID, "training data: %zu tokens split into %zu for training "
+        ns_train_data_free(d);
+        return ns_fail(err, NS_ERR_INVALID,
+                       "training data: %zu tokens split into %zu for training "
                        "and %zu for validation (blocks of %d, every %dth held out) leave no %s "
-                       "sequence of %zu tokens; use a longer text or a shorter --ctx", n, nt, nv,
-                       NS_TD_BLOCK, NS_TD_VAL_EVERY, nt ? "validation" : "training", win);
+                       "sequence of %zu tokens; use a longer text or a shorter --ctx",
+                       n, nt, nv, NS_TRAIN_DATA_BLOCK, NS_TRAIN_DATA_VAL_EVERY,
+                       nt ? "validation" : "training", win);
     }
     return NS_OK;
 }
 
-const int32_t *ns_td_train_seq(const ns_td *d, uint64_t seed, uint64_t step, uint64_t unit)
+const int32_t *ns_train_data_train_sequence(const ns_train_data *d, uint64_t seed, uint64_t step,
+                                            uint64_t unit)
 {
-    uint64_t key[4] = {NS_TD_KEY_TAG, seed, step, unit};
+    uint64_t key[4] = {NS_TRAIN_DATA_KEY_TAG, seed, step, unit};
     ns_rng r;
     ns_rng_init(&r, ns_rng_key(key, 4));
     size_t s = (size_t)ns_rng_below(&r, d->n_starts);
@@ -83,15 +91,18 @@ const int32_t *ns_td_train_seq(const ns_td *d, uint64_t seed, uint64_t step, uin
     return d->tokens + d->runs[lo].begin + (s - d->runs[lo].first_start);
 }
 
-const int32_t *ns_td_val_seq(const ns_td *d, size_t k) { return d->tokens + d->val_start[k]; }
+const int32_t *ns_train_data_val_sequence(const ns_train_data *d, size_t k)
+{
+    return d->tokens + d->val_start[k];
+}
 
-size_t ns_td_val_count(const ns_td *d, size_t max_windows)
+size_t ns_train_data_val_count(const ns_train_data *d, size_t max_windows)
 {
     return max_windows == 0 || max_windows > d->n_val ? d->n_val : max_windows;
 }
 
-size_t ns_td_val_index(const ns_td *d, size_t max_windows, size_t k)
+size_t ns_train_data_val_index(const ns_train_data *d, size_t max_windows, size_t k)
 {
-    size_t count = ns_td_val_count(d, max_windows);
+    size_t count = ns_train_data_val_count(d, max_windows);
     return (size_t)((unsigned __int128)k * d->n_val / count);
 }

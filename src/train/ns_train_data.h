@@ -1,10 +1,10 @@
 /* ns_train_data: the training and validation sequences of a token stream (the corpus tokenized).
  *
  * The split is deterministic and documented (docs/TRAIN.md): the stream is cut into blocks of
- * NS_TD_BLOCK tokens; block k is held out for validation when k % NS_TD_VAL_EVERY ==
- * NS_TD_VAL_EVERY - 1 (every tenth block: 10 % of the text, spread over the whole book, so the
- * validation text is the same kind of text as the training text), else it is training text. A
- * sequence is T + 1 consecutive tokens (T inputs, each followed by its target) and never crosses
+ * NS_TRAIN_DATA_BLOCK tokens; block k is held out for validation when k % NS_TRAIN_DATA_VAL_EVERY
+ * == NS_TRAIN_DATA_VAL_EVERY - 1 (every tenth block: 10 % of the text, spread over the whole book,
+ * so the validation text is the same kind of text as the training text), else it is training text.
+ * A sequence is T + 1 consecutive tokens (T inputs, each followed by its target) and never crosses
  * from one split into the other.
  *
  * Training: sequence u of step s starts at a position drawn uniformly from every possible start in
@@ -19,39 +19,40 @@
 
 #include "common/ns_error.h"
 
-#define NS_TD_BLOCK 8192
-#define NS_TD_VAL_EVERY 10
+#define NS_TRAIN_DATA_BLOCK 8192
+#define NS_TRAIN_DATA_VAL_EVERY 10
 
-typedef struct ns_td_run {
+typedef struct ns_train_data_run {
     size_t begin, end;    /* tokens [begin, end) of one stretch of consecutive training blocks */
     size_t first_start;   /* number of training starts in the runs before this one */
-} ns_td_run;
+} ns_train_data_run;
 
-typedef struct ns_td {
+typedef struct ns_train_data {
     const int32_t *tokens; /* borrowed */
     size_t n_tokens, T;
-    ns_td_run *runs;
+    ns_train_data_run *runs;
     size_t n_runs;
     size_t n_starts;       /* possible training starts */
     size_t *val_start;     /* first token of each validation window */
     size_t n_val;
     size_t train_tokens, val_tokens; /* tokens in each split */
-} ns_td;
+} ns_train_data;
 
 /* Split tokens[0..n) (borrowed, must outlive d) for sequences of T inputs. NS_ERR_INVALID naming
  * the sizes when the text has no training start or no validation window of T + 1 tokens. */
-int ns_td_init(ns_td *d, const int32_t *tokens, size_t n, size_t T, ns_err *err);
-void ns_td_free(ns_td *d);
+int ns_train_data_init(ns_train_data *d, const int32_t *tokens, size_t n, size_t T, ns_err *err);
+void ns_train_data_free(ns_train_data *d);
 
 /* The T + 1 tokens of training sequence `unit` of step `step` for seed. */
-const int32_t *ns_td_train_seq(const ns_td *d, uint64_t seed, uint64_t step, uint64_t unit);
+const int32_t *ns_train_data_train_sequence(const ns_train_data *d, uint64_t seed, uint64_t step,
+                                            uint64_t unit);
 
 /* The T + 1 tokens of validation window k (< d->n_val). */
-const int32_t *ns_td_val_seq(const ns_td *d, size_t k);
+const int32_t *ns_train_data_val_sequence(const ns_train_data *d, size_t k);
 
 /* The windows an evaluation of at most max_windows uses (0: all): count, and the k-th one's index
  * (evenly spread over the validation text: floor(k * n_val / count)). */
-size_t ns_td_val_count(const ns_td *d, size_t max_windows);
-size_t ns_td_val_index(const ns_td *d, size_t max_windows, size_t k);
+size_t ns_train_data_val_count(const ns_train_data *d, size_t max_windows);
+size_t ns_train_data_val_index(const ns_train_data *d, size_t max_windows, size_t k);
 
 #endif

@@ -44,13 +44,13 @@ typedef struct ns_train_state {
     const ns_train_options *o;
     const ns_train_hooks *hooks;
     ns_train_inputs in;
-    ns_tp_layout lay;
-    ns_td data;
-    ns_to_hparams hp;
+    ns_train_params_layout lay;
+    ns_train_data data;
+    ns_train_optim_hparams hp;
     float *params, *grad, *m, *v; /* grad: the step's summed gradient (every rank) */
-    ns_tm_work_f32 *work;
-    ns_tr *red;
-    ns_tl log;                    /* rank 0 */
+    ns_train_model_work_f32 *work;
+    ns_train_reduce *red;
+    ns_train_log log; /* rank 0 */
     uint64_t step;                /* steps completed */
     uint64_t saved_step;          /* steps in the last checkpoint written (UINT64_MAX: none) */
     size_t first_unit, n_units;   /* this rank's units of every step */

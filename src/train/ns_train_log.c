@@ -8,27 +8,27 @@
 
 #include "analysis/ns_stats.h"
 
-const double ns_tl_quantiles[NS_TL_NQ] = {0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0};
+const double ns_train_log_quantiles[NS_TRAIN_LOG_NQ] = {0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0};
 
-#define NS_TL_NAME_LEN 12 /* characters of the group names */
+#define NS_TRAIN_LOG_NAME_LEN 12 /* characters of the group names */
 
-int ns_tl_init(ns_tl *log, size_t NL, ns_err *err)
+int ns_train_log_init(ns_train_log *log, size_t NL, ns_err *err)
 {
     memset(log, 0, sizeof *log);
     log->NL = NL;
-    ns_tl_cols *c = &log->col;
+    ns_train_log_columns *c = &log->col;
     c->lr = 0, c->loss = 1, c->grad_norm = 2, c->layer = 3;
     c->param = c->layer + NL;
-    c->embed = c->param + NL * NS_TP_LAYER_GROUPS;
-    c->jac_q = c->embed + NS_TP_GLOBAL_GROUPS;
-    c->jac_mean = c->jac_q + NL * NS_TL_NQ;
+    c->embed = c->param + NL * NS_TRAIN_LAYER_GROUPS;
+    c->jac_q = c->embed + NS_TRAIN_GLOBAL_GROUPS;
+    c->jac_mean = c->jac_q + NL * NS_TRAIN_LOG_NQ;
     c->jac_above = c->jac_mean + NL;
     c->width = c->jac_above + NL;
     (void)err;
     return NS_OK;
 }
 
-void ns_tl_free(ns_tl *log)
+void ns_train_log_free(ns_train_log *log)
 {
     if (!log)
         return;
@@ -37,7 +37,7 @@ void ns_tl_free(ns_tl *log)
     memset(log, 0, sizeof *log);
 }
 
-double *ns_tl_new_row(ns_tl *log)
+double *ns_train_log_new_row(ns_train_log *log)
 {
     size_t W = log->col.width;
     if (log->n_steps == log->cap) {
@@ -54,7 +54,7 @@ double *ns_tl_new_row(ns_tl *log)
     return row;
 }
 
-int ns_tl_add_eval(ns_tl *log, double step, double val_loss, ns_err *err)
+int ns_train_log_add_eval(ns_train_log *log, double step, double val_loss, ns_err *err)
 {
     if (log->n_evals == log->cap_evals) {
         size_t cap = log->cap_evals ? 2 * log->cap_evals : 16;
@@ -70,17 +70,17 @@ int ns_tl_add_eval(ns_tl *log, double step, double val_loss, ns_err *err)
     return NS_OK;
 }
 
-void ns_tl_grad_norms(const ns_tl *log, double *row, const ns_tp_layout *lay, const float *g,
-                      double scale)
+void ns_train_log_grad_norms(const ns_train_log *log, double *row,
+                             const ns_train_params_layout *lay, const float *g, double scale)
 {
-    const ns_tl_cols *c = &log->col;
+    const ns_train_log_columns *c = &log->col;
     double total = 0.0;
-    for (size_t i = 0; i < log->NL * NS_TP_LAYER_GROUPS; i++)
+    for (size_t i = 0; i < log->NL * NS_TRAIN_LAYER_GROUPS; i++)
         row[c->param + i] = 0.0;
-    for (size_t i = 0; i < NS_TP_GLOBAL_GROUPS; i++)
+    for (size_t i = 0; i < NS_TRAIN_GLOBAL_GROUPS; i++)
         row[c->embed + i] = 0.0;
     for (size_t k = 0; k < lay->n; k++) {
-        const ns_tp_tensor *t = &lay->t[k];
+        const ns_train_params_tensor *t = &lay->t[k];
         double ss = 0.0;
         for (size_t i = t->offset; i < t->offset + t->numel; i++)
             ss += (double)g[i] * g[i];
@@ -89,19 +89,19 @@ void ns_tl_grad_norms(const ns_tl *log, double *row, const ns_tp_layout *lay, co
         if (t->layer < 0)
             row[c->embed + (size_t)t->group] += ss;
         else
-            row[c->param + (size_t)t->layer * NS_TP_LAYER_GROUPS + (size_t)t->group] += ss;
+            row[c->param + (size_t)t->layer * NS_TRAIN_LAYER_GROUPS + (size_t)t->group] += ss;
     }
     row[c->grad_norm] = sqrt(total);
     for (size_t l = 0; l < log->NL; l++) {
         double ls = 0.0;
-        for (size_t gi = 0; gi < NS_TP_LAYER_GROUPS; gi++) {
-            double *x = &row[c->param + l * NS_TP_LAYER_GROUPS + gi];
+        for (size_t gi = 0; gi < NS_TRAIN_LAYER_GROUPS; gi++) {
+            double *x = &row[c->param + l * NS_TRAIN_LAYER_GROUPS + gi];
             ls += *x;
             *x = sqrt(*x);
         }
         row[c->layer + l] = sqrt(ls);
     }
-    for (size_t i = 0; i < NS_TP_GLOBAL_GROUPS; i++)
+    for (size_t i = 0; i < NS_TRAIN_GLOBAL_GROUPS; i++)
         row[c->embed + i] = sqrt(row[c->embed + i]);
 }
 
@@ -111,10 +111,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void ns_tl_jacobians(const ns_tl *log, double *row, size_t layer, double *jac, size_t n,
-                     double bound)
+void ns_train_log_jacobians(const ns_train_log *log, double *row, size_t layer, double *jac,
+                            size_t n, double bound)
 {
-    const ns_tl_cols *c = &log->col;
+    const ns_train_log_columns *c = &log->col;
     if (n == 0)
         return;
     qsort(jac, n, sizeof *jac, cmp_double);
@@ -124,8 +124,9 @@ void ns_tl_jacobians(const ns_tl *log, double *row, size_t layer, double *jac, s
         sum += jac[i];
         above += jac[i] > bound * (1.0 + 1e-6);
     }
-    for (size_t q = 0; q < NS_TL_NQ; q++)
-        row[c->jac_q + layer * NS_TL_NQ + q] = ns_quantile_sorted(jac, n, ns_tl_quantiles[q]);
+    for (size_t q = 0; q < NS_TRAIN_LOG_NQ; q++)
+        row[c->jac_q + layer * NS_TRAIN_LOG_NQ + q] =
+            ns_quantile_sorted(jac, n, ns_train_log_quantiles[q]);
     row[c->jac_mean + layer] = sum / (double)n;
     row[c->jac_above + layer] = (double)above / (double)n;
 }
@@ -170,7 +171,7 @@ static ns_nc_var *var(nc_build *b, const char *name, ns_nc_type type, const char
 }
 
 /* Column block [col, col + k) of every step row, as an (n_steps, k) array. */
-static double *columns(nc_build *b, const ns_tl *log, size_t col, size_t k)
+static double *columns(nc_build *b, const ns_train_log *log, size_t col, size_t k)
 {
     double *out = own(b, log->n_steps * k * sizeof *out);
     for (size_t s = 0; out && s < log->n_steps; s++)
@@ -179,12 +180,13 @@ static double *columns(nc_build *b, const ns_tl *log, size_t col, size_t k)
 }
 
 /* The coordinates: step, layer, quantile, group names, eval step. */
-static void coordinates(nc_build *b, const ns_tl *log)
+static void coordinates(nc_build *b, const ns_train_log *log)
 {
     size_t NL = log->NL;
     int32_t *step = own(b, log->n_steps * sizeof *step), *layer = own(b, NL * sizeof *layer);
     int32_t *estep = own(b, log->n_evals * sizeof *estep);
-    char *pg = own(b, NS_TP_LAYER_GROUPS * NS_TL_NAME_LEN), *eg = own(b, NS_TP_GLOBAL_GROUPS * NS_TL_NAME_LEN);
+    char *pg = own(b, NS_TRAIN_LAYER_GROUPS * NS_TRAIN_LOG_NAME_LEN),
+         *eg = own(b, NS_TRAIN_GLOBAL_GROUPS * NS_TRAIN_LOG_NAME_LEN);
     if (b->failed)
         return;
     for (size_t s = 0; s < log->n_steps; s++)
@@ -193,13 +195,15 @@ static void coordinates(nc_build *b, const ns_tl *log)
         layer[l] = (int32_t)l;
     for (size_t e = 0; e < log->n_evals; e++)
         estep[e] = (int32_t)log->evals[2 * e];
-    for (size_t g = 0; g < NS_TP_LAYER_GROUPS; g++)
-        strncpy(pg + g * NS_TL_NAME_LEN, ns_tp_layer_group_names[g], NS_TL_NAME_LEN);
-    for (size_t g = 0; g < NS_TP_GLOBAL_GROUPS; g++)
-        strncpy(eg + g * NS_TL_NAME_LEN, ns_tp_global_group_names[g], NS_TL_NAME_LEN);
+    for (size_t g = 0; g < NS_TRAIN_LAYER_GROUPS; g++)
+        strncpy(pg + g * NS_TRAIN_LOG_NAME_LEN, ns_train_params_layer_groups[g],
+                NS_TRAIN_LOG_NAME_LEN);
+    for (size_t g = 0; g < NS_TRAIN_GLOBAL_GROUPS; g++)
+        strncpy(eg + g * NS_TRAIN_LOG_NAME_LEN, ns_train_params_global_groups[g],
+                NS_TRAIN_LOG_NAME_LEN);
     var(b, "step", NS_NC_INT, "step", NULL, NULL, step, "optimisation steps completed", "1");
     var(b, "layer", NS_NC_INT, "layer", NULL, NULL, layer, "transformer block (0-based)", "1");
-    var(b, "quantile", NS_NC_DOUBLE, "quantile", NULL, NULL, ns_tl_quantiles,
+    var(b, "quantile", NS_NC_DOUBLE, "quantile", NULL, NULL, ns_train_log_quantiles,
         "probability of the quantile (0: minimum, 1: maximum)", "1");
     var(b, "eval_step", NS_NC_INT, "eval_step", NULL, NULL, estep,
         "steps completed when the validation loss was measured (0: the initial model)", "1");
@@ -209,9 +213,9 @@ static void coordinates(nc_build *b, const ns_tl *log)
         "parameters outside the layers", NULL);
 }
 
-static void data_vars(nc_build *b, const ns_tl *log)
+static void data_vars(nc_build *b, const ns_train_log *log)
 {
-    const ns_tl_cols *c = &log->col;
+    const ns_train_log_columns *c = &log->col;
     size_t NL = log->NL;
     double *ev = own(b, log->n_evals * sizeof *ev);
     for (size_t e = 0; ev && e < log->n_evals; e++)
@@ -224,19 +228,21 @@ static void data_vars(nc_build *b, const ns_tl *log)
         "global L2 norm of the gradient of the mean loss, before clipping", "1");
     var(b, "grad_norm_layer", NS_NC_DOUBLE, "step", "layer", NULL, columns(b, log, c->layer, NL),
         "L2 norm of the gradient of one layer's parameters, before clipping", "1");
-    ns_nc_var *v = var(b, "grad_norm_param", NS_NC_DOUBLE, "step", "layer", "param_group",
-                       columns(b, log, c->param, NL * NS_TP_LAYER_GROUPS),
-                       "L2 norm of the gradient of one parameter group of one layer, before clipping",
-                       "1");
+    ns_nc_var *v =
+        var(b, "grad_norm_param", NS_NC_DOUBLE, "step", "layer", "param_group",
+            columns(b, log, c->param, NL * NS_TRAIN_LAYER_GROUPS),
+            "L2 norm of the gradient of one parameter group of one layer, before clipping", "1");
     ns_nc_var_text(v, "coordinates", "param_group");
     v = var(b, "grad_norm_embed", NS_NC_DOUBLE, "step", "embed_group", NULL,
-            columns(b, log, c->embed, NS_TP_GLOBAL_GROUPS),
-            "L2 norm of the gradient of the embeddings and the final LayerNorm, before clipping", "1");
+            columns(b, log, c->embed, NS_TRAIN_GLOBAL_GROUPS),
+            "L2 norm of the gradient of the embeddings and the final LayerNorm, before clipping",
+            "1");
     ns_nc_var_text(v, "coordinates", "embed_group");
     v = var(b, "attn_jac", NS_NC_DOUBLE, "step", "layer", "quantile",
-            columns(b, log, c->jac_q, NL * NS_TL_NQ),
+            columns(b, log, c->jac_q, NL * NS_TRAIN_LOG_NQ),
             "quantiles over the training batch's attention rows (every head, every query) of the "
-            "exact Jacobian norm of the model's normalizer, METRICS section 7", "1");
+            "exact Jacobian norm of the model's normalizer, METRICS section 7",
+            "1");
     ns_nc_var_text(v, "comment", "missing at steps where it was not measured (--jac-every)");
     var(b, "attn_jac_mean", NS_NC_DOUBLE, "step", "layer", NULL, columns(b, log, c->jac_mean, NL),
         "mean exact Jacobian norm of the attention rows of the training batch", "1");
@@ -249,7 +255,8 @@ static void data_vars(nc_build *b, const ns_tl *log)
         "nat");
 }
 
-int ns_tl_write(const char *path, const ns_tl *log, const ns_tl_meta *meta, ns_err *err)
+int ns_train_log_write(const char *path, const ns_train_log *log, const ns_train_log_meta *meta,
+                       ns_err *err)
 {
     if (log->n_steps == 0 || log->n_evals == 0)
         return ns_fail(err, NS_ERR_INVALID, "%s: nothing to write yet (no step or no evaluation)",
@@ -267,9 +274,13 @@ int ns_tl_write(const char *path, const ns_tl *log, const ns_tl_meta *meta, ns_e
     }
     size_t na = ns_provenance_attrs(meta->prov, attrs, NS_PROVENANCE_MAX_ATTRS, buf, 8192);
     memcpy(attrs + na, meta->attrs, meta->nattrs * sizeof *attrs);
-    ns_nc_dim dims[] = {{"step", log->n_steps}, {"layer", log->NL}, {"quantile", NS_TL_NQ},
-                        {"eval_step", log->n_evals}, {"param_group", NS_TP_LAYER_GROUPS},
-                        {"embed_group", NS_TP_GLOBAL_GROUPS}, {"name_strlen", NS_TL_NAME_LEN}};
+    ns_nc_dim dims[] = {{"step", log->n_steps},
+                        {"layer", log->NL},
+                        {"quantile", NS_TRAIN_LOG_NQ},
+                        {"eval_step", log->n_evals},
+                        {"param_group", NS_TRAIN_LAYER_GROUPS},
+                        {"embed_group", NS_TRAIN_GLOBAL_GROUPS},
+                        {"name_strlen", NS_TRAIN_LOG_NAME_LEN}};
     ns_nc_desc desc = {dims, sizeof dims / sizeof dims[0], b.vars, b.nvars, attrs,
                        na + meta->nattrs, 0};
     rc = ns_nc_write(path, &desc, err);

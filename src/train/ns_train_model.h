@@ -17,19 +17,21 @@
 #include "common/ns_error.h"
 #include "train/ns_train_params.h"
 
-typedef struct ns_tm_work_f32 ns_tm_work_f32;
+typedef struct ns_train_model_work_f32 ns_train_model_work_f32;
 
 /* A work area for sequences of up to T_max tokens (T_max <= n_ctx). */
-int ns_tm_work_new_f32(const ns_tp_layout *lay, size_t T_max, ns_tm_work_f32 **out, ns_err *err);
-void ns_tm_work_free_f32(ns_tm_work_f32 *w);
+int ns_train_model_work_new_f32(const ns_train_params_layout *lay, size_t T_max,
+                                ns_train_model_work_f32 **out, ns_err *err);
+void ns_train_model_work_free_f32(ns_train_model_work_f32 *w);
 
 /* Forward over in[0..T) with targets tg[0..T): *loss_sum = sum over t of -log p(tg[t] | in[0..t])
  * (natural log, accumulated in double). With grads non-NULL also the backward: grads (lay->total
  * floats, overwritten) = d loss_sum / d params. Token ids must be < vocab_size. */
-int ns_tm_step_f32(const ns_tp_layout *lay, const float *params, float *grads, ns_tm_work_f32 *w,
-                   const int32_t *in, const int32_t *tg, size_t T, double *loss_sum, ns_err *err);
+int ns_train_model_step_f32(const ns_train_params_layout *lay, const float *params, float *grads,
+                            ns_train_model_work_f32 *w, const int32_t *in, const int32_t *tg,
+                            size_t T, double *loss_sum, ns_err *err);
 
 /* The attention weights (H, T, T) of layer l from the last step (row m valid for keys <= m). */
-const float *ns_tm_attn_f32(const ns_tm_work_f32 *w, size_t layer);
+const float *ns_train_model_attn_f32(const ns_train_model_work_f32 *w, size_t layer);
 
 #endif

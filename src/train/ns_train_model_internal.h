@@ -5,12 +5,14 @@
 
 #include "train/ns_train_model.h"
 
-typedef struct ns_tm_work_f64 ns_tm_work_f64;
+typedef struct ns_train_model_work_f64 ns_train_model_work_f64;
 
-int ns_tm_work_new_f64(const ns_tp_layout *lay, size_t T_max, ns_tm_work_f64 **out, ns_err *err);
-void ns_tm_work_free_f64(ns_tm_work_f64 *w);
-int ns_tm_step_f64(const ns_tp_layout *lay, const double *params, double *grads, ns_tm_work_f64 *w,
-                   const int32_t *in, const int32_t *tg, size_t T, double *loss_sum, ns_err *err);
-const double *ns_tm_attn_f64(const ns_tm_work_f64 *w, size_t layer);
+int ns_train_model_work_new_f64(const ns_train_params_layout *lay, size_t T_max,
+                                ns_train_model_work_f64 **out, ns_err *err);
+void ns_train_model_work_free_f64(ns_train_model_work_f64 *w);
+int ns_train_model_step_f64(const ns_train_params_layout *lay, const double *params, double *grads,
+                            ns_train_model_work_f64 *w, const int32_t *in, const int32_t *tg,
+                            size_t T, double *loss_sum, ns_err *err);
+const double *ns_train_model_attn_f64(const ns_train_model_work_f64 *w, size_t layer);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-double ns_to_lr(const ns_to_hparams *h, uint64_t s)
+double ns_train_optim_lr(const ns_train_optim_hparams *h, uint64_t s)
 {
     if (s < h->warmup)
         return h->lr * (double)(s + 1) / (double)h->warmup;
@@ -15,7 +15,7 @@ double ns_to_lr(const ns_to_hparams *h, uint64_t s)
     return lo + (h->lr - lo) * 0.5 * (1.0 + cos(M_PI * p));
 }
 
-double ns_to_sumsq(const float *g, size_t n)
+double ns_train_optim_sumsq(const float *g, size_t n)
 {
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
@@ -23,12 +23,13 @@ double ns_to_sumsq(const float *g, size_t n)
     return s;
 }
 
-void ns_to_adamw(const ns_tp_layout *lay, const ns_to_hparams *h, uint64_t t, double lr,
-                 double gscale, float *params, const float *g, float *m, float *v)
+void ns_train_optim_adamw(const ns_train_params_layout *lay, const ns_train_optim_hparams *h,
+                          uint64_t t, double lr, double gscale, float *params, const float *g,
+                          float *m, float *v)
 {
     double c1 = 1.0 - pow(h->beta1, (double)t), c2 = 1.0 - pow(h->beta2, (double)t);
     for (size_t k = 0; k < lay->n; k++) {
-        const ns_tp_tensor *tt = &lay->t[k];
+        const ns_train_params_tensor *tt = &lay->t[k];
         double wd = tt->decay ? h->weight_decay : 0.0;
         for (size_t i = tt->offset; i < tt->offset + tt->numel; i++) {
             double gi = (double)g[i] * gscale;

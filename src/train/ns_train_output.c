@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/ns_blas.h"
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
+#include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
 
 /* config.json's record of the training (normsweep_training). */
@@ -41,28 +41,28 @@ static char *training_record(const ns_train_state *st)
     return text;
 }
 
-#define NS_TO_MAX_ATTRS 40
+#define NS_TRAIN_OUTPUT_MAX_ATTRS 40
 
 typedef struct attr_list {
-    ns_nc_attr a[NS_TO_MAX_ATTRS];
+    ns_nc_attr a[NS_TRAIN_OUTPUT_MAX_ATTRS];
     size_t n;
 } attr_list;
 
 static void text_attr(attr_list *l, const char *name, const char *text)
 {
-    if (l->n < NS_TO_MAX_ATTRS)
+    if (l->n < NS_TRAIN_OUTPUT_MAX_ATTRS)
         l->a[l->n++] = (ns_nc_attr){.name = name, .text = text};
 }
 
 static void int_attr(attr_list *l, const char *name, long long v)
 {
-    if (l->n < NS_TO_MAX_ATTRS)
+    if (l->n < NS_TRAIN_OUTPUT_MAX_ATTRS)
         l->a[l->n++] = (ns_nc_attr){.name = name, .ival = v};
 }
 
 static void dbl_attr(attr_list *l, const char *name, double v)
 {
-    if (l->n < NS_TO_MAX_ATTRS)
+    if (l->n < NS_TRAIN_OUTPUT_MAX_ATTRS)
         l->a[l->n++] = (ns_nc_attr){.name = name, .dval = v, .is_double = 1};
 }
 
@@ -114,10 +114,7 @@ static int write_log(ns_train_state *st, const ns_asset_ref *model, ns_err *err)
     if (!path)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", init[4096];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(end_time, sizeof end_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ns_iso_now(end_time, sizeof end_time);
     int len = 0;
     MPI_Get_library_version(mpi_lib, &len);
     char *nl = strchr(mpi_lib, '\n');
@@ -142,8 +139,8 @@ static int write_log(ns_train_state *st, const ns_asset_ref *model, ns_err *err)
         .training = 1};
     attr_list l = {.n = 0};
     run_attrs(st, &l, init, sizeof init);
-    ns_tl_meta meta = {&prov, l.a, l.n};
-    int rc = ns_tl_write(path, &st->log, &meta, err);
+    ns_train_log_meta meta = {&prov, l.a, l.n};
+    int rc = ns_train_log_write(path, &st->log, &meta, err);
     free(blas);
     free(path);
     return rc;
@@ -155,7 +152,8 @@ static int write_model(ns_train_state *st, ns_asset_ref *ref, ns_err *err)
     char *extra = training_record(st);
     if (!extra)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory recording the training");
-    int rc = ns_tp_write_model(st->o->out_dir, &st->lay, st->params, st->o->seed, extra, err);
+    int rc =
+        ns_train_params_write_model(st->o->out_dir, &st->lay, st->params, st->o->seed, extra, err);
     free(extra);
     NS_TRY(rc);
     memset(ref, 0, sizeof *ref);
@@ -180,8 +178,8 @@ int ns_train_save(ns_train_state *st, int final, ns_err *err)
     NS_TRY(write_log(st, final ? &model : NULL, err));
     if (st->saved_step == st->step)
         return NS_OK;
-    NS_TRY(ns_tc_save(st->in.ckpt_path, st->in.options_json, st->step, st->lay.total, st->params,
-                      st->m, st->v, &st->log, err));
+    NS_TRY(ns_train_ckpt_save(st->in.ckpt_path, st->in.options_json, st->step, st->lay.total,
+                              st->params, st->m, st->v, &st->log, err));
     st->saved_step = st->step;
     return NS_OK;
 }

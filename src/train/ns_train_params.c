@@ -8,17 +8,17 @@
 
 #include "model/ns_mkmodel.h"
 
-const char *const ns_tp_layer_group_names[NS_TP_LAYER_GROUPS] = {
+const char *const ns_train_params_layer_groups[NS_TRAIN_LAYER_GROUPS] = {
     "ln_1", "attn_qkv", "attn_proj", "ln_2", "mlp_fc", "mlp_proj"};
-const char *const ns_tp_global_group_names[NS_TP_GLOBAL_GROUPS] = {"wte", "wpe", "ln_f"};
+const char *const ns_train_params_global_groups[NS_TRAIN_GLOBAL_GROUPS] = {"wte", "wpe", "ln_f"};
 
 /* The name suffix of layer tensor k (file order), for a check that mkmodel's list agrees. */
-static const char *const ns_tp_suffix[NS_TP_PER_LAYER] = {
-    "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
-    "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-    "mlp.c_proj.weight", "mlp.c_proj.bias"};
+static const char *const train_params_suffix[NS_TRAIN_PER_LAYER] = {
+    "ln_1.weight",        "ln_1.bias",        "attn.c_attn.weight", "attn.c_attn.bias",
+    "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight",        "ln_2.bias",
+    "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
 
-void ns_tp_layout_free(ns_tp_layout *lay)
+void ns_train_params_layout_free(ns_train_params_layout *lay)
 {
     if (!lay)
         return;
@@ -28,20 +28,20 @@ void ns_tp_layout_free(ns_tp_layout *lay)
 
 /* Place tensor number i of the layout (its name from mkmodel's list) and check it is the one the
  * trainer's code expects there. */
-static int place(ns_tp_layout *lay, size_t i, const ns_mkmodel_tensor *mt, ns_err *err)
+static int place(ns_train_params_layout *lay, size_t i, const ns_mkmodel_tensor *mt, ns_err *err)
 {
-    ns_tp_tensor *t = &lay->t[i];
+    ns_train_params_tensor *t = &lay->t[i];
     int layer = -1, k = (int)i;
     char want[64];
-    if (i < NS_TP_GLOBAL) {
-        static const char *const g[NS_TP_GLOBAL] = {"wte.weight", "wpe.weight", "ln_f.weight",
-                                                    "ln_f.bias"};
+    if (i < NS_TRAIN_GLOBAL) {
+        static const char *const g[NS_TRAIN_GLOBAL] = {"wte.weight", "wpe.weight", "ln_f.weight",
+                                                       "ln_f.bias"};
         snprintf(want, sizeof want, "%s", g[i]);
         t->group = i < 2 ? (int)i : 2;
     } else {
-        layer = (int)((i - NS_TP_GLOBAL) / NS_TP_PER_LAYER);
-        k = (int)((i - NS_TP_GLOBAL) % NS_TP_PER_LAYER);
-        snprintf(want, sizeof want, "h.%d.%s", layer, ns_tp_suffix[k]);
+        layer = (int)((i - NS_TRAIN_GLOBAL) / NS_TRAIN_PER_LAYER);
+        k = (int)((i - NS_TRAIN_GLOBAL) % NS_TRAIN_PER_LAYER);
+        snprintf(want, sizeof want, "h.%d.%s", layer, train_params_suffix[k]);
         t->group = k / 2;
     }
     if (strcmp(mt->name, want) != 0)
@@ -58,7 +58,7 @@ static int place(ns_tp_layout *lay, size_t i, const ns_mkmodel_tensor *mt, ns_er
     return NS_OK;
 }
 
-int ns_tp_layout_init(ns_tp_layout *lay, const ns_gpt2_config *cfg, ns_err *err)
+int ns_train_params_layout_init(ns_train_params_layout *lay, const ns_gpt2_config *cfg, ns_err *err)
 {
     memset(lay, 0, sizeof *lay);
     NS_TRY(ns_mkmodel_check(cfg, err));
@@ -68,7 +68,7 @@ int ns_tp_layout_init(ns_tp_layout *lay, const ns_gpt2_config *cfg, ns_err *err)
     lay->cfg = *cfg;
     if (lay->cfg.n_inner == 0)
         lay->cfg.n_inner = 4 * cfg->n_embd;
-    lay->n = NS_TP_GLOBAL + NS_TP_PER_LAYER * cfg->n_layer;
+    lay->n = NS_TRAIN_GLOBAL + NS_TRAIN_PER_LAYER * cfg->n_layer;
     lay->t = calloc(lay->n, sizeof *lay->t);
     int rc = lay->t ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "trainer layout: out of memory");
     size_t i = 0;
@@ -84,11 +84,12 @@ int ns_tp_layout_init(ns_tp_layout *lay, const ns_gpt2_config *cfg, ns_err *err)
         rc = ns_fail(err, NS_ERR_INVALID, "trainer layout: %zu tensors, expected %zu", i, lay->n);
     free(mt);
     if (rc != NS_OK)
-        ns_tp_layout_free(lay);
+        ns_train_params_layout_free(lay);
     return rc;
 }
 
-int ns_tp_init_gpt2(const ns_tp_layout *lay, uint64_t seed, float *params, ns_err *err)
+int ns_train_params_init_gpt2(const ns_train_params_layout *lay, uint64_t seed, float *params,
+                              ns_err *err)
 {
     ns_mkmodel_opts o = {.config = lay->cfg, .seed = seed, .dtype = NS_ST_F32};
     for (size_t i = 0; i < lay->n; i++)
@@ -115,7 +116,8 @@ static const char *shape_difference(const ns_gpt2_config *a, const ns_gpt2_confi
     return NULL;
 }
 
-int ns_tp_load_model(const ns_tp_layout *lay, const char *dir, float *params, ns_err *err)
+int ns_train_params_load_model(const ns_train_params_layout *lay, const char *dir, float *params,
+                               ns_err *err)
 {
     ns_gpt2_model *m = NULL;
     NS_TRY(ns_gpt2_load(dir, &m, err));
@@ -138,7 +140,7 @@ int ns_tp_load_model(const ns_tp_layout *lay, const char *dir, float *params, ns
 }
 
 typedef struct write_ctx {
-    const ns_tp_layout *lay;
+    const ns_train_params_layout *lay;
     const float *params;
     size_t *param_of; /* mkmodel tensor index -> layout index */
 } write_ctx;
@@ -147,15 +149,16 @@ static int fill_from_block(void *user, size_t tensor, size_t start, size_t n, fl
                            ns_err *err)
 {
     const write_ctx *w = user;
-    const ns_tp_tensor *t = &w->lay->t[w->param_of[tensor]];
+    const ns_train_params_tensor *t = &w->lay->t[w->param_of[tensor]];
     if (start > t->numel || n > t->numel - start)
         return ns_fail(err, NS_ERR_INVALID, "trainer: range beyond tensor '%s'", t->name);
     memcpy(out, w->params + t->offset + start, n * sizeof(float));
     return NS_OK;
 }
 
-int ns_tp_write_model(const char *dir, const ns_tp_layout *lay, const float *params, uint64_t seed,
-                      const char *extra_json, ns_err *err)
+int ns_train_params_write_model(const char *dir, const ns_train_params_layout *lay,
+                                const float *params, uint64_t seed, const char *extra_json,
+                                ns_err *err)
 {
     ns_mkmodel_tensor *mt = NULL;
     size_t nmt = 0;

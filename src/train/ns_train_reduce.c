@@ -5,27 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_TR_MAX_DEPTH 64
+#define NS_TRAIN_REDUCE_MAX_DEPTH 64
 
-struct ns_tr {
+struct ns_train_reduce {
     MPI_Comm comm;
     int rank, size;
     size_t n, B, width;     /* width: the tree's span, the least power of two >= B */
-    float *tmp[NS_TR_MAX_DEPTH]; /* one buffer per depth (allocated as needed) */
+    float *tmp[NS_TRAIN_REDUCE_MAX_DEPTH]; /* one buffer per depth (allocated as needed) */
     size_t ntmp;
 };
 
-size_t ns_tr_first(size_t B, int size, int rank)
+size_t ns_train_reduce_first(size_t B, int size, int rank)
 {
     return (size_t)((unsigned __int128)B * (unsigned)rank / (unsigned)size);
 }
 
-int ns_tr_new(MPI_Comm comm, size_t n, size_t B, ns_tr **out, ns_err *err)
+int ns_train_reduce_new(MPI_Comm comm, size_t n, size_t B, ns_train_reduce **out, ns_err *err)
 {
     *out = NULL;
     if (n > INT_MAX || B == 0)
         return ns_fail(err, NS_ERR_INVALID, "gradient reduction: %zu floats over %zu units", n, B);
-    ns_tr *r = calloc(1, sizeof *r);
+    ns_train_reduce *r = calloc(1, sizeof *r);
     if (!r)
         return ns_fail(err, NS_ERR_NOMEM, "gradient reduction: out of memory");
     r->comm = comm;
@@ -40,7 +40,7 @@ int ns_tr_new(MPI_Comm comm, size_t n, size_t B, ns_tr **out, ns_err *err)
     return NS_OK;
 }
 
-void ns_tr_free(ns_tr *r)
+void ns_train_reduce_free(ns_train_reduce *r)
 {
     if (!r)
         return;
@@ -49,10 +49,10 @@ void ns_tr_free(ns_tr *r)
     free(r);
 }
 
-static float *depth_buffer(ns_tr *r, size_t depth, ns_err *err)
+static float *depth_buffer(ns_train_reduce *r, size_t depth, ns_err *err)
 {
     while (r->ntmp <= depth) {
-        if (r->ntmp == NS_TR_MAX_DEPTH)
+        if (r->ntmp == NS_TRAIN_REDUCE_MAX_DEPTH)
             return ns_fail(err, NS_ERR_INVALID, "gradient reduction: tree too deep"), NULL;
         if (!(r->tmp[r->ntmp] = malloc(r->n * sizeof(float))))
             return ns_fail(err, NS_ERR_NOMEM, "gradient reduction: out of memory"), NULL;
@@ -62,12 +62,13 @@ static float *depth_buffer(ns_tr *r, size_t depth, ns_err *err)
 }
 
 /* The rank whose range holds all of node [lo, hi) cut to [0, B), or -1. */
-static int owner(const ns_tr *r, size_t lo, size_t hi)
+static int owner(const ns_train_reduce *r, size_t lo, size_t hi)
 {
     if (hi > r->B)
         hi = r->B;
     for (int q = 0; q < r->size; q++)
-        if (ns_tr_first(r->B, r->size, q) <= lo && hi <= ns_tr_first(r->B, r->size, q + 1))
+        if (ns_train_reduce_first(r->B, r->size, q) <= lo &&
+            hi <= ns_train_reduce_first(r->B, r->size, q + 1))
             return q;
     return -1;
 }
@@ -76,8 +77,8 @@ static int owner(const ns_tr *r, size_t lo, size_t hi)
  * failure kept in rc/first), so every send and receive still happens and no rank is left waiting;
  * the ranks then agree that the step failed. */
 typedef struct walk {
-    ns_tr *r;
-    ns_tr_leaf_fn leaf;
+    ns_train_reduce *r;
+    ns_train_reduce_leaf_fn leaf;
     void *user;
     int rc;
     ns_err first;
@@ -114,7 +115,7 @@ static int node_value(walk *k, size_t lo, size_t w, size_t depth, float *out, ns
  * the node when it is one of their largest subtrees (out is scratch). */
 static int node_total(walk *k, size_t lo, size_t w, size_t depth, float *out, ns_err *err)
 {
-    ns_tr *r = k->r;
+    ns_train_reduce *r = k->r;
     int q = owner(r, lo, lo + w);
     if (q >= 0) {
         if (q == r->rank) {
@@ -143,7 +144,8 @@ static int node_total(walk *k, size_t lo, size_t w, size_t depth, float *out, ns
     return NS_OK;
 }
 
-int ns_tr_sum(ns_tr *r, ns_tr_leaf_fn leaf, void *user, float *sum, ns_err *err)
+int ns_train_reduce_sum(ns_train_reduce *r, ns_train_reduce_leaf_fn leaf, void *user, float *sum,
+                        ns_err *err)
 {
     walk k = {r, leaf, user, NS_OK, {0}};
     int rc = node_total(&k, 0, r->width, 0, sum, err);
@@ -165,7 +167,8 @@ int ns_tr_sum(ns_tr *r, ns_tr_leaf_fn leaf, void *user, float *sum, ns_err *err)
     return NS_OK;
 }
 
-int ns_tr_gather(ns_tr *r, size_t count, const double *mine, size_t k, double *all, ns_err *err)
+int ns_train_reduce_gather(ns_train_reduce *r, size_t count, const double *mine, size_t k,
+                           double *all, ns_err *err)
 {
     int *counts = calloc((size_t)r->size, sizeof *counts), *displs = calloc((size_t)r->size, sizeof *displs);
     if (!counts || !displs) {
@@ -174,7 +177,8 @@ int ns_tr_gather(ns_tr *r, size_t count, const double *mine, size_t k, double *a
         return ns_fail(err, NS_ERR_NOMEM, "gathering per-unit values: out of memory");
     }
     for (int q = 0; q < r->size; q++) {
-        size_t a = ns_tr_first(count, r->size, q), b = ns_tr_first(count, r->size, q + 1);
+        size_t a = ns_train_reduce_first(count, r->size, q),
+               b = ns_train_reduce_first(count, r->size, q + 1);
         if ((b - a) * k > INT_MAX || b * k > INT_MAX) {
             free(counts);
             free(displs);

@@ -9,18 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis/ns_jacobian.h"
+#include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
-
-static void iso_now(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static void say(const ns_train_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const ns_train_state *st, const char *fmt, ...)
@@ -60,11 +52,11 @@ static int bcast_floats(ns_train_state *st, float *p, size_t n, ns_err *err)
 static int allocate(ns_train_state *st, ns_err *err)
 {
     const ns_train_options *o = st->o;
-    NS_TRY(ns_tp_layout_init(&st->lay, &o->model, err));
-    NS_TRY(ns_td_init(&st->data, st->in.tokens, st->in.n_tokens, o->ctx, err));
+    NS_TRY(ns_train_params_layout_init(&st->lay, &o->model, err));
+    NS_TRY(ns_train_data_init(&st->data, st->in.tokens, st->in.n_tokens, o->ctx, err));
     size_t P = st->lay.total, B = o->batch;
-    st->first_unit = ns_tr_first(B, st->size, st->rank);
-    st->n_units = ns_tr_first(B, st->size, st->rank + 1) - st->first_unit;
+    st->first_unit = ns_train_reduce_first(B, st->size, st->rank);
+    st->n_units = ns_train_reduce_first(B, st->size, st->rank + 1) - st->first_unit;
     st->jac_k = o->model.n_layer * o->model.n_head * o->ctx;
     st->params = calloc(P, sizeof(float));
     st->grad = calloc(P, sizeof(float));
@@ -72,19 +64,24 @@ static int allocate(ns_train_state *st, ns_err *err)
     st->v = calloc(P, sizeof(float));
     st->unit_loss = calloc(B, sizeof(double));
     st->unit_jac = calloc((st->n_units ? st->n_units : 1) * st->jac_k, sizeof(double));
-    size_t nval = ns_td_val_count(&st->data, 0);
+    size_t nval = ns_train_data_val_count(&st->data, 0);
     size_t ng = B * st->jac_k > nval ? B * st->jac_k : nval;
     st->gathered = st->rank == 0 ? calloc(ng, sizeof(double)) : NULL;
     if (!st->params || !st->grad || !st->m || !st->v || !st->unit_loss || !st->unit_jac ||
         (st->rank == 0 && !st->gathered))
         return ns_fail(err, NS_ERR_NOMEM, "trainer: out of memory for %zu parameters", P);
-    NS_TRY(ns_tm_work_new_f32(&st->lay, o->ctx, &st->work, err));
-    NS_TRY(ns_tr_new(st->comm, P, B, &st->red, err));
-    NS_TRY(ns_tl_init(&st->log, o->model.n_layer, err));
-    st->hp = (ns_to_hparams){.lr = o->lr, .lr_min_frac = o->lr_min_frac,
-                             .warmup = ns_train_warmup(o), .steps = o->steps, .beta1 = o->beta1,
-                             .beta2 = o->beta2, .eps = o->adam_eps,
-                             .weight_decay = o->weight_decay, .clip = o->clip};
+    NS_TRY(ns_train_model_work_new_f32(&st->lay, o->ctx, &st->work, err));
+    NS_TRY(ns_train_reduce_new(st->comm, P, B, &st->red, err));
+    NS_TRY(ns_train_log_init(&st->log, o->model.n_layer, err));
+    st->hp = (ns_train_optim_hparams){.lr = o->lr,
+                                      .lr_min_frac = o->lr_min_frac,
+                                      .warmup = ns_train_warmup(o),
+                                      .steps = o->steps,
+                                      .beta1 = o->beta1,
+                                      .beta2 = o->beta2,
+                                      .eps = o->adam_eps,
+                                      .weight_decay = o->weight_decay,
+                                      .clip = o->clip};
     return NS_OK;
 }
 
@@ -95,15 +92,15 @@ static int start(ns_train_state *st, ns_err *err)
     uint64_t step = 0;
     if (st->rank == 0) {
         if (st->in.have_checkpoint) {
-            rc = ns_tc_load(st->in.ckpt_path, st->in.options_json, &step, st->lay.total,
-                            st->params, st->m, st->v, &st->log, err);
+            rc = ns_train_ckpt_load(st->in.ckpt_path, st->in.options_json, &step, st->lay.total,
+                                    st->params, st->m, st->v, &st->log, err);
             if (rc == NS_OK)
                 say(st, "normsweep train: resuming from %s at step %llu", st->in.ckpt_path,
                     (unsigned long long)step);
         } else if (st->in.init_ref.name[0]) {
-            rc = ns_tp_load_model(&st->lay, st->in.init_ref.path, st->params, err);
+            rc = ns_train_params_load_model(&st->lay, st->in.init_ref.path, st->params, err);
         } else {
-            rc = ns_tp_init_gpt2(&st->lay, st->o->seed, st->params, err);
+            rc = ns_train_params_init_gpt2(&st->lay, st->o->seed, st->params, err);
         }
     }
     unsigned long long s = step;
@@ -124,7 +121,7 @@ static void unit_jacobians(ns_train_state *st, double *out)
     double Ta = ns_gpt2_attn_temperature(c);
     double *ad = malloc(2 * T * sizeof *ad);
     for (size_t l = 0; l < c->n_layer; l++) {
-        const float *att = ns_tm_attn_f32(st->work, l);
+        const float *att = ns_train_model_attn_f32(st->work, l);
         for (size_t h = 0; h < H; h++)
             for (size_t m = 0; m < T; m++) {
                 const float *row = att + (h * T + m) * T;
@@ -141,10 +138,10 @@ static void unit_jacobians(ns_train_state *st, double *out)
 static int leaf(void *user, size_t unit, float *out, ns_err *err)
 {
     ns_train_state *st = user;
-    const int32_t *seq = ns_td_train_seq(&st->data, st->o->seed, st->step, unit);
+    const int32_t *seq = ns_train_data_train_sequence(&st->data, st->o->seed, st->step, unit);
     size_t k = unit - st->first_unit;
-    NS_TRY(ns_tm_step_f32(&st->lay, st->params, out, st->work, seq, seq + 1, st->o->ctx,
-                          &st->unit_loss[k], err));
+    NS_TRY(ns_train_model_step_f32(&st->lay, st->params, out, st->work, seq, seq + 1, st->o->ctx,
+                                   &st->unit_loss[k], err));
     if (st->jac_now)
         unit_jacobians(st, st->unit_jac + k * st->jac_k);
     return NS_OK;
@@ -170,7 +167,7 @@ static void step_jacobians(ns_train_state *st, double *row)
     for (size_t l = 0; l < c->n_layer; l++) {
         for (size_t u = 0; u < B; u++)
             memcpy(tmp + u * per, st->gathered + u * st->jac_k + l * per, per * sizeof *tmp);
-        ns_tl_jacobians(&st->log, row, l, tmp, B * per, bound);
+        ns_train_log_jacobians(&st->log, row, l, tmp, B * per, bound);
     }
     free(tmp);
 }
@@ -180,24 +177,25 @@ static int train_step(ns_train_state *st, ns_err *err)
 {
     const ns_train_options *o = st->o;
     st->jac_now = o->jac_every && (st->step % o->jac_every == 0 || st->step + 1 == o->steps);
-    NS_TRY(ns_tr_sum(st->red, leaf, st, st->grad, err));
+    NS_TRY(ns_train_reduce_sum(st->red, leaf, st, st->grad, err));
     double inv_tokens = 1.0 / ((double)o->batch * (double)o->ctx);
-    double norm = sqrt(ns_to_sumsq(st->grad, st->lay.total)) * inv_tokens;
+    double norm = sqrt(ns_train_optim_sumsq(st->grad, st->lay.total)) * inv_tokens;
     double clip = o->clip > 0 && norm > o->clip ? o->clip / norm : 1.0;
-    double lr = ns_to_lr(&st->hp, st->step);
-    ns_to_adamw(&st->lay, &st->hp, st->step + 1, lr, inv_tokens * clip, st->params, st->grad,
-                st->m, st->v);
-    NS_TRY(ns_tr_gather(st->red, o->batch, st->unit_loss, 1, st->gathered, err));
+    double lr = ns_train_optim_lr(&st->hp, st->step);
+    ns_train_optim_adamw(&st->lay, &st->hp, st->step + 1, lr, inv_tokens * clip, st->params,
+                         st->grad, st->m, st->v);
+    NS_TRY(ns_train_reduce_gather(st->red, o->batch, st->unit_loss, 1, st->gathered, err));
     double *row = NULL;
     if (st->rank == 0) {
-        if (!(row = ns_tl_new_row(&st->log)))
+        if (!(row = ns_train_log_new_row(&st->log)))
             return ns_fail(err, NS_ERR_NOMEM, "training log: out of memory");
         row[st->log.col.lr] = lr;
         row[st->log.col.loss] = step_loss(st);
-        ns_tl_grad_norms(&st->log, row, &st->lay, st->grad, inv_tokens);
+        ns_train_log_grad_norms(&st->log, row, &st->lay, st->grad, inv_tokens);
     }
     if (st->jac_now) {
-        NS_TRY(ns_tr_gather(st->red, o->batch, st->unit_jac, st->jac_k, st->gathered, err));
+        NS_TRY(
+            ns_train_reduce_gather(st->red, o->batch, st->unit_jac, st->jac_k, st->gathered, err));
         if (st->rank == 0)
             step_jacobians(st, row);
     }
@@ -236,8 +234,9 @@ static void show_eval_progress(const ns_train_state *st, const char *what, size_
  * every window), progress lines as it goes. */
 static int evaluate(ns_train_state *st, size_t max, const char *what, double *loss, ns_err *err)
 {
-    size_t count = ns_td_val_count(&st->data, max), T = st->o->ctx;
-    size_t a = ns_tr_first(count, st->size, st->rank), b = ns_tr_first(count, st->size, st->rank + 1);
+    size_t count = ns_train_data_val_count(&st->data, max), T = st->o->ctx;
+    size_t a = ns_train_reduce_first(count, st->size, st->rank),
+           b = ns_train_reduce_first(count, st->size, st->rank + 1);
     double *mine = calloc(b - a + 1, sizeof *mine);
     if (!mine)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
@@ -245,14 +244,16 @@ static int evaluate(ns_train_state *st, size_t max, const char *what, double *lo
     double t0 = MPI_Wtime(), last_shown = t0;
     show_eval_progress(st, what, 0, b - a, count, t0, &last_shown);
     for (size_t k = a; rc == NS_OK && k < b; k++) {
-        const int32_t *seq = ns_td_val_seq(&st->data, ns_td_val_index(&st->data, max, k));
-        rc = ns_tm_step_f32(&st->lay, st->params, NULL, st->work, seq, seq + 1, T, &mine[k - a], err);
+        const int32_t *seq =
+            ns_train_data_val_sequence(&st->data, ns_train_data_val_index(&st->data, max, k));
+        rc = ns_train_model_step_f32(&st->lay, st->params, NULL, st->work, seq, seq + 1, T,
+                                     &mine[k - a], err);
         if (rc == NS_OK)
             show_eval_progress(st, what, k - a + 1, b - a, count, t0, &last_shown);
     }
     rc = agree(st, rc, err);
     if (rc == NS_OK)
-        rc = ns_tr_gather(st->red, count, mine, 1, st->gathered, err);
+        rc = ns_train_reduce_gather(st->red, count, mine, 1, st->gathered, err);
     free(mine);
     if (rc == NS_OK && st->rank == 0) {
         double s = 0.0;
@@ -326,7 +327,7 @@ static int loop(ns_train_state *st, ns_err *err)
                             err));
             if (st->rank == 0) {
                 st->val_loss = vl;
-                NS_TRY(ns_tl_add_eval(&st->log, (double)st->step, vl, err));
+                NS_TRY(ns_train_log_add_eval(&st->log, (double)st->step, vl, err));
             }
         }
         show_progress(st, &last_shown);
@@ -338,11 +339,11 @@ static int loop(ns_train_state *st, ns_err *err)
 
 static void state_free(ns_train_state *st, int keep_lock_file)
 {
-    ns_tm_work_free_f32(st->work);
-    ns_tr_free(st->red);
-    ns_tl_free(&st->log);
-    ns_td_free(&st->data);
-    ns_tp_layout_free(&st->lay);
+    ns_train_model_work_free_f32(st->work);
+    ns_train_reduce_free(st->red);
+    ns_train_log_free(&st->log);
+    ns_train_data_free(&st->data);
+    ns_train_params_layout_free(&st->lay);
     free(st->params);
     free(st->grad);
     free(st->m);
@@ -360,9 +361,10 @@ static int evaluate_only(ns_train_state *st, ns_train_outcome *out, ns_err *err)
     NS_TRY(evaluate(st, 0, "validation", &vl, err));
     if (st->rank == 0) {
         out->final_val_loss = vl;
-        snprintf(out->summary, sizeof out->summary, "validation loss %.6f nats per token over %zu "
-                 "windows of %zu tokens (%zu validation tokens of %zu)", vl,
-                 ns_td_val_count(&st->data, 0), st->o->ctx, st->data.val_tokens,
+        snprintf(out->summary, sizeof out->summary,
+                 "validation loss %.6f nats per token over %zu "
+                 "windows of %zu tokens (%zu validation tokens of %zu)",
+                 vl, ns_train_data_val_count(&st->data, 0), st->o->ctx, st->data.val_tokens,
                  st->data.n_tokens);
     }
     return NS_OK;
@@ -383,7 +385,7 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
     out->rank = st.rank;
     out->size = st.size;
     st.t0 = MPI_Wtime();
-    iso_now(st.start_time, sizeof st.start_time);
+    ns_iso_now(st.start_time, sizeof st.start_time);
     int rc = ns_train_prepare(comm, opt, hooks, &st.in, err);
     if (rc == NS_OK)
         rc = agree(&st, allocate(&st, err), err);
@@ -411,7 +413,7 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hook
         rc = evaluate(&st, opt->val_windows, opt->val_windows ? NULL : "initial validation", &vl,
                       err);
         if (rc == NS_OK && st.rank == 0)
-            rc = ns_tl_add_eval(&st.log, 0.0, vl, err), st.val_loss = vl;
+            rc = ns_train_log_add_eval(&st.log, 0.0, vl, err), st.val_loss = vl;
         rc = agree(&st, rc, err);
     }
     if (rc == NS_OK)

@@ -150,7 +150,7 @@ static char *options_json(const ns_train_options *o, const ns_train_inputs *in)
 static int check_out(const ns_train_options *o, ns_err *err)
 {
     char *ck = ns_path_join(o->out_dir, NS_TRAIN_CKPT_DIR);
-    char *ckpt = ck ? ns_path_join(ck, NS_TC_FILE) : NULL;
+    char *ckpt = ck ? ns_path_join(ck, NS_TRAIN_CKPT_FILE) : NULL;
     char *model = ns_path_join(o->out_dir, "model.safetensors");
     int rc = NS_OK;
     if (!ck || !ckpt || !model)
@@ -175,7 +175,7 @@ static int prepare_out(const ns_train_options *o, ns_train_inputs *in, ns_err *e
 {
     char *ck = ns_path_join(o->out_dir, NS_TRAIN_CKPT_DIR);
     int rc = NS_OK;
-    if (!ck || !(in->ckpt_path = ns_path_join(ck, NS_TC_FILE))) {
+    if (!ck || !(in->ckpt_path = ns_path_join(ck, NS_TRAIN_CKPT_FILE))) {
         rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -203,19 +203,19 @@ done:
  * shape being trained. */
 static int check_inputs(const ns_train_options *o, const ns_train_inputs *in, ns_err *err)
 {
-    ns_td d;
+    ns_train_data d;
     memset(&d, 0, sizeof d);
-    int rc = ns_td_init(&d, in->tokens, in->n_tokens, o->ctx, err);
-    ns_td_free(&d);
+    int rc = ns_train_data_init(&d, in->tokens, in->n_tokens, o->ctx, err);
+    ns_train_data_free(&d);
     if (rc != NS_OK || !in->init_ref.name[0])
         return rc;
-    ns_tp_layout lay;
-    NS_TRY(ns_tp_layout_init(&lay, &o->model, err));
+    ns_train_params_layout lay;
+    NS_TRY(ns_train_params_layout_init(&lay, &o->model, err));
     float *p = malloc(lay.total * sizeof *p);
-    rc = p ? ns_tp_load_model(&lay, in->init_ref.path, p, err)
+    rc = p ? ns_train_params_load_model(&lay, in->init_ref.path, p, err)
            : ns_fail(err, NS_ERR_NOMEM, "out of memory for %zu parameters", lay.total);
     free(p);
-    ns_tp_layout_free(&lay);
+    ns_train_params_layout_free(&lay);
     return rc;
 }
 
