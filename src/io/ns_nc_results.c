@@ -14,7 +14,6 @@
 #include "io/ns_nc_intervals.h"
 
 #define NAME_LEN 32 /* characters of a normalizer's label ("ssmax s=" and a double) */
-#define NS_OUTPUT_LAYOUT 2 /* the `output_layout` attribute: 2 since issue 34 (docs/OUTPUT.md) */
 
 /* The quantiles of every metric (`quantile` coordinate): 0 and 1 are the minimum and maximum. */
 static const double quantiles[] = {0.0, 0.05, 0.5, 0.95, 1.0};

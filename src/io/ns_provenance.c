@@ -58,16 +58,19 @@ static const char *const ns_rules[][2] = {
     {"violation_rules", "thm1: d > d_bound + 1e-9 |d_bound|; ns_upper: ns_frac > ns_upper; "
                         "ns_lower: ns_frac < ns_lower; jac_exact, jac_fd: value > jac_bound + "
                         "1e-6 jac_bound with jac_bound = min(1/(4T), sqrt 2); lemma2: jac_exact > "
-                        "jac_lemma2 + 1e-6 jac_lemma2; each per (L, T, N[, eps]) cell over the rows "
-                        "analysed at that N, with its *_checked count"},
+                        "jac_lemma2 + 1e-6 jac_lemma2; thm1 and ns_* per (L, T, N) cell over the rows "
+                        "analysed at that N, jac_exact and lemma2 per (L, T), jac_fd per (L, T, eps) "
+                        "over every row where the value is defined (each row once: no N), each with "
+                        "its *_checked count"},
     {"ks_method", "two-sample Kolmogorov-Smirnov test as scipy.stats.ks_2samp(method='auto'), "
                   "two-sided, NaN rows dropped: ks_expected tests distance against "
                   "distance_expected (the paper's test), ks_random against distance_random"},
-    {"n_crit_rule", "smallest N of the grid whose p-value exceeds ks_alpha; 0 (flag "
-                    "none_of_the_grid_N_passes) when none does; fill value when no N is "
-                    "computable (every N skipped)"},
+    {"n_crit_rule", "smallest N of the grid whose p-value exceeds ks_alpha; the fill value "
+                    "when none is found, n_crit_*_status saying why: 0 found, 1 "
+                    "none_of_the_grid_N_passes, 2 not_computable (every N skipped)"},
     {"quantile_method", "exact over the gathered sample, linear interpolation (numpy "
-                        "method='linear'); population standard deviation (ddof = 0)"},
+                        "method='linear'), quantile 0 the minimum and 1 the maximum; population "
+                        "standard deviation (ddof = 0)"},
     {"merge_rule", "per-row values combined by shard index, then row, independent of MPI ranks "
                    "and scheduling"},
     {"entropy_rule", "entropy = -sum alpha_i log alpha_i in nats with the exact log-weights "
