@@ -5,7 +5,8 @@
 # that sum to the rows the samples give, n_crit and its status from the p-values, a faceted plot);
 # the report reads the file and the same data written in layout 1 (tests/layout1.py) to the same
 # report.json, and refuses a file of an unknown output_layout with one line naming the file and
-# the layout (exit 2).
+# the layout (exit 2); a model given as a directory is called by its base name, never "path"
+# (model_used, model_given_as = "path", the title, validate's output, the report).
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep tiny
 cd "$work" || fail "cd"
@@ -65,6 +66,22 @@ if a != b:
     sys.exit("report.json of layout 2 and layout 1 differ: %s" %
              [k for k in a if a.get(k) != b.get(k)])
 PY
+# a model given as a directory is called by the directory's base name, never "path": in the
+# file (model_used, model_given_as, title), validate's output and the report
+base=$(basename "$NS_TEST_MODEL_DIR")
+"$PYTHON_DEBIAN" - four.nc "$base" <<'PY' || fail "the model's name in the file"
+import sys, netCDF4
+ds = netCDF4.Dataset(sys.argv[1])
+got = (ds.model_used, ds.model_given_as, ds.title.rsplit(" on ", 1)[-1])
+sys.exit(0 if got == (sys.argv[2], "path", sys.argv[2]) else "model_used, model_given_as, title: %r" % (got,))
+PY
+"$NORMSWEEP" validate four.yaml > val.txt 2>&1 || { cat val.txt >&2; fail "validate"; }
+grep -q "^  model:       $base (" val.txt || { cat val.txt >&2; fail "validate does not call the model $base"; }
+grep -q "path (" val.txt && { cat val.txt >&2; fail "validate calls an input 'path'"; }
+"$PYTHON_DEBIAN" -c "import json, sys; m = json.load(open('rep_four/report.json'))['model']
+sys.exit(0 if m['used'] == sys.argv[1] else 'report model %r' % m)" "$base" || fail "the report's model"
+grep -q " on path" rep_four/report.html && fail "the report calls the model 'path'"
+
 "$PYTHON_DEBIAN" -c "import netCDF4; ds = netCDF4.Dataset('four.nc', 'r+'); ds.output_layout = 3; ds.close()"
 "$PYTHON_DEBIAN" "$top_srcdir/postprocess/report" four.nc --out rep3 > rep3.log 2>&1; rc=$?
 [ $rc -eq 2 ] || { cat rep3.log >&2; fail "layout 3: exit $rc, expected 2"; }
