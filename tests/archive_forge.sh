@@ -197,6 +197,8 @@ forged 'nc|note|text|gpt2|distance_mean' -- 'FAIL attributes: distance_mean:note
 forged 'ncvar|distance_gpt2' -- 'FAIL attributes: variable distance_gpt2 is not one normsweep writes'
 forged 'nc|comment|del|' -- 'FAIL attributes: comment is missing (normsweep writes "CAVEAT'
 forged 'nc|long_name|del||n_crit_expected' -- 'FAIL attributes: n_crit_expected:long_name is missing'
+# a file of another output layout (none: before issue 34) is named, not compared name by name
+forged 'nc|output_layout|del|' -- 'FAIL numbers and attributes: tiny.nc is in output layout 1, this normsweep writes layout 2 (docs/OUTPUT.md): verify it with the normsweep that wrote it (version '
 # what the run recorded about itself agrees with checkpoint/history
 forged 'nc|history|text|2026-01-01T00:00:00Z normsweep 0.1.0: normsweep run tiny.yaml on 64 ranks' -- \
   'FAIL attributes: history differs from checkpoint/history'

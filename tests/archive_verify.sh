@@ -328,8 +328,11 @@ v[:] = flat.reshape(a.shape)
 idx = np.unravel_index(i, a.shape)
 parts = []
 for d, k in zip(v.dimensions, idx):
-    if d not in ds.variables:  # a text label (head_set_name), no coordinate variable
-        parts.append('%s="%s"' % (d, netCDF4.chartostring(ds.variables[d + '_name'][k])))
+    if d not in ds.variables or ds.variables[d].ndim == 2:
+        # a text label: the coordinate itself (normalizer) or beside it (head_set_name)
+        lab = ds.variables[d] if d in ds.variables else ds.variables[d + '_name']
+        lab.set_auto_chartostring(False)
+        parts.append('%s="%s"' % (d, netCDF4.chartostring(lab[k])))
         continue
     c = ds.variables[d]
     c.set_auto_mask(False)

@@ -7,6 +7,10 @@ own KS test, so the file's n_crit checks it; every bound count and its denominat
 estimate of each claim that has one on this grid; the verdict of each count-decided claim; the
 fields every verdict row must have; and that the page shows each verdict and the caveat.
 
+The file is read in its own layout (docs/OUTPUT.md, output_layout 2): n_crit missing where no N
+is found with n_crit_expected_status saying why, the Jacobian counts without an N dimension, the
+minimum and maximum at quantile 0 and 1 of <stem>_quantile.
+
 Usage: check_report.py RUN.nc REPORT_DIR; prints each problem, exit 1 if any."""
 import html
 import json
@@ -72,13 +76,15 @@ def main(nc, rep_dir):
     # the paper's n_crit per L at T_claims: heads found, none, median with none above every N
     for k, l in enumerate(L):
         nc_ = v["n_crit_expected"][0, k, ti].ravel()
-        comp = nc_[np.isfinite(nc_)]
-        vals = np.sort(np.where(comp >= 1, comp / l, np.inf))
+        status = v["n_crit_expected_status"][0, k, ti].ravel()  # 0 found, 1 none, 2 not computable
+        if np.any(np.isfinite(nc_) != (status == 0)):
+            problems.append("n_crit L=%d: n_crit given where its status says none is found" % l)
+        vals = np.sort(np.concatenate([nc_[status == 0] / l, np.full(np.sum(status == 1), np.inf)]))
         c = vals.size
         med = None if not c else (vals[(c - 1) // 2] + vals[c // 2]) / 2
         w = rep["headline"]["n_crit_expected_by_L"][k]
-        want = {"L": int(l), "found": int(np.sum(comp >= 1)), "none_found": int(np.sum(comp == 0)),
-                "not_computable": int(np.sum(~np.isfinite(nc_))), "heads": int(nc_.size)}
+        want = {"L": int(l), "found": int(np.sum(status == 0)), "none_found": int(np.sum(status == 1)),
+                "not_computable": int(np.sum(status == 2)), "heads": int(nc_.size)}
         for key, x in want.items():
             if w[key] != x:
                 problems.append("n_crit L=%d: %s %r, expected %r" % (l, key, w[key], x))
@@ -106,15 +112,12 @@ def main(nc, rep_dir):
     if not any(c["verdict"] == "supported" for c in rep["claims"]):
         problems.append("no supported claim")
 
-    # count-decided claims: recomputed counts and their verdict
-    for cid, cnt_v, chk_v, first_n in (("thm1_bound", "thm1_violations", "thm1_checked", False),
-                                       ("lemma2_general", "lemma2_violations", "lemma2_checked", True),
-                                       ("lemma2_corollary", "jac_exact_violations",
-                                        "jac_exact_checked", True)):
-        a, b = v[cnt_v][0], v[chk_v][0]
-        if first_n:
-            a, b = a[:, :, 0], b[:, :, 0]
-        cnt, chk = int(np.nansum(a)), int(np.nansum(b))
+    # count-decided claims: recomputed counts and their verdict (the Jacobian's have no N: each
+    # row counts once per T)
+    for cid, cnt_v, chk_v in (("thm1_bound", "thm1_violations", "thm1_checked"),
+                              ("lemma2_general", "lemma2_violations", "lemma2_checked"),
+                              ("lemma2_corollary", "jac_exact_violations", "jac_exact_checked")):
+        cnt, chk = int(np.nansum(v[cnt_v][0])), int(np.nansum(v[chk_v][0]))
         c = claims[cid]
         if (c["count"], c["checked"]) != (cnt, chk):
             problems.append("%s: %d of %d, expected %d of %d" % (cid, c["count"], c["checked"],
@@ -122,7 +125,8 @@ def main(nc, rep_dir):
         want = "contradicted" if cnt else ("supported" if chk else "inconclusive")
         if c["verdict"] != want:
             problems.append("%s: verdict %s with %d of %d" % (cid, c["verdict"], cnt, chk))
-    jT = np.nanmax(v["jac_exact_max"][0] * T[None, :, None, None])
+    q_max = int(np.flatnonzero(v["quantile"] == 1.0)[0])
+    jT = np.nanmax(v["jac_exact_quantile"][q_max][0] * T[None, :, None, None])
     if not close(claims["lemma2_corollary"]["max_jac_exact_times_T"], float(jT), 0):
         problems.append("max jac_exact x T %r, expected %r"
                         % (claims["lemma2_corollary"]["max_jac_exact_times_T"], jT))
@@ -156,8 +160,8 @@ def main(nc, rep_dir):
         "thm1": ("thm1_violations", "thm1_checked", (slice(None),)),
         "ns_lower": ("ns_lower_violations", "ns_lower_checked", (slice(None),)),
         "ns_lower_vacuous": ("ns_lower_vacuous", "ns_lower_checked", (slice(None),)),
-        "jac_exact": ("jac_exact_violations", "jac_exact_checked", (slice(None), slice(None), 0)),
-        "lemma2": ("lemma2_violations", "lemma2_checked", (slice(None), slice(None), 0)),
+        "jac_exact": ("jac_exact_violations", "jac_exact_checked", (slice(None),)),
+        "lemma2": ("lemma2_violations", "lemma2_checked", (slice(None),)),
         "ns_upper_N_gt_1": ("ns_upper_violations", "ns_upper_checked",
                             (slice(None), slice(None), N > 1)),
     }
@@ -171,7 +175,7 @@ def main(nc, rep_dir):
             problems.append("violations %s (%d of %d) not in report.html" % (key, cnt, of))
     for e_i, e in enumerate(v["eps"]):
         got = rep["violations"]["jac_fd_eps_%g" % e]
-        cnt = int(np.nansum(v["jac_fd_violations"][0, :, :, 0, e_i]))
+        cnt = int(np.nansum(v["jac_fd_violations"][0, :, :, e_i]))
         if got["count"] != cnt:
             problems.append("jac_fd eps=%g: %d, expected %d" % (e, got["count"], cnt))
 

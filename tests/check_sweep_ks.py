@@ -18,16 +18,19 @@ For every (normalizer, L, T, N, layer, head):
   at most a few dozen rows per cell, so only the exact path is reached here; tests/test_ks.c
   compares the asymptotic one against scipy fixtures;
 - n_crit_expected / n_crit_random per (normalizer, L, T, layer, head), recomputed from scipy's
-  p-values: the smallest N of the grid with p > ks_alpha, 0 when some N is computable and none
-  passes, the fill value -1 when no N is computable -- exactly; and n_crit_*_frac = n_crit / L
-  (NaN unless found);
+  p-values: the smallest N of the grid with p > ks_alpha, else the fill value -1; their
+  n_crit_*_status 0 (found), 1 (some N is computable and none passes), 2 (no N is computable)
+  -- exactly (output layout 2, docs/OUTPUT.md); and n_crit_*_frac = n_crit / L (NaN unless
+  found);
 - skipped_rows and every *_violations / *_checked / *_vacuous / ns_lower_undefined count, from
   the samples with the rules of METRICS.md (thm1: d > d_bound + 1e-9 |d_bound|; ns_upper:
   ns_frac > ns_upper, vacuous ns_upper >= 1 - 1e-12; ns_lower: ns_frac < ns_lower, vacuous
   ns_lower <= 0, undefined where ns_frac exists and ns_lower is missing; jac_exact and jac_fd
   (per eps) against min(1/(4T), sqrt 2) and jac_exact against jac_lemma2, each with a relative
-  1e-6 slack, over the rows analysed at that N) -- exactly;
-- the statistics <metric>_count/min/max exactly and _mean/_std/_q05/_q50/_q95 within 64 ulps of
+  1e-6 slack, over every row where the value is defined, without an N dimension: a row's
+  Jacobian does not depend on N) -- exactly;
+- the statistics <metric>_count and <metric>_quantile at 0 and 1 (min, max) exactly and _mean,
+  _std and _quantile at 0.05, 0.5, 0.95 within 64 ulps of
   the sample's largest magnitude (summation order; cells with an infinite value are compared on
   count/min/max only, numpy has no rule for them), and the derived samples: entropy_norm =
   entropy / log(keys of the row), keys = L - sample_row, and n_eff = exp(entropy).
@@ -83,6 +86,7 @@ def check_ks(ds, rep, Ls, Ns, alpha):
         Pv = read(ds, f"ks_{test}_pvalue")
         NC = read(ds, f"n_crit_{test}")
         NF = read(ds, f"n_crit_{test}_frac")
+        NS = read(ds, f"n_crit_{test}_status")
         for idx in np.ndindex(nn, nL, nT, nl, nh):
             a_, Li, t, l, h = idx
             ps = []
@@ -107,18 +111,19 @@ def check_ks(ds, rep, Ls, Ns, alpha):
                 worst = max(worst, err)
                 if not err <= P_RTOL:
                     rep.fail(f"{where}: p {gotp!r}, scipy {r.pvalue!r} (relative {err:.3g})")
-            want = -1
+            want, status = -1, 2
             if any(not math.isnan(p) for p in ps):
-                want = 0
+                status = 1
                 for n, p in enumerate(ps):
                     if not math.isnan(p) and p > alpha:
-                        want = Ns[n]
+                        want, status = Ns[n], 0
                         break
-            outcomes["found" if want > 0 else "none" if want == 0 else "not computable"] += 1
-            got = int(NC[a_, Li, t, l, h])
-            if got != want:
+            outcomes[("found", "none", "not computable")[status]] += 1
+            got, got_status = int(NC[a_, Li, t, l, h]), int(NS[a_, Li, t, l, h])
+            if got != want or got_status != status:
                 rep.fail(f"n_crit_{test} [normalizer {a_} L={Ls[Li]} T index {t} layer {l} head {h}]: "
-                         f"{got}, scipy's p-values give {want} (p = {ps})")
+                         f"{got} (status {got_status}), scipy's p-values give {want} (status "
+                         f"{status}; p = {ps})")
             wf = want / Ls[Li] if want > 0 else math.nan
             gf = float(NF[a_, Li, t, l, h])
             if not ((math.isnan(wf) and math.isnan(gf)) or gf == wf):
@@ -132,11 +137,11 @@ def expected_counts(ds, Ts):
     f = read(ds, "ns_frac_sample")
     lo = read(ds, "ns_lower_sample")
     up = read(ds, "ns_upper_sample")
-    je = read(ds, "jac_exact_sample")[:, :, :, None]   # (normalizer, L, T, 1, layer, head, S)
-    jl = read(ds, "jac_lemma2_sample")[:, :, :, None]
-    jf = read(ds, "jac_fd_sample")[:, :, :, None]      # (normalizer, L, T, 1, eps, layer, head, S)
+    je = read(ds, "jac_exact_sample")   # (normalizer, L, T, layer, head, S): no N
+    jl = read(ds, "jac_lemma2_sample")
+    jf = read(ds, "jac_fd_sample")      # (normalizer, L, T, eps, layer, head, S)
     jb = np.array([min(1.0 / (4.0 * T), math.sqrt(2.0)) for T in Ts])
-    jbT = jb[None, None, :, None, None, None, None]
+    jbT = jb[None, None, :, None, None, None]
     an = ~np.isnan(d)
     with np.errstate(invalid="ignore"):
         up_def = an & ~np.isnan(f) & ~np.isnan(up)
@@ -152,15 +157,14 @@ def expected_counts(ds, Ts):
             "ns_lower_violations": lo_def & (f < lo),
             "ns_lower_vacuous": lo_def & (lo <= 0.0),
             "ns_lower_undefined": an & ~np.isnan(f) & np.isnan(lo),
-            "jac_exact_checked": an & ~np.isnan(je),
-            "jac_exact_violations": an & exceeds(je, jbT, 1e-6),
-            "lemma2_checked": an & ~np.isnan(je) & ~np.isnan(jl),
-            "lemma2_violations": an & exceeds(je, jl, 1e-6),
+            "jac_exact_checked": ~np.isnan(je),
+            "jac_exact_violations": exceeds(je, jbT, 1e-6),
+            "lemma2_checked": ~np.isnan(je) & ~np.isnan(jl),
+            "lemma2_violations": exceeds(je, jl, 1e-6),
         }
-        an5 = an[:, :, :, :, None]
-        jbE = jb[None, None, :, None, None, None, None, None]
-        w["jac_fd_checked"] = an5 & ~np.isnan(jf)
-        w["jac_fd_violations"] = an5 & exceeds(jf, jbE, 1e-6)
+        jbE = jb[None, None, :, None, None, None, None]
+        w["jac_fd_checked"] = ~np.isnan(jf)
+        w["jac_fd_violations"] = exceeds(jf, jbE, 1e-6)
     return {k: v.sum(axis=-1) for k, v in w.items()}
 
 
@@ -212,11 +216,16 @@ def check_stats(ds, rep, Ls):
     stems = ["distance", "distance_d1", "distance_bound", "distance_expected", "distance_random",
              "ns_frac", "ns_lower", "ns_upper", "delta", "jac_exact", "jac_lemma2", "entropy",
              "entropy_norm", "n_eff", "jac_fd"]
-    sfx = ["count", "mean", "std", "min", "max", "q05", "q50", "q95"]
+    q = [float(x) for x in read(ds, "quantile")]
+    if q != [0.0, 0.05, 0.5, 0.95, 1.0]:
+        rep.fail(f"quantile coordinate {q}, expected [0, 0.05, 0.5, 0.95, 1]")
+        return 0
     cells = 0
     for stem in stems:
         smp = read(ds, f"{stem}_sample")
-        st = [read(ds, f"{stem}_{s}") for s in sfx]
+        qv = read(ds, f"{stem}_quantile")  # (quantile, ...)
+        st = [read(ds, f"{stem}_{s}") for s in ("count", "mean", "std")] + \
+            [qv[0], qv[4], qv[1], qv[2], qv[3]]  # min, max, q05, q50, q95
         for idx in np.ndindex(*smp.shape[:-1]):
             why = summary_ok(smp[idx], [float(s[idx]) for s in st])
             cells += 1

@@ -21,31 +21,32 @@ grep -q "^master_seconds_per_task: " log2 || fail "no master time per task in th
 [ "$(forward_counts np4.nc)" = "1,1,1,1,1,1" ] || fail "shard_forward_count is $(forward_counts np4.nc)"
 # the schema (docs/OUTPUT.md): coordinates, statistics, KS, counts and provenance
 hdr=$(ncdump -h np1.nc)
-for v in "int normalizer(normalizer)" "char normalizer_name(normalizer, name_strlen)" \
+for v in "char normalizer(normalizer, name_strlen)" "double quantile(quantile)" \
          "int L(L)" "int N(N)" "double T(T)" "double eps(eps)" \
          "int layer(layer)" "int head(head)" \
          "double distance_mean(normalizer, L, T, N, layer, head)" \
          "int distance_count(normalizer, L, T, N, layer, head)" \
-         "double delta_q50(L, layer, head)" \
-         "double jac_exact_max(normalizer, L, T, layer, head)" \
+         "double delta_quantile(quantile, L, layer, head)" \
+         "double jac_exact_quantile(quantile, normalizer, L, T, layer, head)" \
          "double entropy_mean(normalizer, L, T, layer, head)" \
-         "double n_eff_q50(normalizer, L, T, layer, head)" \
-         "double jac_fd_q95(normalizer, L, T, eps, layer, head)" \
+         "double n_eff_std(normalizer, L, T, layer, head)" \
+         "double jac_fd_quantile(quantile, normalizer, L, T, eps, layer, head)" \
          "double ks_expected_statistic(normalizer, L, T, N, layer, head)" \
          "double ks_expected_pvalue(normalizer, L, T, N, layer, head)" \
          "double ks_random_statistic(normalizer, L, T, N, layer, head)" \
          "double ks_random_pvalue(normalizer, L, T, N, layer, head)" \
          "int n_crit_expected(normalizer, L, T, layer, head)" \
          "int n_crit_random(normalizer, L, T, layer, head)" \
+         "int n_crit_expected_status(normalizer, L, T, layer, head)" \
          "double n_crit_expected_frac(normalizer, L, T, layer, head)" \
          "int n_samples(L)" "double jac_bound(T)" \
          "int thm1_violations(normalizer, L, T, N, layer, head)" \
          "int ns_upper_violations(normalizer, L, T, N, layer, head)" \
          "int ns_lower_vacuous(normalizer, L, T, N, layer, head)" \
-         "int jac_exact_violations(normalizer, L, T, N, layer, head)" \
-         "int jac_fd_violations(normalizer, L, T, N, eps, layer, head)" \
-         "int jac_fd_checked(normalizer, L, T, N, eps, layer, head)" \
-         "int lemma2_violations(normalizer, L, T, N, layer, head)" \
+         "int jac_exact_violations(normalizer, L, T, layer, head)" \
+         "int jac_fd_violations(normalizer, L, T, eps, layer, head)" \
+         "int jac_fd_checked(normalizer, L, T, eps, layer, head)" \
+         "int lemma2_violations(normalizer, L, T, layer, head)" \
          "int skipped_rows(normalizer, L, T, N, layer, head)" \
          "int ns_lower_undefined(normalizer, L, T, N, layer, head)" \
          "double distance_random_sample(normalizer, L, T, N, layer, head, sample)" \
@@ -56,7 +57,7 @@ for a in Conventions title institution source history references comment metrics
          metrics_version normsweep_version git_commit sweep_yaml model_sha256 tokenizer_sha256 \
          corpus_sha256 model_requested model_used mpi_size mpi_library blas compiler cflags \
          start_time end_time command_line tie_rule quantile_method violation_rules ns_rule \
-         random_selection n_crit_rule; do
+         random_selection n_crit_rule output_layout; do
   printf '%s\n' "$hdr" | grep -q "^		:$a = " || fail "missing global attribute $a"
 done
 ncdump -h np4.nc | grep -q ':mpi_size = 4' || fail "mpi_size not recorded"

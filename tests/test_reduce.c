@@ -212,13 +212,15 @@ static void test_tables_and_layout(void)
     for (int c = 0; c < NS_C_COUNT; c++) {
         const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
         CU_ASSERT(ci->name && ci->long_name && ci->rule && *ci->rule);
-        CU_ASSERT_EQUAL(ci->per_eps, c == NS_C_JAC_FD_VIOL || c == NS_C_JAC_FD_CHECKED);
+        ns_count_dims want_dims = c == NS_C_JAC_FD_VIOL || c == NS_C_JAC_FD_CHECKED ? NS_CD_TE
+                                  : c >= NS_C_JAC_EXACT_VIOL ? NS_CD_T : NS_CD_TN;
+        CU_ASSERT_EQUAL(ci->dims, want_dims);
         const char *viol = strstr(ci->name, "_violations");
         if (viol) { /* every violation count has its _checked twin */
             char twin[64];
             snprintf(twin, sizeof twin, "%.*s_checked", (int)(viol - ci->name), ci->name);
             CU_ASSERT_STRING_EQUAL(ns_count_info_of(ci->checked)->name, twin);
-            CU_ASSERT_EQUAL(ns_count_info_of(ci->checked)->per_eps, ci->per_eps);
+            CU_ASSERT_EQUAL(ns_count_info_of(ci->checked)->dims, ci->dims);
         }
         for (int o = 0; o < c; o++)
             CU_ASSERT(strcmp(ci->name, ns_count_info_of((ns_count_id)o)->name) != 0);
@@ -252,7 +254,8 @@ static void test_tables_and_layout(void)
     }
     for (int c = 0; c < NS_C_COUNT; c++) {
         CU_ASSERT_EQUAL(sl.count[c], off);
-        off += ns_count_info_of((ns_count_id)c)->per_eps ? 18 : 6;
+        ns_count_dims cd = ns_count_info_of((ns_count_id)c)->dims;
+        off += cd == NS_CD_TE ? 6 : cd == NS_CD_T ? 2 : 6;
     }
     CU_ASSERT_EQUAL(sl.total, off);
 }
@@ -367,8 +370,8 @@ static void hand_reduce(hand_run *h, double *recs)
  * ns_lower (ns_frac < ns_lower, where defined): N = 1: record 1 undefined, record 3 violates
  *     (1 < 1.5), vacuous (<= 0) records 2 (-0.2) and 4 (0.0); N = 2: record 3 undefined, record 2
  *     violates (0 < 0.1), record 0 ties (0.5 = 0.5: no).
- * jac_exact > jac_bound (0.5 at T = 0.5, sqrt 2 at T = 0.1) with 1e-6 relative slack, over the
- *     rows analysed at N: T = 0.5: record 1 is 0.5e-6 above (no), record 2 2e-6 above (yes),
+ * jac_exact > jac_bound (0.5 at T = 0.5, sqrt 2 at T = 0.1) with 1e-6 relative slack, over
+ *     every record once (N skips none of them: the Jacobian does not depend on N): T = 0.5: record 1 is 0.5e-6 above (no), record 2 2e-6 above (yes),
  *     record 3 missing, record 4 (1.0) yes; T = 0.1: record 0 (1.5 > 1.414).
  * lemma2 (jac_exact > jac_lemma2): T = 0.5: records 0, 1, 2 have both, record 0 violates
  *     (0.4 > 0.3); T = 0.1: never.
@@ -385,14 +388,17 @@ static const double want_tn[NS_C_COUNT][2][3] = {
     [NS_C_NS_LOWER_VACUOUS] = {{2, 0, 0}, {2, 0, 0}},
     [NS_C_NS_UPPER_VACUOUS] = {{2, 1, 0}, {2, 1, 0}},
     [NS_C_NS_LOWER_UNDEFINED] = {{1, 1, 0}, {1, 1, 0}},
-    [NS_C_JAC_EXACT_VIOL] = {{2, 1, 0}, {1, 1, 0}},
-    [NS_C_JAC_EXACT_CHECKED] = {{4, 3, 0}, {5, 4, 0}},
-    [NS_C_LEMMA2_VIOL] = {{1, 1, 0}, {0, 0, 0}},
-    [NS_C_LEMMA2_CHECKED] = {{3, 3, 0}, {5, 4, 0}},
 };
-/* jac_fd at [t][n][e] */
-static const double want_fd_viol[2][3][2] = {{{3, 0}, {2, 0}, {0, 0}}, {{0, 1}, {0, 0}, {0, 0}}};
-static const double want_fd_checked[2][3][2] = {{{4, 5}, {3, 4}, {0, 0}}, {{5, 5}, {4, 4}, {0, 0}}};
+/* The Jacobian counts at [t] (each row once, whatever N skips: the Jacobian does not depend on
+ * N), and jac_fd's at [t][e]. */
+static const double want_t[NS_C_COUNT][2] = {
+    [NS_C_JAC_EXACT_VIOL] = {2, 1},
+    [NS_C_JAC_EXACT_CHECKED] = {4, 5},
+    [NS_C_LEMMA2_VIOL] = {1, 0},
+    [NS_C_LEMMA2_CHECKED] = {3, 5},
+};
+static const double want_fd_viol[2][2] = {{3, 0}, {0, 1}};
+static const double want_fd_checked[2][2] = {{4, 5}, {5, 5}};
 
 static void test_hand_counts(void)
 {
@@ -402,13 +408,14 @@ static void test_hand_counts(void)
     int bad = 0;
     for (int c = 0; c < NS_C_COUNT; c++) {
         const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
+        size_t nn = ci->dims == NS_CD_TN ? 3u : 1u, ne = ci->dims == NS_CD_TE ? 2u : 1u;
         for (size_t t = 0; t < 2; t++)
-            for (size_t n = 0; n < 3; n++)
-                for (size_t e = 0; e < (ci->per_eps ? 2u : 1u); e++) {
-                    double got = ci->per_eps ? h.out[h.sl.count[c] + (t * 3 + n) * 2 + e]
-                                             : h.out[h.sl.count[c] + t * 3 + n];
-                    double want = c == NS_C_JAC_FD_VIOL      ? want_fd_viol[t][n][e]
-                                  : c == NS_C_JAC_FD_CHECKED ? want_fd_checked[t][n][e]
+            for (size_t n = 0; n < nn; n++)
+                for (size_t e = 0; e < ne; e++) {
+                    double got = h.out[h.sl.count[c] + (t * nn + n) * ne + e];
+                    double want = c == NS_C_JAC_FD_VIOL      ? want_fd_viol[t][e]
+                                  : c == NS_C_JAC_FD_CHECKED ? want_fd_checked[t][e]
+                                  : ci->dims == NS_CD_T      ? want_t[c][t]
                                                              : want_tn[c][t][n];
                     if (got != want && bad++ < 20)
                         fprintf(stderr, "%s [T=%g N=%zu eps %zu]: %g, expected %g\n", ci->name,
@@ -568,9 +575,16 @@ static void test_not_computable(void)
             for (size_t n = 0; n < 2; n++)
                 CU_ASSERT(isnan(out[sl.ks_stat[k] + t * 2 + n]) && isnan(out[sl.ks_p[k] + t * 2 + n]));
         }
-    for (int c = 0; c < NS_C_COUNT; c++)
-        for (size_t i = 0; i < 4; i++)
-            CU_ASSERT_EQUAL(out[sl.count[c] + i], c == NS_C_SKIPPED_ROWS ? 3.0 : 0.0);
+    /* every N skipped: the theorems' counts are empty; the Jacobian's still count each row
+     * (they do not depend on N), none of them violating (jac_exact = jac_fd = 0) */
+    for (int c = 0; c < NS_C_COUNT; c++) {
+        const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
+        double want = c == NS_C_SKIPPED_ROWS || c == NS_C_JAC_EXACT_CHECKED ||
+                      c == NS_C_JAC_FD_CHECKED ? 3.0 : 0.0;
+        CU_ASSERT_EQUAL(ns_count_cells(ci->dims, 2, 2, 1), ci->dims == NS_CD_TN ? 4u : 2u);
+        for (size_t i = 0; i < ns_count_cells(ci->dims, 2, 2, 1); i++)
+            CU_ASSERT_EQUAL(out[sl.count[c] + i], want);
+    }
     CU_ASSERT_EQUAL(out[sl.stats[NS_M_DISTANCE] + NS_ST_COUNT], 0);
     CU_ASSERT_EQUAL(out[sl.stats[NS_M_JAC_EXACT] + NS_ST_COUNT], 3);
     CU_ASSERT_EQUAL(out[sl.stats[NS_M_N_EFF] + NS_ST_MEAN], 1.0);

@@ -150,7 +150,7 @@ rm out/softmax-T1/sweep.nc
 grep -v "softmax-T1/sweep.nc" before > b1; sums | grep -v "softmax-T1/sweep.nc" > a1
 cmp -s b1 a1 || { diff b1 a1 >&2; fail "--resume changed a finished cell"; }
 [ -s out/softmax-T1/sweep.nc ] || fail "--resume did not redo the removed sweep"
-for v in distance_q50 ns_frac_mean jac_exact_max; do
+for v in distance_quantile ns_frac_mean jac_exact_quantile; do
   ncdump -v "$v" out/softmax-T1/sweep.nc | sed -n "/^ $v =/,\$p" > "r_$v"
   [ -s "r_$v" ] || fail "no $v in the redone sweep"
 done

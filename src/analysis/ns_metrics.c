@@ -47,8 +47,9 @@ static const ns_metric_info ns_metric_table[NS_M_COUNT] = {
         "||F'|| / (L min F) + ||F|| ||F'|| / (L^2 min F^2), +inf beyond the double range; "
         "softmax and ssmax only; METRICS.md section 7"},
     [NS_M_ENTROPY] = {"entropy", NS_DIMS_T,
-        "attention entropy -sum_i alpha_i log alpha_i", "nat",
-        "spread of the attention weights (0 log 0 = 0); METRICS.md section 8"},
+        "attention entropy -sum_i alpha_i log alpha_i", "1",
+        "in nats (natural logarithm; units \"1\": UDUNITS reads \"nat\" as nano technical "
+        "atmospheres); spread of the attention weights (0 log 0 = 0); METRICS.md section 8"},
     [NS_M_ENTROPY_NORM] = {"entropy_norm", NS_DIMS_T,
         "attention entropy divided by log L", "1",
         "1 for uniform attention over the L keys, 0 for one-hot; METRICS.md section 8"},

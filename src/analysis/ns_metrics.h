@@ -46,7 +46,7 @@ typedef struct ns_metric_info {
     const char *name;      /* NetCDF variable stem: "distance", "ns_frac", ... */
     ns_metric_dims dims;
     const char *long_name; /* CF long_name */
-    const char *units;     /* CF units ("1" for dimensionless numbers, "nat" for entropy) */
+    const char *units;     /* CF units: "1" (dimensionless; the entropy in nats says so in meaning) */
     const char *meaning;   /* what it means, with the METRICS.md section */
 } ns_metric_info;
 

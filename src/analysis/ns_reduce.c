@@ -29,62 +29,67 @@ const ns_stat_info *ns_stat_info_of(ns_stat_id id)
 }
 
 static const ns_count_info ns_count_table[NS_C_COUNT] = {
-    [NS_C_SKIPPED_ROWS] = {"skipped_rows", 0, "rows the cell skipped",
+    [NS_C_SKIPPED_ROWS] = {"skipped_rows", NS_CD_TN, "rows the cell skipped",
         "rows whose N is not below their number of keys (N >= m + 1): no Theorem 1/2 values",
         NS_C_SKIPPED_ROWS},
-    [NS_C_THM1_VIOL] = {"thm1_violations", 0, "rows where d exceeds Theorem 1's bound",
+    [NS_C_THM1_VIOL] = {"thm1_violations", NS_CD_TN, "rows where d exceeds Theorem 1's bound",
         "d > d_bound + 1e-9 |d_bound| (expected 0)", NS_C_THM1_CHECKED},
-    [NS_C_THM1_CHECKED] = {"thm1_checked", 0, "rows where Theorem 1's bound was checked",
+    [NS_C_THM1_CHECKED] = {"thm1_checked", NS_CD_TN, "rows where Theorem 1's bound was checked",
         "rows with both d and d_bound defined", NS_C_THM1_CHECKED},
-    [NS_C_NS_UPPER_VIOL] = {"ns_upper_violations", 0,
+    [NS_C_NS_UPPER_VIOL] = {"ns_upper_violations", NS_CD_TN,
         "rows where N_s/N exceeds Theorem 2's upper bound",
         "ns_frac > ns_upper (every N = 1 row is one)", NS_C_NS_UPPER_CHECKED},
-    [NS_C_NS_UPPER_CHECKED] = {"ns_upper_checked", 0,
+    [NS_C_NS_UPPER_CHECKED] = {"ns_upper_checked", NS_CD_TN,
         "rows where Theorem 2's upper bound was checked",
         "rows with both ns_frac and ns_upper defined", NS_C_NS_UPPER_CHECKED},
-    [NS_C_NS_LOWER_VIOL] = {"ns_lower_violations", 0,
+    [NS_C_NS_LOWER_VIOL] = {"ns_lower_violations", NS_CD_TN,
         "rows where N_s/N is below Theorem 2's lower bound", "ns_frac < ns_lower",
         NS_C_NS_LOWER_CHECKED},
-    [NS_C_NS_LOWER_CHECKED] = {"ns_lower_checked", 0,
+    [NS_C_NS_LOWER_CHECKED] = {"ns_lower_checked", NS_CD_TN,
         "rows where Theorem 2's lower bound was checked",
         "rows with both ns_frac and ns_lower defined (ns_lower is missing when r = 0)",
         NS_C_NS_LOWER_CHECKED},
-    [NS_C_NS_LOWER_VACUOUS] = {"ns_lower_vacuous", 0,
+    [NS_C_NS_LOWER_VACUOUS] = {"ns_lower_vacuous", NS_CD_TN,
         "rows where Theorem 2's lower bound is vacuous", "ns_lower <= 0 (out of ns_lower_checked)",
         NS_C_NS_LOWER_CHECKED},
-    [NS_C_NS_UPPER_VACUOUS] = {"ns_upper_vacuous", 0,
+    [NS_C_NS_UPPER_VACUOUS] = {"ns_upper_vacuous", NS_CD_TN,
         "rows where Theorem 2's upper bound is vacuous",
         "ns_upper >= 1 - 1e-12 (out of ns_upper_checked)", NS_C_NS_UPPER_CHECKED},
-    [NS_C_NS_LOWER_UNDEFINED] = {"ns_lower_undefined", 0,
+    [NS_C_NS_LOWER_UNDEFINED] = {"ns_lower_undefined", NS_CD_TN,
         "rows where ns_lower is undefined because r = 0",
         "ns_frac defined and ns_lower missing (r = 0)", NS_C_NS_UPPER_CHECKED},
-    [NS_C_JAC_EXACT_VIOL] = {"jac_exact_violations", 0,
+    [NS_C_JAC_EXACT_VIOL] = {"jac_exact_violations", NS_CD_T,
         "rows where the exact Jacobian norm exceeds min(1/(4T), sqrt 2)",
-        "jac_exact > jac_bound + 1e-6 jac_bound, over the rows analysed at this N (softmax "
-        "reaches 1/(2T): violations of the paper's 1/(4T) are expected)",
+        "jac_exact > jac_bound + 1e-6 jac_bound, each row once (the Jacobian does not depend on N; "
+        "softmax reaches 1/(2T): violations of the paper's 1/(4T) are expected)",
         NS_C_JAC_EXACT_CHECKED},
-    [NS_C_JAC_EXACT_CHECKED] = {"jac_exact_checked", 0,
+    [NS_C_JAC_EXACT_CHECKED] = {"jac_exact_checked", NS_CD_T,
         "rows where jac_exact was checked against min(1/(4T), sqrt 2)",
-        "rows analysed at this N with jac_exact defined", NS_C_JAC_EXACT_CHECKED},
-    [NS_C_LEMMA2_VIOL] = {"lemma2_violations", 0,
+        "rows with jac_exact defined (each row once)", NS_C_JAC_EXACT_CHECKED},
+    [NS_C_LEMMA2_VIOL] = {"lemma2_violations", NS_CD_T,
         "rows where the exact Jacobian norm exceeds Lemma 2's general bound",
         "jac_exact > jac_lemma2 + 1e-6 jac_lemma2 (expected 0)", NS_C_LEMMA2_CHECKED},
-    [NS_C_LEMMA2_CHECKED] = {"lemma2_checked", 0,
+    [NS_C_LEMMA2_CHECKED] = {"lemma2_checked", NS_CD_T,
         "rows where Lemma 2's general bound was checked",
-        "rows analysed at this N with jac_exact and jac_lemma2 defined (softmax, ssmax)",
+        "rows with jac_exact and jac_lemma2 defined (softmax, ssmax; each row once)",
         NS_C_LEMMA2_CHECKED},
-    [NS_C_JAC_FD_VIOL] = {"jac_fd_violations", 1,
+    [NS_C_JAC_FD_VIOL] = {"jac_fd_violations", NS_CD_TE,
         "rows where the finite-difference sensitivity exceeds min(1/(4T), sqrt 2)",
-        "jac_fd(eps) > jac_bound + 1e-6 jac_bound, over the rows analysed at this N",
+        "jac_fd(eps) > jac_bound + 1e-6 jac_bound, each row once",
         NS_C_JAC_FD_CHECKED},
-    [NS_C_JAC_FD_CHECKED] = {"jac_fd_checked", 1,
+    [NS_C_JAC_FD_CHECKED] = {"jac_fd_checked", NS_CD_TE,
         "rows where jac_fd was checked against min(1/(4T), sqrt 2)",
-        "rows analysed at this N with jac_fd defined", NS_C_JAC_FD_CHECKED},
+        "rows with jac_fd defined (each row once)", NS_C_JAC_FD_CHECKED},
 };
 
 const ns_count_info *ns_count_info_of(ns_count_id id)
 {
     return (unsigned)id < NS_C_COUNT ? &ns_count_table[id] : NULL;
+}
+
+size_t ns_count_cells(ns_count_dims dims, size_t nT, size_t nN, size_t neps)
+{
+    return dims == NS_CD_TN ? nT * nN : dims == NS_CD_TE ? nT * neps : nT;
 }
 
 static size_t cells_of(const ns_slice_shape *sh, ns_metric_dims dims)
@@ -113,7 +118,7 @@ void ns_slice_layout_init(ns_slice_layout *sl, const ns_slice_shape *sh)
     }
     for (int c = 0; c < NS_C_COUNT; c++) {
         sl->count[c] = off;
-        off += ns_count_table[c].per_eps ? tn * sh->neps : tn;
+        off += ns_count_cells(ns_count_table[c].dims, sh->nT, sh->nN, sh->neps);
     }
     sl->total = off;
 }
@@ -250,35 +255,37 @@ static void count_theorems(const ns_slice_shape *sh, const double *recs, size_t 
     }
 }
 
-/* Jacobian counts of one (t, n) cell: over the rows analysed at N (d defined). */
+/* Jacobian counts of one T over the S rows: each row once, wherever its value is defined (a
+ * row's Jacobian does not depend on N). */
 static void count_jacobians(const ns_slice_shape *sh, const ns_slice_layout *sl,
-                            const double *recs, size_t S, size_t stride, size_t t, size_t n,
-                            double *c, double *out)
+                            const double *recs, size_t S, size_t stride, size_t t, double *out)
 {
     const ns_row_layout *lay = sh->lay;
     double bound = ns_jac_bound(sh->T[t]);
-    size_t tn = t * sh->nN + n;
+    double *ev = out + sl->count[NS_C_JAC_EXACT_VIOL] + t;
+    double *ec = out + sl->count[NS_C_JAC_EXACT_CHECKED] + t;
+    double *lv = out + sl->count[NS_C_LEMMA2_VIOL] + t;
+    double *lc = out + sl->count[NS_C_LEMMA2_CHECKED] + t;
+    double *fv = out + sl->count[NS_C_JAC_FD_VIOL] + t * sh->neps;
+    double *fc = out + sl->count[NS_C_JAC_FD_CHECKED] + t * sh->neps;
     for (size_t k = 0; k < S; k++) {
         const double *row = recs + k * stride;
-        if (isnan(ns_row_value(lay, row, sh->L, NS_M_DISTANCE, t, n, 0)))
-            continue;
         double je = ns_row_value(lay, row, sh->L, NS_M_JAC_EXACT, t, 0, 0);
         double jl = ns_row_value(lay, row, sh->L, NS_M_JAC_LEMMA2, t, 0, 0);
         if (!isnan(je)) {
-            c[NS_C_JAC_EXACT_CHECKED]++;
-            c[NS_C_JAC_EXACT_VIOL] += ns_exceeds(je, bound, NS_JAC_SLACK);
+            (*ec)++;
+            *ev += ns_exceeds(je, bound, NS_JAC_SLACK);
         }
         if (!isnan(je) && !isnan(jl)) {
-            c[NS_C_LEMMA2_CHECKED]++;
-            c[NS_C_LEMMA2_VIOL] += ns_exceeds(je, jl, NS_JAC_SLACK);
+            (*lc)++;
+            *lv += ns_exceeds(je, jl, NS_JAC_SLACK);
         }
         for (size_t e = 0; e < sh->neps; e++) {
             double jf = ns_row_value(lay, row, sh->L, NS_M_JAC_FD, t, 0, e);
             if (isnan(jf))
                 continue;
-            out[sl->count[NS_C_JAC_FD_CHECKED] + tn * sh->neps + e]++;
-            out[sl->count[NS_C_JAC_FD_VIOL] + tn * sh->neps + e] += ns_exceeds(jf, bound,
-                                                                             NS_JAC_SLACK);
+            fc[e]++;
+            fv[e] += ns_exceeds(jf, bound, NS_JAC_SLACK);
         }
     }
 }
@@ -286,19 +293,19 @@ static void count_jacobians(const ns_slice_shape *sh, const ns_slice_layout *sl,
 static void reduce_counts(const ns_slice_shape *sh, const ns_slice_layout *sl, const double *recs,
                           size_t S, size_t stride, double *out)
 {
-    for (int k = 0; k < NS_C_COUNT; k++) {
-        size_t len = sh->nT * sh->nN * (ns_count_table[k].per_eps ? sh->neps : 1);
-        memset(out + sl->count[k], 0, len * sizeof *out);
-    }
-    for (size_t t = 0; t < sh->nT; t++)
+    for (int k = 0; k < NS_C_COUNT; k++)
+        memset(out + sl->count[k], 0,
+               ns_count_cells(ns_count_table[k].dims, sh->nT, sh->nN, sh->neps) * sizeof *out);
+    for (size_t t = 0; t < sh->nT; t++) {
         for (size_t n = 0; n < sh->nN; n++) {
             double c[NS_C_COUNT] = {0};
             count_theorems(sh, recs, S, stride, t, n, c);
-            count_jacobians(sh, sl, recs, S, stride, t, n, c, out);
             for (int k = 0; k < NS_C_COUNT; k++)
-                if (!ns_count_table[k].per_eps)
+                if (ns_count_table[k].dims == NS_CD_TN)
                     out[sl->count[k] + t * sh->nN + n] = c[k];
         }
+        count_jacobians(sh, sl, recs, S, stride, t, out);
+    }
 }
 
 int ns_reduce_slice(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,

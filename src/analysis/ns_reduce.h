@@ -29,8 +29,10 @@ typedef struct ns_stat_info {
 } ns_stat_info;
 const ns_stat_info *ns_stat_info_of(ns_stat_id id);
 
-/* Per-cell counts, each at (T, N) -- or (T, N, eps) for jac_fd's. A violation count comes with
- * the number of rows it was checked over (its `_checked` twin). */
+/* Per-cell counts at the dimensions their quantity has: (T, N) for the theorems' (they depend on
+ * the top-N set), (T) for jac_exact's and Lemma 2's and (T, eps) for jac_fd's (a row's Jacobian
+ * does not depend on N: each row counts once, over every row where the value is defined). A
+ * violation count comes with the number of rows it was checked over (its `_checked` twin). */
 typedef enum ns_count_id {
     NS_C_SKIPPED_ROWS = 0, /* rows the cell skipped (N >= the row's keys) */
     NS_C_THM1_VIOL, NS_C_THM1_CHECKED,       /* d > d_bound (relative 1e-9) */
@@ -45,14 +47,23 @@ typedef enum ns_count_id {
     NS_C_COUNT
 } ns_count_id;
 
+typedef enum ns_count_dims {
+    NS_CD_TN = 0, /* (T, N) */
+    NS_CD_T,      /* (T) */
+    NS_CD_TE      /* (T, eps) */
+} ns_count_dims;
+
 typedef struct ns_count_info {
     const char *name;      /* NetCDF variable name */
-    int per_eps;           /* 1: (T, N, eps), 0: (T, N) */
+    ns_count_dims dims;
     const char *long_name;
     const char *rule;      /* the exact rule, for the variable's `comment` */
     ns_count_id checked;   /* the denominator's count (itself for non-violations) */
 } ns_count_info;
 const ns_count_info *ns_count_info_of(ns_count_id id);
+
+/* The cells of a count of dims in a slice of nT temperatures, nN N's and neps steps. */
+size_t ns_count_cells(ns_count_dims dims, size_t nT, size_t nN, size_t neps);
 
 /* Two KS tests (METRICS.md section 5): d against d_expected (the paper's), d against d_random. */
 typedef enum ns_ks_test { NS_KS_EXPECTED = 0, NS_KS_RANDOM = 1, NS_KS_TESTS = 2 } ns_ks_test;
@@ -75,7 +86,7 @@ typedef struct ns_slice_layout {
     size_t stats[NS_M_COUNT];  /* metric m's statistics: [cell][NS_ST_COUNT_ALL] */
     size_t ks_stat[NS_KS_TESTS], ks_p[NS_KS_TESTS]; /* [nT][nN] each */
     size_t n_crit[NS_KS_TESTS];                     /* [nT]: N, NS_NCRIT_NONE or _NOT_COMPUTABLE */
-    size_t count[NS_C_COUNT];                       /* [nT][nN] or [nT][nN][neps] */
+    size_t count[NS_C_COUNT];                       /* [nT][nN], [nT] or [nT][neps] */
     size_t total;
 } ns_slice_layout;
 

@@ -56,6 +56,13 @@ static int add_file(ns_model_files *mf, const char *name, const char *place, con
     return NS_OK;
 }
 
+int ns_archive_model_by_path(const ns_nc_info *info)
+{
+    const char *given = ns_nc_info_text(info, "model_given_as");
+    const char *used = ns_nc_info_text(info, "model_used");
+    return given ? strcmp(given, "path") == 0 : used && strcmp(used, "path") == 0;
+}
+
 int ns_archive_model_files(const ns_nc_info *info, const ns_manifest *manifest,
                            ns_model_files *out, ns_err *err)
 {
@@ -65,13 +72,14 @@ int ns_archive_model_files(const ns_nc_info *info, const ns_manifest *manifest,
     const char *path = ns_nc_info_text(info, "model_path"), *fb = ns_nc_info_text(info, "model_fallback");
     if (!used || !sha)
         return ns_fail(err, NS_ERR_INVALID, "the file records no model (model_used, model_sha256)");
-    out->used = strdup(used);
+    /* a directory's model is pinned as "path@SHA256" (the pin's word for a model given by path) */
+    out->used = strdup(ns_archive_model_by_path(info) ? "path" : used);
     out->requested = strdup(req ? req : used);
     out->fallback = fb && strcmp(fb, "true") == 0;
     snprintf(out->sha256, sizeof out->sha256, "%s", sha);
     if (!out->used || !out->requested)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    if (strcmp(used, "path") == 0) {
+    if (ns_archive_model_by_path(info)) {
         const char *where = path && *path ? path : out->requested;
         if (!(out->path = strdup(where)))
             return ns_fail(err, NS_ERR_NOMEM, "out of memory");

@@ -27,7 +27,7 @@ typedef struct ns_model_file {
 } ns_model_file;
 
 typedef struct ns_model_files {
-    char *used;       /* the model used: a set's name, or "path" */
+    char *used;       /* the model used: a set's name, or "path" (given by its directory) */
     char *requested;  /* the model the sweep names (model_requested) */
     char *path;       /* a path model: the directory the run read (model_path); else NULL */
     int fallback;     /* the run used the requested model's fallback */
@@ -36,6 +36,11 @@ typedef struct ns_model_files {
     ns_model_file *items;
     size_t n;
 } ns_model_files;
+
+/* Whether the file's run was given its model by a directory (model_given_as = "path"; files before
+ * it record model_used = "path"), not a set of the manifest: model_used is then only the
+ * directory's base name, never a set to look up. */
+int ns_archive_model_by_path(const ns_nc_info *info);
 
 /* The files of the model info records (model_used, model_requested, model_path, model_sha256,
  * model_fallback), with sizes and SHA-256 from manifest (NULL: none; then a set is described by

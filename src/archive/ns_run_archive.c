@@ -295,6 +295,8 @@ static int check_assets(const ns_run_files *src, const char *nc, const ns_nc_inf
         snprintf(a, sizeof a, "%s_used", kinds[k]);
         snprintf(b, sizeof b, "%s_sha256", kinds[k]);
         const char *used = ns_nc_info_text(info, a), *sha = ns_nc_info_text(info, b);
+        if (k == 0 && ns_archive_model_by_path(info))
+            used = NULL; /* a directory's base name, not a set */
         const ns_asset_set *set = used ? ns_manifest_find(&m, used) : NULL;
         for (size_t i = 0; set && i < set->n_files; i++)
             if (strcmp(set->files[i].name, set->main_file) == 0 && set->files[i].sha256[0] &&

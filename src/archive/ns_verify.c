@@ -450,6 +450,8 @@ static int compare_file(ns_vreport *v, vstate *st, const char *path, ns_results_
     int32_t *fc = NULL;
     ns_err ce;
     ns_err_clear(&ce);
+    if (!ns_verify_attrs_layout(v, &st->info, st->ncname))
+        return NS_OK;
     int rc = ns_nc_results_recorded(path, d->n_shards, &fc, &d->uncompressed, &ce);
     d->forward_count = fc;
     ns_verify_expect e;

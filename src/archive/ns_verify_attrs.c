@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "archive/ns_archive_provenance.h"
+#include "io/ns_nc_results.h"
 
 /* The attributes verify takes from the file because nothing archived can recompute them, by why
  * (each group one INFO line). */
@@ -143,6 +144,21 @@ void ns_verify_attrs_unchecked(ns_vreport *v, int have_forward_count)
         ns_vreport_line(v, "INFO", "not checked: the values of shard_forward_count (the forward "
                         "passes run per shard, resumes included: the journal does not record "
                         "them)");
+}
+
+int ns_verify_attrs_layout(ns_vreport *v, const ns_nc_info *info, const char *ncname)
+{
+    long long layout = 1; /* no attribute: written before issue 34 */
+    ns_nc_info_int(info, "output_layout", &layout);
+    if (layout == NS_OUTPUT_LAYOUT)
+        return 1;
+    const char *ver = ns_nc_info_text(info, "normsweep_version");
+    const char *git = ns_nc_info_text(info, "git_commit");
+    ns_vreport_line(v, "FAIL", "numbers and attributes: %s is in output layout %lld, this "
+                    "normsweep writes layout %d (docs/OUTPUT.md): verify it with the normsweep "
+                    "that wrote it (version %s, git %s)", ncname, layout, NS_OUTPUT_LAYOUT,
+                    ver ? ver : "unknown", git ? git : "unknown");
+    return 0;
 }
 
 void ns_verify_attrs_diff(void *user, const ns_nc_check_item *it)

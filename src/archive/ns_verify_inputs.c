@@ -72,7 +72,8 @@ static int choose_model(ns_vreport *v, const ns_nc_info *info, const ns_verify_m
 {
     const char *req = ns_nc_info_text(info, "model_requested");
     const char *used = ns_nc_info_text(info, "model_used");
-    if (req && cfg->model && strcmp(req, cfg->model) != 0 && used && strcmp(used, "path") == 0 &&
+    int by_path = ns_archive_model_by_path(info);
+    if (req && cfg->model && strcmp(req, cfg->model) != 0 && by_path &&
         has_word(ns_nc_info_text(info, "command_line"), "train-grid")) {
         /* train-grid gives each cell's sweep the directory of the model it trained: a path, never
          * an asset name (so no set can be claimed this way) */
@@ -83,7 +84,7 @@ static int choose_model(ns_vreport *v, const ns_nc_info *info, const ns_verify_m
     if (!(model->requested = strdup(cfg->model ? cfg->model : "unknown")))
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
     model->fallback = 0;
-    if (!used || !cfg->model || strcmp(used, "path") == 0 || strcmp(used, "unknown") == 0 ||
+    if (!used || !cfg->model || by_path || strcmp(used, "unknown") == 0 ||
         strcmp(used, cfg->model) == 0)
         return NS_OK;
     const char *fb = ns_verify_fallback_of(m, cfg->model);
@@ -111,8 +112,8 @@ static int packed_model(ns_vreport *v, const char *dir, const ns_nc_info *info,
         free(m);
         return NS_OK;
     }
-    const char *used = ns_nc_info_text(info, "model_used"), *path = ns_nc_info_text(info, "model_path");
-    if (used && strcmp(used, "path") == 0) {
+    const char *path = ns_nc_info_text(info, "model_path");
+    if (ns_archive_model_by_path(info)) {
         const char *base = path ? strrchr(path, '/') : NULL;
         char *p = ns_path_join(m, base && base[1] ? base + 1 : path ? path : "");
         free(m);
@@ -173,8 +174,8 @@ int ns_verify_inputs(ns_vreport *v, const char *dir, const ns_nc_info *info, ns_
     }
     int good = check_input(v, "model", cfg->model, &in->model_ref, in->model_ref.sha256[0] != 0,
                            ns_nc_info_text(info, "model_sha256"), diags);
-    ns_verify_asset_claim(v, &m, "model", ns_nc_info_text(info, "model_used"),
-                          ns_nc_info_text(info, "model_sha256"));
+    ns_verify_asset_claim(v, &m, "model", ns_archive_model_by_path(info) ? "path"
+                          : ns_nc_info_text(info, "model_used"), ns_nc_info_text(info, "model_sha256"));
     if ((rc = ns_sweep_resolve_corpus(cfg, NULL, &fetch, in, diags, err)) != NS_OK) {
         ns_verify_manifests_free(&m);
         return rc;

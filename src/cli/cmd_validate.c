@@ -118,14 +118,18 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         char kv[48] = "";
         if (mc->n_kv_head != mc->n_head)
             snprintf(kv, sizeof kv, " (%zu key/value)", mc->n_kv_head);
+        char ml[128], tl[128], cl[128]; /* a path's base name, never the word "path" */
         printf("  model:       %s (%s%s), %s, %zu layers, %zu heads%s, n_ctx %zu\n",
-               in->model_ref.name, in->model_ref.path, in->model_ref.is_fallback ? "; fallback" : "",
-               mc->model_type, mc->n_layer, mc->n_head, kv, mc->n_ctx);
-        if (strcmp(cfg->model, in->model_ref.name) != 0)
+               ns_asset_ref_label(&in->model_ref, ml, sizeof ml), in->model_ref.path,
+               in->model_ref.is_fallback ? "; fallback" : "", mc->model_type, mc->n_layer,
+               mc->n_head, kv, mc->n_ctx);
+        if (!ns_asset_ref_is_path(&in->model_ref) && strcmp(cfg->model, in->model_ref.name) != 0)
             printf("               (requested: %s)\n", cfg->model);
-        printf("  tokenizer:   %s (%s), vocabulary %zu\n", in->tokenizer_ref.name,
-               in->tokenizer_ref.path, in->vocab_size);
-        printf("  corpus:      %s (%s): %zu tokens%s\n", in->corpus_ref.name, in->corpus_ref.path,
+        printf("  tokenizer:   %s (%s), vocabulary %zu\n",
+               ns_asset_ref_label(&in->tokenizer_ref, tl, sizeof tl), in->tokenizer_ref.path,
+               in->vocab_size);
+        printf("  corpus:      %s (%s): %zu tokens%s\n",
+               ns_asset_ref_label(&in->corpus_ref, cl, sizeof cl), in->corpus_ref.path,
                in->corpus.tokens.n,
                cfg->strip_gutenberg ? " after stripping the Gutenberg header and licence" : "");
     }

@@ -5,6 +5,8 @@
 #ifndef NS_ASSET_REF_H
 #define NS_ASSET_REF_H
 
+#include <stddef.h>
+
 #define NS_ASSET_PATH_MAX 4096
 
 /* Where an asset came from and what it is. */
@@ -19,5 +21,13 @@ typedef struct ns_asset_ref {
     int is_fallback;       /* 1 if `name` differs from `requested` because the requested one could
                               not be had (e.g. gpt2 offline -> gpt2-standin); a warning was printed */
 } ns_asset_ref;
+
+/* How a reader calls the asset: its set's name, or, for one given by its path (name "path"), the
+ * path's last component ("gpt2-standin" for /data/gpt2-standin/), never the word "path". Written
+ * into buf (size bytes) when derived; returns the text. */
+const char *ns_asset_ref_label(const ns_asset_ref *r, char *buf, size_t size);
+
+/* Whether the asset was given by its path (not a set of the manifest). */
+int ns_asset_ref_is_path(const ns_asset_ref *r);
 
 #endif

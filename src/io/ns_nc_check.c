@@ -79,6 +79,16 @@ static void show(const aval *v, int with_type, char *buf, size_t size)
         snprintf(buf, size, "%s", body);
 }
 
+/* An int array attribute (flag_values) as "0, 1, 2": compared as text. */
+#define INT_LIST_MAX 8
+static void int_list(const int *vals, size_t n, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%d", i ? ", " : "", vals[i]);
+}
+
 static int read_value(int ncid, int varid, const char *name, aval *v, ns_err *err)
 {
     memset(v, 0, sizeof *v);
@@ -113,6 +123,12 @@ static int read_value(int ncid, int varid, const char *name, aval *v, ns_err *er
             number_text(v->num, t, sizeof t);
         }
         v->text = strdup(t);
+    } else if (v->type == NC_INT && v->len > 1 && v->len <= INT_LIST_MAX) {
+        int vals[INT_LIST_MAX];
+        if ((rc = nc_get_att_int(ncid, varid, name, vals)) != NC_NOERR)
+            return ns_fail(err, NS_ERR_FORMAT, "attribute %s: %s", name, nc_strerror(rc));
+        int_list(vals, v->len, t, sizeof t);
+        v->text = strdup(t);
     } else {
         snprintf(t, sizeof t, "(%zu values)", v->len);
         v->text = strdup(t);
@@ -131,6 +147,13 @@ static void want_value(const ns_nc_attr *a, aval *v, char *num, size_t size)
         v->text = (char *)a->text;
         return;
     }
+    if (a->nints) {
+        v->type = NC_INT;
+        v->len = a->nints;
+        int_list(a->ints, a->nints, num, size);
+        v->text = num;
+        return;
+    }
     v->type = a->is_double ? NC_DOUBLE : a->is_int32 ? NC_INT : NC_INT64;
     v->num = a->is_double ? a->dval : (double)a->ival;
     if (a->is_double)
@@ -146,7 +169,7 @@ static int same_value(const aval *have, const aval *want)
         return 0;
     if (have->type == NC_CHAR)
         return memcmp(have->text, want->text, have->len) == 0 && !memchr(have->text, 0, have->len);
-    if (have->type == NC_INT64)
+    if (have->type == NC_INT64 || have->len != 1)
         return strcmp(have->text, want->text) == 0;
     return memcmp(&have->num, &want->num, sizeof have->num) == 0 ||
            (isnan(have->num) && isnan(want->num));

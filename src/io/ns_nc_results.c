@@ -13,11 +13,22 @@
 #include "analysis/ns_reduce.h"
 #include "io/ns_nc_intervals.h"
 
-#define NAME_LEN 16 /* characters of normalizer_name */
+#define NAME_LEN 32 /* characters of a normalizer's label ("ssmax s=" and a double) */
+
+/* The quantiles of every metric (`quantile` coordinate): 0 and 1 are the minimum and maximum. */
+static const double quantiles[] = {0.0, 0.05, 0.5, 0.95, 1.0};
+static const ns_stat_id quantile_stat[] = {NS_ST_MIN, NS_ST_Q05, NS_ST_Q50, NS_ST_Q95, NS_ST_MAX};
+#define NQ (sizeof quantiles / sizeof quantiles[0])
+
+/* n_crit_*_status: what n_crit_* holds (docs/OUTPUT.md) */
+static const int ncrit_status_values[] = {0, 1, 2};
+#define NCRIT_FOUND 0
+#define NCRIT_NONE_PASSES 1
+#define NCRIT_NOT_COMPUTABLE 2
 
 typedef struct ns_results_desc {
     ns_nc_desc desc;
-    ns_nc_dim dims[12];
+    ns_nc_dim dims[14];
     ns_nc_var *vars;
     size_t nvars, cap;
     ns_nc_attr attrs[NS_PROVENANCE_MAX_ATTRS + 16 + NS_NC_INTERVALS_ATTRS];
@@ -105,15 +116,18 @@ static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type
         v->dims[v->ndims++] = tok;
     ns_nc_var_text(v, "long_name", long_name);
     ns_nc_var_text(v, "units", units);
-    if (strstr(dims, "normalizer") == dims && strncmp(name, "normalizer", 10) != 0)
-        ns_nc_var_text(v, "coordinates", "normalizer_name"); /* the label of the index */
+    int by_norm = 0;
+    for (size_t k = 0; k < v->ndims; k++)
+        by_norm |= strcmp(v->dims[k], "normalizer") == 0;
+    if (by_norm && strncmp(name, "normalizer", 10) != 0)
+        ns_nc_var_text(v, "coordinates", "normalizer_s"); /* ssmax's s beside the label */
     return v;
 }
 
 /* Gather nfield fields of every slice, each into its own array over (normalizer?, L, cell, layer,
  * head, blk): field f of cell c < ncell lies at slice k's values base + c step + f blk .. + blk.
  * with_norm 0 takes normalizer 0 and drops that dimension. outs[f] receive the arrays (NULL when
- * out of memory).
+ * out of memory): allocated here, or, with preset, given by the caller (gather_len values each).
  * The arrays run over (layer, head) fastest while the slices are numbered (layer, head,
  * normalizer, L), so each (normalizer, L) is a transpose: it is done in tiles of GATHER_TILE
  * cells, which read each slice's cells contiguously (every field of them in one pass) and fill
@@ -123,13 +137,15 @@ static ns_nc_var *add_var(ns_results_desc *rd, const char *name, ns_nc_type type
 #define GATHER_TILE 8
 static void gather_fields(ns_results_desc *rd, const ns_results_data *d, const double *src,
                           size_t total, size_t base, size_t step, size_t nfield, size_t ncell,
-                          size_t blk, int with_norm, double **outs)
+                          size_t blk, int with_norm, int preset, double **outs)
 {
     const ns_plan_grid *g = &d->plan->g;
     size_t nnorm = with_norm ? g->nnormalizers : 1, nlh = g->nlayers * g->nheads;
     size_t n = nnorm * g->nL * ncell * nlh * blk;
-    for (size_t f = 0; f < nfield; f++)
+    for (size_t f = 0; f < nfield && !preset; f++)
         outs[f] = NULL;
+    if (preset && rd->nomem)
+        return;
     size_t nsl = ns_plan_nslices(d->plan);
     /* slice_of[(ni, Li, layer, head)]: the slice holding that (normalizer, L, layer, head) */
     size_t *slice_of = malloc(nnorm * g->nL * nlh * sizeof *slice_of + 1);
@@ -144,7 +160,7 @@ static void gather_fields(ns_results_desc *rd, const ns_results_data *d, const d
         if (ni < nnorm)
             slice_of[(ni * g->nL + Li) * nlh + li * g->nheads + hi] = k;
     }
-    for (size_t f = 0; f < nfield; f++)
+    for (size_t f = 0; f < nfield && !preset; f++)
         if (!(outs[f] = own(rd, n * sizeof *outs[f]))) {
             free(slice_of);
             return;
@@ -174,8 +190,15 @@ static double *gather(ns_results_desc *rd, const ns_results_data *d, const doubl
                       int with_norm)
 {
     double *out;
-    gather_fields(rd, d, src, total, base, step, 1, ncell, blk, with_norm, &out);
+    gather_fields(rd, d, src, total, base, step, 1, ncell, blk, with_norm, 0, &out);
     return out;
+}
+
+/* Values per field of gather_fields. */
+static size_t gather_len(const ns_results_data *d, size_t ncell, size_t blk, int with_norm)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    return (with_norm ? g->nnormalizers : 1) * g->nL * ncell * g->nlayers * g->nheads * blk;
 }
 
 static int32_t *to_int(ns_results_desc *rd, const double *x, size_t n)
@@ -200,23 +223,60 @@ static const char *metric_dims(ns_metric_dims dims, int samples)
     return list[dims][samples];
 }
 
+/* The label of normalizer i: its name, with " s=" and the shortest text that reads back as its
+ * s when the grid has another normalizer of the same name (two ssmax), so labels are unique. */
+static void normalizer_label(const ns_plan_grid *g, size_t i, char *buf)
+{
+    const ns_normalizer *f = &g->normalizers[i];
+    int twin = 0;
+    for (size_t j = 0; j < g->nnormalizers; j++)
+        twin |= j != i && g->normalizers[j].kind == f->kind;
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%s", ns_normalizer_name(f->kind));
+    for (int digits = 1; twin && digits <= 17; digits++) {
+        snprintf(tmp, sizeof tmp, "%s s=%.*g", ns_normalizer_name(f->kind), digits, f->s);
+        if (strtod(tmp + strlen(ns_normalizer_name(f->kind)) + 3, NULL) == f->s)
+            break;
+    }
+    size_t n = strlen(tmp); /* at most "ssmax s=" and 24 characters: below NAME_LEN */
+    memcpy(buf, tmp, n < NAME_LEN ? n : NAME_LEN);
+}
+
+/* The per-row sample's coordinates (keep_samples: true only). */
+static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    int32_t *sample = own(rd, S * sizeof *sample), *s_shard = own(rd, S * sizeof *s_shard);
+    int32_t *s_row = own(rd, S * sizeof *s_row);
+    if (rd->nomem)
+        return;
+    for (size_t i = 0; i < S; i++)
+        sample[i] = (int32_t)i, s_shard[i] = (int32_t)(i / g->rows), s_row[i] = (int32_t)(i % g->rows);
+    ns_nc_var *v;
+    add_var(rd, "sample", NS_NC_INT, "sample", sample,
+            "row of a cell's sample (shard-major, then row)", NULL);
+    if ((v = add_var(rd, "sample_shard", NS_NC_INT, "sample", s_shard, "shard of each sample row",
+                     NULL)))
+        v->fill = NS_FILL_NONE;
+    if ((v = add_var(rd, "sample_row", NS_NC_INT, "sample", s_row,
+                     "row offset r of each sample (prefix row m = L - 1 - r)", NULL)))
+        v->fill = NS_FILL_NONE;
+}
+
 static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
     const ns_plan_grid *g = &d->plan->g;
-    int32_t *norm = own(rd, g->nnormalizers * sizeof *norm);
     char *names = own(rd, g->nnormalizers * NAME_LEN);
     double *s = own(rd, g->nnormalizers * sizeof *s);
     int32_t *L = own(rd, g->nL * sizeof *L), *N = own(rd, (g->nN + 1) * sizeof *N);
     int32_t *layer = own(rd, g->nlayers * sizeof *layer), *head = own(rd, g->nheads * sizeof *head);
     int32_t *shard = own(rd, d->n_shards * sizeof *shard), *start = own(rd, d->n_shards * sizeof *start);
-    int32_t *sample = own(rd, S * sizeof *sample), *s_shard = own(rd, S * sizeof *s_shard);
-    int32_t *s_row = own(rd, S * sizeof *s_row), *nsamp = own(rd, g->nL * sizeof *nsamp);
+    int32_t *nsamp = own(rd, g->nL * sizeof *nsamp);
     double *jb = own(rd, g->nT * sizeof *jb);
     if (rd->nomem)
         return;
     for (size_t i = 0; i < g->nnormalizers; i++) {
-        norm[i] = (int32_t)i;
-        strncpy(names + i * NAME_LEN, ns_normalizer_name(g->normalizers[i].kind), NAME_LEN);
+        normalizer_label(g, i, names + i * NAME_LEN);
         s[i] = g->normalizers[i].kind == NS_NORM_SSMAX ? g->normalizers[i].s : NAN;
     }
     for (size_t i = 0; i < g->nL; i++)
@@ -231,19 +291,21 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
         shard[i] = (int32_t)i;
         start[i] = (int32_t)(d->shard_first + i * d->shard_stride);
     }
-    for (size_t i = 0; i < S; i++)
-        sample[i] = (int32_t)i, s_shard[i] = (int32_t)(i / g->rows), s_row[i] = (int32_t)(i % g->rows);
     for (size_t t = 0; t < g->nT; t++)
         jb[t] = ns_jac_bound(g->T[t]);
     ns_nc_var *v;
-    if ((v = add_var(rd, "normalizer", NS_NC_INT, "normalizer", norm,
-                     "attention normalizer index (label: normalizer_name)", NULL)))
-        v->fill = NS_FILL_NONE;
-    if ((v = add_var(rd, "normalizer_name", NS_NC_CHAR, "normalizer,name_strlen", names,
-                     "attention normalizer", NULL)))
+    if ((v = add_var(rd, "normalizer", NS_NC_CHAR, "normalizer,name_strlen", names,
+                     "attention normalizer", NULL))) {
         ns_nc_var_text(v, "_Encoding", "utf-8"); /* read as text, not bytes, by xarray */
+        ns_nc_var_text(v, "comment", "the normalizer's name (\"ssmax s=VALUE\" when the grid has "
+                                     "two ssmax); select with .sel(normalizer='softmax')");
+    }
     add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
             "scalable softmax parameter s (missing for the other normalizers)", "1");
+    if ((v = add_var(rd, "quantile", NS_NC_DOUBLE, "quantile", quantiles,
+                     "probability of the quantile over rows (0: minimum, 1: maximum)", "1")))
+        ns_nc_var_text(v, "comment", "exact quantiles, linear interpolation between order "
+                                     "statistics (numpy's default)");
     add_var(rd, "L", NS_NC_INT, "L", L, "context length (keys of the analysed query row)", NULL);
     add_var(rd, "N", NS_NC_INT, "N", N, "top-N size", NULL);
     add_var(rd, "T", NS_NC_DOUBLE, "T", g->T, "normalization temperature", "1");
@@ -251,17 +313,11 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     add_var(rd, "layer", NS_NC_INT, "layer", layer, "0-based transformer layer", NULL);
     add_var(rd, "head", NS_NC_INT, "head", head, "0-based attention head", NULL);
     add_var(rd, "shard", NS_NC_INT, "shard", shard, "0-based shard index", NULL);
-    add_var(rd, "sample", NS_NC_INT, "sample", sample,
-            "row of a cell's sample (shard-major, then row)", NULL);
     if ((v = add_var(rd, "shard_start", NS_NC_INT, "shard", start,
                      "first token of the shard in the (stripped) corpus", NULL)))
         v->fill = NS_FILL_NONE;
-    if ((v = add_var(rd, "sample_shard", NS_NC_INT, "sample", s_shard, "shard of each sample row",
-                     NULL)))
-        v->fill = NS_FILL_NONE;
-    if ((v = add_var(rd, "sample_row", NS_NC_INT, "sample", s_row,
-                     "row offset r of each sample (prefix row m = L - 1 - r)", NULL)))
-        v->fill = NS_FILL_NONE;
+    if (d->samples)
+        add_sample_coords(rd, d, S);
     if ((v = add_var(rd, "n_samples", NS_NC_INT, "L", nsamp,
                      "rows per cell before skipping (shards x rows)", "1")))
         v->fill = NS_FILL_NONE;
@@ -272,6 +328,53 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
         v->fill = NS_FILL_NONE;
 }
 
+/* The dimension list of a metric's statistics with the quantile dimension first. */
+static const char *quantile_dims(ns_results_desc *rd, ns_metric_dims dims)
+{
+    return own_str(rd, "quantile,%s", metric_dims(dims, 0));
+}
+
+/* A metric's statistics: <stem>_count (int), _mean, _std, and _quantile (quantile first: its
+ * 0 and 1 are the minimum and maximum), all gathered in one pass. */
+static void add_stats(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
+                      size_t total, int m)
+{
+    const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)m);
+    int with_norm = mi->dims != NS_DIMS_ROW;
+    size_t ncell = sl->cells[m], n = gather_len(d, ncell, 1, with_norm);
+    double *xs[NS_ST_COUNT_ALL];
+    double *q = own(rd, NQ * n * sizeof *q);
+    for (int st = NS_ST_COUNT; st <= NS_ST_STD; st++)
+        xs[st] = own(rd, n * sizeof *xs[st]);
+    for (size_t k = 0; k < NQ; k++)
+        xs[quantile_stat[k]] = q ? q + k * n : NULL;
+    gather_fields(rd, d, d->slices, total, sl->stats[m], NS_ST_COUNT_ALL, NS_ST_COUNT_ALL, ncell,
+                  1, with_norm, 1, xs);
+    if (rd->nomem)
+        return;
+    ns_nc_var *v;
+    for (int st = NS_ST_COUNT; st <= NS_ST_STD; st++) {
+        const ns_stat_info *si = ns_stat_info_of((ns_stat_id)st);
+        const char *name = own_str(rd, "%s_%s", mi->name, si->suffix);
+        const char *ln = own_str(rd, "%s of %s", si->long_name, mi->long_name);
+        if (st == NS_ST_COUNT) {
+            v = add_var(rd, name, NS_NC_INT, metric_dims(mi->dims, 0), to_int(rd, xs[st], n), ln,
+                        "1");
+            if (v)
+                v->fill = NS_FILL_NONE;
+        } else {
+            v = add_var(rd, name, NS_NC_DOUBLE, metric_dims(mi->dims, 0), xs[st], ln, mi->units);
+        }
+        if (v)
+            ns_nc_var_text(v, "comment", mi->meaning);
+    }
+    v = add_var(rd, own_str(rd, "%s_quantile", mi->name), NS_NC_DOUBLE,
+                quantile_dims(rd, mi->dims), q,
+                own_str(rd, "quantiles over rows of %s", mi->long_name), mi->units);
+    if (v)
+        ns_nc_var_text(v, "comment", mi->meaning);
+}
+
 static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
                         size_t total, size_t S, size_t stotal)
 {
@@ -280,29 +383,7 @@ static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_
         const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)m);
         int with_norm = mi->dims != NS_DIMS_ROW;
         size_t ncell = sl->cells[m];
-        double *xs[NS_ST_COUNT_ALL]; /* every statistic of the metric in one pass */
-        gather_fields(rd, d, d->slices, total, sl->stats[m], NS_ST_COUNT_ALL, NS_ST_COUNT_ALL,
-                      ncell, 1, with_norm, xs);
-        for (int st = 0; st < NS_ST_COUNT_ALL; st++) {
-            const ns_stat_info *si = ns_stat_info_of((ns_stat_id)st);
-            double *x = xs[st];
-            const char *name = own_str(rd, "%s_%s", mi->name, si->suffix);
-            const char *ln = own_str(rd, "%s of %s", si->long_name, mi->long_name);
-            ns_nc_var *v;
-            if (st == NS_ST_COUNT) {
-                const ns_plan_grid *g = &d->plan->g;
-                size_t n = (with_norm ? g->nnormalizers : 1) * g->nL * ncell * g->nlayers * g->nheads;
-                v = add_var(rd, name, NS_NC_INT, metric_dims(mi->dims, 0), to_int(rd, x, n), ln, "1");
-                if (v)
-                    v->fill = NS_FILL_NONE;
-            } else {
-                v = add_var(rd, name, NS_NC_DOUBLE, metric_dims(mi->dims, 0), x, ln, mi->units);
-            }
-            if (v) {
-                ns_nc_var_text(v, "cell_methods", si->cell_methods);
-                ns_nc_var_text(v, "comment", mi->meaning);
-            }
-        }
+        add_stats(rd, d, sl, total, m);
         if (d->samples) {
             double *x = gather(rd, d, d->samples, stotal, soff, S, ncell, S, with_norm);
             ns_nc_var *v = add_var(rd, own_str(rd, "%s_sample", mi->name), NS_NC_DOUBLE,
@@ -312,6 +393,57 @@ static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_
                 ns_nc_var_text(v, "comment", mi->meaning);
         }
         soff += ncell * S;
+    }
+}
+
+/* n_crit of one test: the N (missing where none is found), its status (found, none of the grid's
+ * N passes, not computable) and n_crit / L (missing where n_crit is). */
+static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
+                       size_t total, int k, const char *stem, const char *against)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    size_t n = g->nnormalizers * g->nL * g->nT * g->nlayers * g->nheads;
+    double *nc = gather(rd, d, d->slices, total, sl->n_crit[k], 1, g->nT, 1, 1);
+    double *frac = own(rd, n * sizeof *frac);
+    int32_t *nci = own(rd, n * sizeof *nci), *status = own(rd, n * sizeof *status);
+    if (!nc || !frac || !nci || !status)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        size_t Li = (i / (g->nT * g->nlayers * g->nheads)) % g->nL;
+        int found = nc[i] >= 1.0;
+        nci[i] = found ? (int32_t)nc[i] : -1;
+        status[i] = found ? NCRIT_FOUND : nc[i] == NS_NCRIT_NONE ? NCRIT_NONE_PASSES
+                                                                 : NCRIT_NOT_COMPUTABLE;
+        frac[i] = found ? nc[i] / (double)g->L[Li] : NAN;
+    }
+    const char *dims = "normalizer,L,T,layer,head";
+    const char *status_name = own_str(rd, "n_crit_%s_status", stem);
+    ns_nc_var *v = add_var(rd, own_str(rd, "n_crit_%s", stem), NS_NC_INT, dims, nci,
+                           own_str(rd, "critical N: smallest N of the grid whose KS p-value of %s "
+                                       "exceeds ks_alpha", against), NULL);
+    if (v) {
+        ns_nc_var_int(v, "valid_min", 1);
+        ns_nc_var_text(v, "ancillary_variables", status_name);
+        ns_nc_var_text(v, "comment", own_str(rd, "missing (_FillValue) where no N is found: %s "
+                                                 "says why (none of the grid's N passes, or not "
+                                                 "computable)", status_name));
+    }
+    if ((v = add_var(rd, status_name, NS_NC_INT, dims, status,
+                     own_str(rd, "status of n_crit_%s", stem), NULL))) {
+        v->fill = NS_FILL_NONE;
+        ns_nc_var_ints(v, "flag_values", ncrit_status_values, 3);
+        ns_nc_var_text(v, "flag_meanings", "found none_of_the_grid_N_passes not_computable");
+        ns_nc_var_text(v, "comment", "found: n_crit holds the N; none_of_the_grid_N_passes: every "
+                                     "computable N of the grid was tested and none passes (n_crit "
+                                     "lies above the grid's largest N below L); not_computable: "
+                                     "every N skipped");
+    }
+    v = add_var(rd, own_str(rd, "n_crit_%s_frac", stem), NS_NC_DOUBLE, dims, frac,
+                own_str(rd, "critical N of the %s KS test as a fraction of L", stem), "1");
+    if (v) {
+        ns_nc_var_text(v, "ancillary_variables", status_name);
+        ns_nc_var_text(v, "comment", own_str(rd, "n_crit / L; missing where n_crit is (%s says "
+                                                 "why)", status_name));
     }
 }
 
@@ -331,56 +463,30 @@ static void add_ks(ns_results_desc *rd, const ns_results_data *d, const ns_slice
                     gather(rd, d, d->slices, total, sl->ks_stat[k], 1, tn, 1, 1),
                     own_str(rd, "two-sample Kolmogorov-Smirnov statistic D of %s", against[k]), "1");
         if (v)
-            ns_nc_var_text(v, "cell_methods", "sample: point (comment: over all rows of all shards)");
+            ns_nc_var_text(v, "comment", "over all rows of all shards of the cell");
         v = add_var(rd, own_str(rd, "ks_%s_pvalue", stem[k]), NS_NC_DOUBLE,
                     "normalizer,L,T,N,layer,head",
                     gather(rd, d, d->slices, total, sl->ks_p[k], 1, tn, 1, 1),
                     own_str(rd, "two-sided KS p-value of %s (scipy method='auto')", against[k]), "1");
         if (v)
-            ns_nc_var_text(v, "cell_methods", "sample: point (comment: over all rows of all shards)");
-        size_t n = g->nnormalizers * g->nL * g->nT * g->nlayers * g->nheads;
-        double *nc = gather(rd, d, d->slices, total, sl->n_crit[k], 1, g->nT, 1, 1);
-        double *frac = own(rd, n * sizeof *frac);
-        int32_t *nci = own(rd, n * sizeof *nci);
-        if (!nc || !frac || !nci)
-            return;
-        for (size_t i = 0; i < n; i++) {
-            nci[i] = (int32_t)nc[i];
-            size_t Li = (i / (g->nT * g->nlayers * g->nheads)) % g->nL;
-            frac[i] = nc[i] >= 1.0 ? nc[i] / (double)g->L[Li] : NAN;
-        }
-        v = add_var(rd, own_str(rd, "n_crit_%s", stem[k]), NS_NC_INT, "normalizer,L,T,layer,head",
-                    nci, own_str(rd, "critical N: smallest N of the grid whose KS p-value of %s "
-                                     "exceeds ks_alpha", against[k]), NULL);
-        if (v) {
-            ns_nc_var_int(v, "flag_values", NS_NCRIT_NONE);
-            ns_nc_var_text(v, "flag_meanings", "none_of_the_grid_N_passes");
-            ns_nc_var_int(v, "valid_min", 0);
-            ns_nc_var_text(v, "comment", "N >= 1: found; 0: every computable N was tested and none "
-                                         "passes; _FillValue (-1): not computable (every N skipped)");
-        }
-        v = add_var(rd, own_str(rd, "n_crit_%s_frac", stem[k]), NS_NC_DOUBLE,
-                    "normalizer,L,T,layer,head", frac,
-                    own_str(rd, "critical N of the %s KS test as a fraction of L", stem[k]), "1");
-        if (v)
-            ns_nc_var_text(v, "comment", "n_crit / L where an N passes; missing (NaN) where none "
-                                         "does or none is computable (see the n_crit flag)");
+            ns_nc_var_text(v, "comment", "over all rows of all shards of the cell");
+        add_n_crit(rd, d, sl, total, k, stem[k], against[k]);
     }
 }
 
 static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
                        size_t total)
 {
+    static const char *const dims[] = {
+        [NS_CD_TN] = "normalizer,L,T,N,layer,head", [NS_CD_T] = "normalizer,L,T,layer,head",
+        [NS_CD_TE] = "normalizer,L,T,eps,layer,head"};
     const ns_plan_grid *g = &d->plan->g;
     for (int c = 0; c < NS_C_COUNT; c++) {
         const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
-        size_t ncell = g->nT * g->nN * (ci->per_eps ? g->neps : 1);
-        size_t n = g->nnormalizers * g->nL * ncell * g->nlayers * g->nheads;
+        size_t ncell = ns_count_cells(ci->dims, g->nT, g->nN, g->neps);
         double *x = gather(rd, d, d->slices, total, sl->count[c], 1, ncell, 1, 1);
-        ns_nc_var *v = add_var(rd, ci->name, NS_NC_INT,
-                               ci->per_eps ? "normalizer,L,T,N,eps,layer,head"
-                                           : "normalizer,L,T,N,layer,head",
-                               to_int(rd, x, n), ci->long_name, "1");
+        ns_nc_var *v = add_var(rd, ci->name, NS_NC_INT, dims[ci->dims],
+                               to_int(rd, x, gather_len(d, ncell, 1, 1)), ci->long_name, "1");
         if (!v)
             continue;
         v->fill = NS_FILL_NONE;
@@ -388,6 +494,17 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
         if (ci->checked != (ns_count_id)c)
             ns_nc_var_text(v, "denominator", ns_count_info_of(ci->checked)->name);
     }
+}
+
+/* An interval variable's `coordinates` without normalizer_name, the label the layout before
+ * output_layout 2 had: `normalizer` is now the labelled coordinate itself. */
+static void interval_coordinates(ns_nc_var *v)
+{
+    static const char old[] = "normalizer_name ";
+    for (size_t a = 0; a < v->nattrs; a++)
+        if (strcmp(v->attrs[a].name, "coordinates") == 0 && v->attrs[a].text &&
+            strncmp(v->attrs[a].text, old, sizeof old - 1) == 0)
+            v->attrs[a].text += sizeof old - 1;
 }
 
 /* The sweep's own global attributes beside the provenance. */
@@ -407,6 +524,7 @@ static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
     a[k++] = (ns_nc_attr){.name = "ks_alpha", .dval = d->ks_alpha, .is_double = 1};
     a[k++] = (ns_nc_attr){.name = "sphere", .text = g->sphere ? "true" : "false"};
     a[k++] = (ns_nc_attr){.name = "keep_samples", .text = d->samples ? "true" : "false"};
+    a[k++] = (ns_nc_attr){.name = "output_layout", .ival = NS_OUTPUT_LAYOUT};
     a[k++] = (ns_nc_attr){.name = "compression",
                           .text = d->uncompressed ? "none" : NS_NC_COMPRESSION};
     return k;
@@ -432,24 +550,26 @@ static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *pr
         ns_slice_layout_init(&sl, &sh);
     }
     ns_nc_dim dims[] = {
-        {"normalizer", g->nnormalizers}, {"name_strlen", NAME_LEN}, {"L", g->nL}, {"N", g->nN},
-        {"T", g->nT}, {"eps", g->neps}, {"layer", g->nlayers}, {"head", g->nheads},
-        {"shard", d->n_shards}, {"sample", S},
+        {"normalizer", g->nnormalizers}, {"name_strlen", NAME_LEN}, {"quantile", NQ},
+        {"L", g->nL}, {"N", g->nN}, {"T", g->nT}, {"eps", g->neps}, {"layer", g->nlayers},
+        {"head", g->nheads}, {"shard", d->n_shards}, {"sample", S},
     };
     memcpy(rd->dims, dims, sizeof dims);
+    size_t ndims = sizeof dims / sizeof dims[0] - (d->samples ? 0 : 1); /* sample: kept rows */
     add_coords(rd, d, S);
     add_metrics(rd, d, &sl, total, S, stotal);
     add_ks(rd, d, &sl, total);
     add_counts(rd, d, &sl, total);
-    size_t ndims = sizeof dims / sizeof dims[0];
     if (d->intervals && (rd->iv = own(rd, sizeof *rd->iv))) {
         ns_nc_intervals_describe(d->intervals, rd->iv);
         memcpy(rd->dims + ndims, rd->iv->dims, sizeof rd->iv->dims);
         ndims += 2;
         for (size_t i = 0; i < rd->iv->nvars; i++) {
             ns_nc_var *v = new_var(rd);
-            if (v)
+            if (v) {
                 *v = rd->iv->vars[i]; /* strings and data borrowed from rd->iv and d */
+                interval_coordinates(v);
+            }
         }
     }
     if (rd->nomem) {
@@ -535,12 +655,15 @@ static void describe_index(const ns_results_desc *rd, const ns_nc_var *v, size_t
             if (rd->vars[i].ndims == 1 && strcmp(rd->vars[i].name, v->dims[k]) == 0 &&
                 strcmp(rd->vars[i].dims[0], v->dims[k]) == 0 && rd->vars[i].type != NS_NC_CHAR)
                 c = &rd->vars[i];
-        const ns_nc_var *label = NULL; /* "<dim>_name"(dim, strlen): a text label, no coordinate */
+        /* a text label: "<dim>"(dim, strlen), the labelled coordinate (normalizer), or
+         * "<dim>_name"(dim, strlen) beside a dimension without a coordinate (head_set) */
+        const ns_nc_var *label = NULL;
         for (size_t i = 0; i < rd->nvars && !c && !label; i++)
             if (rd->vars[i].ndims == 2 && rd->vars[i].type == NS_NC_CHAR &&
                 strcmp(rd->vars[i].dims[0], v->dims[k]) == 0 &&
                 strncmp(rd->vars[i].name, v->dims[k], strlen(v->dims[k])) == 0 &&
-                strcmp(rd->vars[i].name + strlen(v->dims[k]), "_name") == 0)
+                (rd->vars[i].name[strlen(v->dims[k])] == '\0' ||
+                 strcmp(rd->vars[i].name + strlen(v->dims[k]), "_name") == 0))
                 label = &rd->vars[i];
         size_t w = label ? ns_nc_var_len(&rd->desc, label) / label_rows(rd, v->dims[k]) : 0;
         int n;

@@ -17,6 +17,10 @@
 #include "io/ns_provenance.h"
 #include "rows/ns_plan.h"
 
+/* The `output_layout` global attribute: the layout this code writes and compares (docs/OUTPUT.md,
+ * "Output layouts"; 2 since issue 34, files before it have none: layout 1). */
+#define NS_OUTPUT_LAYOUT 2
+
 typedef struct ns_results_data {
     const ns_plan *plan;
     double ks_alpha;

@@ -90,6 +90,12 @@ void ns_nc_var_int(ns_nc_var *v, const char *name, int value)
         v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .ival = value, .is_int32 = 1};
 }
 
+void ns_nc_var_ints(ns_nc_var *v, const char *name, const int *values, size_t n)
+{
+    if (v->nattrs < NS_NC_MAX_ATTRS && n > 0)
+        v->attrs[v->nattrs++] = (ns_nc_attr){.name = name, .ints = values, .nints = n};
+}
+
 size_t ns_nc_var_len(const ns_nc_desc *d, const ns_nc_var *v)
 {
     size_t n = 1;
@@ -104,6 +110,8 @@ int ns_nc_put_attr(int ncid, int varid, const ns_nc_attr *at)
 {
     if (at->text)
         return put_text(ncid, varid, at->name, at->text);
+    if (at->nints)
+        return nc_put_att_int(ncid, varid, at->name, NC_INT, at->nints, at->ints);
     if (at->is_double)
         return nc_put_att_double(ncid, varid, at->name, NC_DOUBLE, 1, &at->dval);
     if (at->is_int32) {

@@ -21,7 +21,8 @@ typedef struct ns_nc_dim {
     size_t len;
 } ns_nc_dim;
 
-/* An attribute: text; else one NC_INT (is_int32), NC_INT64 or NC_DOUBLE (is_double) value. */
+/* An attribute: text; else one NC_INT (is_int32), NC_INT64 or NC_DOUBLE (is_double) value; or,
+ * with nints > 0, the NC_INT array ints[0..nints) (a flag variable's flag_values). */
 typedef struct ns_nc_attr {
     const char *name;
     const char *text;
@@ -29,6 +30,8 @@ typedef struct ns_nc_attr {
     int is_double;
     double dval;
     int is_int32;
+    const int *ints;
+    size_t nints;
 } ns_nc_attr;
 
 /* Missing values: NS_FILL_MISSING declares _FillValue (NaN for doubles, -1 for ints); NS_FILL_NONE
@@ -52,6 +55,7 @@ typedef struct ns_nc_var {
  * layouts never reach). */
 void ns_nc_var_text(ns_nc_var *v, const char *name, const char *text);
 void ns_nc_var_int(ns_nc_var *v, const char *name, int value);
+void ns_nc_var_ints(ns_nc_var *v, const char *name, const int *values, size_t n);
 
 typedef struct ns_nc_desc {
     const ns_nc_dim *dims;

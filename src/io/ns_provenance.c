@@ -58,16 +58,19 @@ static const char *const ns_rules[][2] = {
     {"violation_rules", "thm1: d > d_bound + 1e-9 |d_bound|; ns_upper: ns_frac > ns_upper; "
                         "ns_lower: ns_frac < ns_lower; jac_exact, jac_fd: value > jac_bound + "
                         "1e-6 jac_bound with jac_bound = min(1/(4T), sqrt 2); lemma2: jac_exact > "
-                        "jac_lemma2 + 1e-6 jac_lemma2; each per (L, T, N[, eps]) cell over the rows "
-                        "analysed at that N, with its *_checked count"},
+                        "jac_lemma2 + 1e-6 jac_lemma2; thm1 and ns_* per (L, T, N) cell over the rows "
+                        "analysed at that N, jac_exact and lemma2 per (L, T), jac_fd per (L, T, eps) "
+                        "over every row where the value is defined (each row once: no N), each with "
+                        "its *_checked count"},
     {"ks_method", "two-sample Kolmogorov-Smirnov test as scipy.stats.ks_2samp(method='auto'), "
                   "two-sided, NaN rows dropped: ks_expected tests distance against "
                   "distance_expected (the paper's test), ks_random against distance_random"},
-    {"n_crit_rule", "smallest N of the grid whose p-value exceeds ks_alpha; 0 (flag "
-                    "none_of_the_grid_N_passes) when none does; fill value when no N is "
-                    "computable (every N skipped)"},
+    {"n_crit_rule", "smallest N of the grid whose p-value exceeds ks_alpha; the fill value "
+                    "when none is found, n_crit_*_status saying why: 0 found, 1 "
+                    "none_of_the_grid_N_passes, 2 not_computable (every N skipped)"},
     {"quantile_method", "exact over the gathered sample, linear interpolation (numpy "
-                        "method='linear'); population standard deviation (ddof = 0)"},
+                        "method='linear'), quantile 0 the minimum and 1 the maximum; population "
+                        "standard deviation (ddof = 0)"},
     {"merge_rule", "per-row values combined by shard index, then row, independent of MPI ranks "
                    "and scheduling"},
     {"entropy_rule", "entropy = -sum alpha_i log alpha_i in nats with the exact log-weights "
@@ -96,20 +99,24 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
     const ns_provenance_build here = {PACKAGE_VERSION, ns_build_git_commit(), NS_BUILD_CC,
                                       NS_BUILD_CFLAGS, nc_inq_libvers(), hdf5, os};
     const ns_provenance_build *b = p->build ? p->build : &here;
+    /* the model as a reader calls it: a set's name, or a directory's base name (never "path") */
+    char *mlabel = buf + used;
+    const char *mname = m ? ns_asset_ref_label(m, mlabel, size - used) : NULL;
+    used += m && mname == mlabel ? strlen(mlabel) + 1 : 0;
     char *title = buf + used;
     used += (size_t)snprintf(title, size - used,
                              "normsweep %s: limitations of normalization in attention "
-                             "(arXiv 2508.17821) on %s", U(p->kind), m ? m->name : "unknown model") + 1;
+                             "(arXiv 2508.17821) on %s", U(p->kind), m ? mname : "unknown model") + 1;
     char *source = buf + used;
     used += (size_t)snprintf(source, size - used, "normsweep %s (git %s), METRICS version %d; "
                              "model %s (sha256 %.16s...)", U(b->normsweep_version),
-                             U(b->git_commit), NS_METRICS_VERSION, m ? m->name : "unknown",
+                             U(b->git_commit), NS_METRICS_VERSION, m ? mname : "unknown",
                              m ? m->sha256 : "unknown") + 1;
     char *comment = buf + used;
     if (m && m->is_fallback)
         snprintf(comment, size - used, "CAVEAT: the model requested (%s) was not available; these "
                  "results are for %s and are not comparable to %s's", p->model_requested,
-                 m->name, p->model_requested);
+                 mname, p->model_requested);
     else if (p->training)
         snprintf(comment, size - used, "a training log: every variable is described in "
                  "docs/TRAIN.md (attn_jac is METRICS.md section 7's jac_exact, version %d)",
@@ -148,7 +155,8 @@ size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, ch
         PUT_TEXT("sweep_yaml", p->sweep_yaml);
     }
     PUT_TEXT("model_requested", p->model_requested);
-    PUT_TEXT("model_used", m ? m->name : NULL);
+    PUT_TEXT("model_used", m ? mname : NULL);
+    PUT_TEXT("model_given_as", m ? (ns_asset_ref_is_path(m) ? "path" : "asset") : NULL);
     PUT_TEXT("model_fallback", m ? (m->is_fallback ? "true" : "false") : NULL);
     PUT_TEXT("model_path", m ? m->path : NULL);
     PUT_TEXT("model_sha256", m ? m->sha256 : NULL);

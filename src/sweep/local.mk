@@ -52,5 +52,8 @@ EXTRA_DIST += tests/sweep_common.sh tests/hold.sh tests/sweep_determinism.sh tes
 # the bootstrap intervals: rank-independent, equal to the Python reference, read by the report
 TESTS += tests/sweep_intervals.sh
 EXTRA_DIST += tests/sweep_intervals.sh tests/check_intervals_c.py
+# the file as an xarray user reads it: docs/OUTPUT.md's example, by name, counts, n_crit, layouts
+TESTS += tests/output_xarray.sh
+EXTRA_DIST += tests/output_xarray.sh tests/check_xarray.py tests/layout1.py
 EXTRA_DIST += docs/RUNNING.md
 

@@ -155,7 +155,7 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
 {
     const ns_plan *p = &c->plan;
     const ns_plan_grid *g = &p->g;
-    size_t nsl = ns_plan_nslices(p), total = ns_plan_slice_total(p), tn = g->nT * g->nN;
+    size_t nsl = ns_plan_nslices(p), total = ns_plan_slice_total(p);
     double sums[NS_C_COUNT] = {0};
     ns_slice_layout sl;
     size_t t1 = 0;
@@ -169,7 +169,9 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
         ns_plan_slice(p, k, c->cfg.ks_alpha, &li, &hi, &ni, &Li, &sh);
         ns_slice_layout_init(&sl, &sh);
         for (int q = 0; q < NS_C_COUNT; q++)
-            for (size_t i = 0; i < tn * (ns_count_info_of((ns_count_id)q)->per_eps ? g->neps : 1); i++)
+            for (size_t i = 0;
+                 i < ns_count_cells(ns_count_info_of((ns_count_id)q)->dims, g->nT, g->nN, g->neps);
+                 i++)
                 sums[q] += all[k * total + sl.count[q] + i];
     }
     add(buf, size, "findings: Theorem 1 violated in %.0f of %.0f row checks (expected 0)%s; "

@@ -223,7 +223,7 @@ static void data_vars(nc_build *b, const ns_train_log *log)
     var(b, "lr", NS_NC_DOUBLE, "step", NULL, NULL, columns(b, log, c->lr, 1),
         "learning rate of the step (warmup, then cosine decay)", "1");
     var(b, "loss", NS_NC_DOUBLE, "step", NULL, NULL, columns(b, log, c->loss, 1),
-        "training loss of the step's batch: mean cross-entropy per predicted token", "nat");
+        "training loss of the step's batch: mean cross-entropy per predicted token, in nats", "1");
     var(b, "grad_norm", NS_NC_DOUBLE, "step", NULL, NULL, columns(b, log, c->grad_norm, 1),
         "global L2 norm of the gradient of the mean loss, before clipping", "1");
     var(b, "grad_norm_layer", NS_NC_DOUBLE, "step", "layer", NULL, columns(b, log, c->layer, NL),
@@ -251,8 +251,8 @@ static void data_vars(nc_build *b, const ns_train_log *log)
         "fraction of the attention rows whose exact Jacobian norm exceeds the paper's "
         "min(1/(4T), sqrt 2) (1e-6 relative slack)", "1");
     var(b, "val_loss", NS_NC_DOUBLE, "eval_step", NULL, NULL, ev,
-        "validation loss: mean cross-entropy per predicted token over the validation windows",
-        "nat");
+        "validation loss: mean cross-entropy per predicted token over the validation windows, in "
+        "nats", "1");
 }
 
 int ns_train_log_write(const char *path, const ns_train_log *log, const ns_train_log_meta *meta,
