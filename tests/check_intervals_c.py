@@ -7,7 +7,9 @@ both ends of every interval must be the same bits, for every normalizer, cell an
 checks the layout: head_set names, the attributes the page lists, and that every statistic the
 file's bootstrap_statistics names is there.
 
-    check_intervals_c.py POSTPROCESS_DIR FILE.nc"""
+    check_intervals_c.py POSTPROCESS_DIR FILE.nc [B]
+
+B: the resamples the file must record (the sweep's bootstrap.resamples; default 2000)."""
 import sys
 
 import numpy as np
@@ -17,6 +19,7 @@ sys.path.insert(0, sys.argv[1])
 from normsweep_report import intervals_nc, load, stats  # noqa: E402
 
 path = sys.argv[2]
+want_B = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
 problems = []
 with netCDF4.Dataset(path) as ds:
     B = int(ds.getncattr("bootstrap_resamples"))
@@ -30,7 +33,7 @@ with netCDF4.Dataset(path) as ds:
                 problems.append("%s:%s = %r, not %r" % (nm, att, v.getncattr(att), want))
         if v.dimensions[0] != "normalizer" or v.dimensions[-1] != "head_set":
             problems.append("%s: dims %s" % (nm, v.dimensions))
-if "bootstrp" not in rule or B != 2000:
+if "bootstrp" not in rule or B != want_B:
     problems.append("bootstrap_rule %r, bootstrap_resamples %d" % (rule, B))
 missing = [nm for nm in stats.CATALOGUE_NAME.values() if nm not in names]
 

@@ -81,6 +81,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(cfg.ks_alpha, 0.01);
     CU_ASSERT_EQUAL(cfg.probes, 8);
     CU_ASSERT_EQUAL(cfg.keep_samples, 0);
+    CU_ASSERT_EQUAL(cfg.bootstrap_resamples, 2000);
     CU_ASSERT_STRING_EQUAL(cfg.output, "runs/min/min.nc");
     CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "runs/min/checkpoint");
     CU_ASSERT_STRING_EQUAL(cfg.yaml_text, "shards: {count: 2, L_max: 64}\ngrid: {L: [32], N: 1}\n");
@@ -112,6 +113,7 @@ static const char *full_text =
     "ks_alpha: 0.05\n"
     "probes: 0\n"
     "keep_samples: TRUE\n"
+    "bootstrap: {resamples: 1000}\n"
     "output: out/x.nc\n"
     "checkpoint_dir: 'out/ck'\n";
 
@@ -163,6 +165,9 @@ static void test_every_setting(void)
     CU_ASSERT_EQUAL(cfg.ks_alpha, 0.05);
     CU_ASSERT_EQUAL(cfg.probes, 0);
     CU_ASSERT_EQUAL(cfg.keep_samples, 1);
+    CU_ASSERT_EQUAL(cfg.bootstrap_resamples, 1000);
+    CU_ASSERT_EQUAL(marks.bootstrap_resamples.line, 24);
+    CU_ASSERT_EQUAL(marks.bootstrap_resamples.col, 24);
     CU_ASSERT_STRING_EQUAL(cfg.output, "out/x.nc");
     CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "out/ck");
     /* marks: 1-based positions of the values, items parallel to the sorted lists */
@@ -700,6 +705,7 @@ static void test_pack_roundtrip(void)
     CU_ASSERT_EQUAL(back.normalizers[1].s, 0.5);
     CU_ASSERT_EQUAL(back.seed, UINT64_MAX);
     CU_ASSERT_EQUAL(back.probes, 0);
+    CU_ASSERT_EQUAL(back.bootstrap_resamples, cfg.bootstrap_resamples);
     CU_ASSERT_STRING_EQUAL(back.checkpoint_dir, "out/ck");
     ns_sweep_config_free(&back);
     /* every truncation is refused */

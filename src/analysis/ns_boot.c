@@ -8,6 +8,10 @@
 #include "analysis/ns_rng.h"
 #include "analysis/ns_simd.h"
 
+const ns_range ns_boot_range_resamples =
+    NS_RANGE_INT(NS_BOOT_MIN_RESAMPLES, NS_BOOT_MAX_RESAMPLES,
+                 "the report needs at least 1000 resamples; time and memory grow with them");
+
 int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err)
 {
     *W = NULL;

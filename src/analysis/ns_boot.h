@@ -10,11 +10,17 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_range.h"
 
 #define NS_BOOT_TAG 0x626f6f7473747270ULL /* "bootstrp" */
 #define NS_BOOT_DEFAULT_RESAMPLES 2000
 #define NS_BOOT_MIN_RESAMPLES 1000
 #define NS_BOOT_LEVEL 0.95
+#define NS_BOOT_MAX_RESAMPLES 100000
+/* B's range (common/ns_range.h), declared once: the sweep file's bootstrap.resamples.
+ * At least NS_BOOT_MIN_RESAMPLES (the report refuses fewer: docs/STATISTICS.md, "Why B = 2000
+ * is enough"), at most NS_BOOT_MAX_RESAMPLES (the cost and the replicates held grow with B). */
+extern const ns_range ns_boot_range_resamples;
 
 /* W: (B + 1) x S multiplicities, row 0 the full sample (every shard once), row b + 1 resample b
  * drawn from the stream keyed (NS_BOOT_TAG, seed, b): S draws ns_rng_below(S). Caller frees. */

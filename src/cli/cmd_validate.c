@@ -187,6 +187,8 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
     printf("  sampling:    sphere %s, seed %llu, ks_alpha %g, probes %u, keep_samples %s\n",
            cfg->sphere ? "true" : "false", (unsigned long long)cfg->seed, cfg->ks_alpha,
            cfg->probes, cfg->keep_samples ? "true" : "false");
+    printf("  bootstrap:   %zu resamples of the %zu shards (95 %% percentile intervals, "
+           "docs/STATISTICS.md)\n", cfg->bootstrap_resamples, cfg->shard_count);
     if (!schema_only) {
         ns_plan_grid pg;
         ns_plan_memory m;
