@@ -12,6 +12,7 @@
 #include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
+#include "sweep/ns_results.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_inputs.h"
 #include "sweep/ns_sweep_yaml.h"
@@ -367,10 +368,32 @@ static void test_memory_estimate(void)
         maxrec = plan.lay[i].total > maxrec ? plan.lay[i].total : maxrec;
     double red = 8.0 * (2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan)) +
                         9.0 * (double)maxrec);
-    CU_ASSERT_EQUAL(m.reduce, red);
+    /* the bootstrap's per-shard values, counted by hand: 24 slices (2 layers x 2 heads x 2
+     * normalizers x 3 L), each with, per shard, a sum and a count of 7 means at 3 T x 5 N, of
+     * entropy_norm at 3 T, and jac_exact's maximum at 3 T: (14 x 15 + 3 x 3) x 3 shards */
+    double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0) * 3.0;
+    CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 24);
+    CU_ASSERT_EQUAL(m.boot, boot);
+    CU_ASSERT_EQUAL(m.boot_capped, 0);
+    CU_ASSERT_EQUAL(m.reduce, red + boot);
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
-    CU_ASSERT_EQUAL(m.reduce, red + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
-                                                         ns_plan_slice_samples(&plan, 9)));
+    CU_ASSERT_EQUAL(m.reduce, red + boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
+                                                                ns_plan_slice_samples(&plan, 9)));
+    /* the 1 GiB cap: 42048 bytes per shard, so 25536 shards (1073737728 bytes) get intervals and
+     * 25537 (1073779776) none, as the run decides (ns_results_boot_wanted); capped values are
+     * not held, so the reduction does not count them */
+    ns_plan_memory_estimate(&g, &mc, 25536, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073737728.0);
+    CU_ASSERT_EQUAL(m.boot_capped, 0);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 25536), 1);
+    double cells2 = 2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan));
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 25536.0 * (double)maxrec) + 1073737728.0);
+    ns_plan_memory_estimate(&g, &mc, 25537, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073779776.0);
+    CU_ASSERT_EQUAL(m.boot_capped, 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 25537), 0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 25537.0 * (double)maxrec));
+    ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
 
     /* the limit: one byte short of the task refuses, the exact need passes, 0 = no limit */
     double need = m.task > m.reduce ? m.task : m.reduce;

@@ -17,6 +17,10 @@
 #define NS_BOOT_MEANS 7
 extern const ns_metric_id ns_boot_mean_metric[NS_BOOT_MEANS];
 
+/* The most bytes of blocks (every slice's) a run holds to compute the intervals: every rank
+ * holds them whole, so a grid whose blocks exceed this (1 GiB) gets no intervals. */
+#define NS_BOOT_SHARD_MAX_BYTES 1073741824.0
+
 /* Doubles of one slice's block: [mean k][t][n] {sums[S], counts[S]}, then entropy_norm's
  * [t] {sums[S], counts[S]}, then jac_exact's [t] maxima[S] (-inf: no value). */
 size_t ns_boot_shard_size(size_t nT, size_t nN, size_t n_shards);
