@@ -370,8 +370,9 @@ static void test_memory_estimate(void)
                         9.0 * (double)maxrec);
     /* the bootstrap's per-shard values, counted by hand: 24 slices (2 layers x 2 heads x 2
      * normalizers x 3 L), each with, per shard, a sum and a count of 7 means at 3 T x 5 N, of
-     * entropy_norm at 3 T, and jac_exact's maximum at 3 T: (14 x 15 + 3 x 3) x 3 shards */
-    double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0) * 3.0;
+     * entropy_norm at 3 T, jac_exact's maximum at 3 T, and the 3 rows of the KS tests' 3
+     * distances at 3 T x 5 N: (14 x 15 + 3 x 3 + 3 x 15 x 3) x 3 shards */
+    double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0 + 135.0) * 3.0;
     CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 24);
     CU_ASSERT_EQUAL(m.boot, boot);
     CU_ASSERT_EQUAL(m.boot_capped, 0);
@@ -379,20 +380,20 @@ static void test_memory_estimate(void)
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
     CU_ASSERT_EQUAL(m.reduce, red + boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
                                                                 ns_plan_slice_samples(&plan, 9)));
-    /* the 1 GiB cap: 42048 bytes per shard, so 25536 shards (1073737728 bytes) get intervals and
-     * 25537 (1073779776) none, as the run decides (ns_results_boot_wanted); capped values are
+    /* the 1 GiB cap: 67968 bytes per shard, so 15797 shards (1073690496 bytes) get intervals and
+     * 15798 (1073758464) none, as the run decides (ns_results_boot_wanted); capped values are
      * not held, so the reduction does not count them */
-    ns_plan_memory_estimate(&g, &mc, 25536, 0, &m);
-    CU_ASSERT_EQUAL(m.boot, 1073737728.0);
+    ns_plan_memory_estimate(&g, &mc, 15797, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073690496.0);
     CU_ASSERT_EQUAL(m.boot_capped, 0);
-    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 25536), 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15797), 1);
     double cells2 = 2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan));
-    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 25536.0 * (double)maxrec) + 1073737728.0);
-    ns_plan_memory_estimate(&g, &mc, 25537, 0, &m);
-    CU_ASSERT_EQUAL(m.boot, 1073779776.0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15797.0 * (double)maxrec) + 1073690496.0);
+    ns_plan_memory_estimate(&g, &mc, 15798, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073758464.0);
     CU_ASSERT_EQUAL(m.boot_capped, 1);
-    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 25537), 0);
-    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 25537.0 * (double)maxrec));
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15798), 0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15798.0 * (double)maxrec));
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
 
     /* the limit: one byte short of the task refuses, the exact need passes, 0 = no limit */

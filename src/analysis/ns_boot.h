@@ -54,6 +54,20 @@ typedef struct ns_boot_set_ws {
 void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
                        ns_boot_set_ws *ws, double *out);
 
+/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R). A set of at
+ * most NS_BOOT_BATCH_MAX heads without a NaN value in any replicate is sorted by a comparator
+ * network applied to every replicate in step (lanes over replicates, no branches); any other set
+ * takes ns_boot_set_stats's path, replicate by replicate. The same bits as ns_boot_set_stats
+ * (the median is the same order statistics either way). ws: vals (H doubles) and cols
+ * (NS_BOOT_BATCH_MAX x R doubles). */
+#define NS_BOOT_BATCH_MAX 32
+typedef struct ns_boot_batch_ws {
+    ns_boot_set_ws one;
+    double *cols;
+} ns_boot_batch_ws;
+void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
+                         ns_boot_batch_ws *ws, double *out);
+
 /* The C library's log for a finite positive x, +inf for +inf, NaN otherwise. */
 double ns_boot_log(double x);
 /* Least-squares slope of v against u over the m points where sel[j] (sums left to right):

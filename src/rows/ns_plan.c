@@ -186,9 +186,11 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
     if (keep_samples)
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
     /* the bootstrap's per-shard values: per slice, NS_BOOT_MEANS sums and counts per (T, N),
-     * entropy_norm's sums and counts and jac_exact's maxima per T, each for every shard */
+     * entropy_norm's sums and counts and jac_exact's maxima per T, each for every shard, and
+     * the rows of the NS_BOOT_KS_SAMPLES distances per (T, N) */
     m->boot = sizeof(double) * nsl * (double)n_shards *
-              (2.0 * NS_BOOT_MEANS * (double)g->nT * (double)g->nN + 3.0 * (double)g->nT);
+              (2.0 * NS_BOOT_MEANS * (double)g->nT * (double)g->nN + 3.0 * (double)g->nT +
+               NS_BOOT_KS_SAMPLES * (double)g->nT * (double)g->nN * rows);
     m->boot_capped = !(m->boot <= NS_BOOT_SHARD_MAX_BYTES);
     if (!m->boot_capped)
         m->reduce += m->boot;
