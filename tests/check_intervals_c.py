@@ -7,7 +7,9 @@ both ends of every interval must be the same bits, for every normalizer, cell an
 checks the layout: head_set names, the attributes the page lists, and that every statistic the
 file's bootstrap_statistics names is there.
 
-    check_intervals_c.py POSTPROCESS_DIR FILE.nc"""
+    check_intervals_c.py POSTPROCESS_DIR FILE.nc [B]
+
+B: the resamples the file must record (the sweep's bootstrap.resamples; default 2000)."""
 import sys
 
 import numpy as np
@@ -17,6 +19,7 @@ sys.path.insert(0, sys.argv[1])
 from normsweep_report import intervals_nc, load, stats  # noqa: E402
 
 path = sys.argv[2]
+want_B = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
 problems = []
 with netCDF4.Dataset(path) as ds:
     B = int(ds.getncattr("bootstrap_resamples"))
@@ -30,7 +33,7 @@ with netCDF4.Dataset(path) as ds:
                 problems.append("%s:%s = %r, not %r" % (nm, att, v.getncattr(att), want))
         if v.dimensions[0] != "normalizer" or v.dimensions[-1] != "head_set":
             problems.append("%s: dims %s" % (nm, v.dimensions))
-if "bootstrp" not in rule or B != 2000:
+if "bootstrp" not in rule or B != want_B:
     problems.append("bootstrap_rule %r, bootstrap_resamples %d" % (rule, B))
 missing = [nm for nm in stats.CATALOGUE_NAME.values() if nm not in names]
 
@@ -39,7 +42,7 @@ if not run.has_samples():
     sys.exit("check_intervals_c: %s has no per-row samples (keep_samples: true)" % path)
 checked = 0
 for ni in range(len(run.var["normalizer"])):
-    comp = stats.Computed(run, ni, resamples=B, t_ks=[])
+    comp = stats.Computed(run, ni, resamples=B)  # the KS statistics at every T
     fi = intervals_nc.read(path, comp.sets.names)
     if comp.sets.names != [str(x) for x in netCDF4.chartostring(
             netCDF4.Dataset(path)["head_set_name"][:])]:
@@ -59,10 +62,11 @@ for ni in range(len(run.var["normalizer"])):
                 problems.append("normalizer %d %s %s: %d of %d differ; first at %s: C %r, "
                                 "reference %r" % (ni, nm, what, (~same).sum(), same.size,
                                                   tuple(k), mine[tuple(k)], ref[tuple(k)]))
-        finite = np.isfinite(lo) & np.isfinite(hi)
+        # (an n_crit upper end is +inf where no N passes: an interval, not a missing one)
+        finite = np.isfinite(lo) & (np.isfinite(hi) | (nm.startswith("n_crit") & (hi == np.inf)))
         if nm.endswith("_hmedian") and not finite.any():
-            problems.append("normalizer %d %s: no finite interval (the comparison is empty)"
-                            % (ni, nm))
+            problems.append("normalizer %d %s: no interval with a finite lower end (the "
+                            "comparison is empty)" % (ni, nm))
 for p in problems[:30]:
     print("check_intervals_c:", p)
 print("check_intervals_c: %d statistics (%d values) compared bit for bit; without an interval in "

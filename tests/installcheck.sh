@@ -73,10 +73,10 @@ echo "ok 3 - the installed normsweep runs a tiny sweep at -np 2: same data as th
 "$bindir/normsweep-report" inst.nc --out rep --format png --quiet > rep.log 2>&1 ||
   { cat rep.log; fail "normsweep-report on the tiny sweep"; }
 [ -s rep/report.html ] && [ -s rep/report.json ] || fail "normsweep-report wrote no report"
-# the reduction writes bootstrap intervals (issue 33): the installed report must
-# read them from the file and name the statistics the file has none for
+# the reduction writes bootstrap intervals (issue 33): the installed report must read them from
+# the file, and find every statistic of the catalogue there (the KS-based ones included)
 grep -q "^report: intervals: the intervals the reduction wrote into the file" rep.log ||
   { cat rep.log; fail "normsweep-report: does not say it used the file's intervals"; }
-grep -q "without an interval in the file: .*ks_expected_statistic_hmedian" rep.log ||
-  { cat rep.log; fail "normsweep-report: does not name the statistics without an interval"; }
+grep -q "without an interval in the file" rep.log &&
+  { cat rep.log; fail "normsweep-report: statistics without an interval in the file"; }
 echo "ok 4 - the installed normsweep-report reports on it"

@@ -6,6 +6,9 @@
 # - they equal, bit for bit, the report's independent Python reference recomputed from the same
 #   file's per-row samples (tests/check_intervals_c.py); a copy with one interval end moved by one
 #   unit in the last place fails that check, naming the variable;
+# - with `bootstrap: {resamples: 1000}` the file records B = 1000 (global and per-variable
+#   attributes) and its intervals are again the Python reference's, bit for bit, with B = 1000;
+#   `verify` of its archive recomputes them with the recorded B and passes byte-identical;
 # - a run without keep_samples gets intervals in its report.json, read from the file.
 # (`verify` recomputing them and failing on an edited one: tests/archive_verify.sh; identical
 # across a resume: tests/sweep_resume.sh compares every variable.)
@@ -22,7 +25,7 @@ ds = netCDF4.Dataset(sys.argv[1])
 names = ds.getncattr("bootstrap_statistics").split()
 print(",".join(["head_set_name"] + [n + s for n in names for s in ("", "_ci_low", "_ci_high")]))' np1.nc) ||
   fail "np1.nc: no bootstrap_statistics attribute"
-[ "$(echo "$vars" | tr ',' '\n' | wc -l)" -ge 49 ] || fail "fewer than 16 statistics with intervals: $vars"
+[ "$(echo "$vars" | tr ',' '\n' | wc -l)" -eq 67 ] || fail "not the 22 statistics of the catalogue with intervals: $vars"
 for np in 1 2 4; do
   ncdump -p 9,17 -v "$vars" np$np.nc | sed -n '/^data:/,$p' > iv$np.cdl || fail "ncdump np$np.nc"
 done
@@ -50,6 +53,25 @@ PYEOF
 "$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" bad.nc > bad.log 2>&1 &&
   fail "negative control: a file with an edited interval passed"
 grep -q "ns_frac_mean_hmedian ci_high: 1 of " bad.log || { cat bad.log >&2; fail "negative control: not named"; }
+
+# B from the sweep file: 1000 resamples
+{ cat ks.yaml; echo 'bootstrap: {resamples: 1000}'; } > b1000.yaml
+"$NORMSWEEP" validate b1000.yaml > val.log 2>&1 || { cat val.log >&2; fail "validate b1000.yaml"; }
+grep -q "^  bootstrap:   1000 resamples of the 12 shards" val.log || { cat val.log >&2; fail "validate does not print B"; }
+run_np 2 b1000.yaml --output runb/b1000.nc --checkpoint-dir runb/checkpoint 2> logb || { cat logb >&2; fail "sweep with B = 1000"; }
+grep -q "^bootstrap_seconds: .* (1000 resamples of 12 shards" logb || { cat logb >&2; fail "B = 1000: no bootstrap_seconds line naming it"; }
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" runb/b1000.nc 1000 > refb.log 2>&1 ||
+  { cat refb.log >&2; fail "B = 1000: the C intervals differ from the Python reference"; }
+cat refb.log
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" runb/b1000.nc 2000 > refb2.log 2>&1 &&
+  fail "B = 1000: the check passed a file that records 1000 resamples when told 2000"
+grep -q "bootstrap_resamples 1000" refb2.log || { cat refb2.log >&2; fail "B = 1000: the recorded B not named"; }
+cmp -s np2.nc runb/b1000.nc && fail "B = 1000 wrote the same file as B = 2000"
+"$NORMSWEEP" archive runb --out b1000.tar.gz > arc.log 2>&1 ||
+  { cat arc.log >&2; fail "archive of the B = 1000 run"; }
+"$NORMSWEEP" verify b1000.tar.gz --sample 1 > ver.log 2>&1 || { cat ver.log >&2; fail "verify of the B = 1000 run"; }
+grep -q "mode: byte-identical" ver.log && grep -q "verify: PASS" ver.log ||
+  { cat ver.log >&2; fail "verify of the B = 1000 run: not a byte-identical pass"; }
 
 # without samples: the report reads the file's intervals
 sed 's/^keep_samples: true/keep_samples: false/' ks.yaml > nosamp.yaml

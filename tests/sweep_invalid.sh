@@ -1,6 +1,6 @@
 #!/bin/sh
 # sweep_invalid: invalid input exits 2 on every rank and writes nothing (no output, no journal);
-# a resume with a different sweep is refused.
+# a resume with a different sweep (another seed, another bootstrap.resamples) is refused.
 . "$top_srcdir/tests/sweep_common.sh"
 make_sweep tiny
 cd "$work" || fail "cd"
@@ -30,6 +30,9 @@ grep -q -- "--resume" err.log || fail "no hint to pass --resume"
 sed 's/^seed: 7/seed: 8/' tiny.yaml > other.yaml
 expect2 "resume with a different sweep" run_np 2 other.yaml --output out/t.nc --checkpoint-dir ck --resume
 grep -q "different sweep" err.log || fail "no 'different sweep' message"
+{ cat tiny.yaml; echo 'bootstrap: {resamples: 1000}'; } > otherb.yaml
+expect2 "resume with a different bootstrap.resamples" run_np 2 otherb.yaml --output out/t.nc --checkpoint-dir ck --resume
+grep -q "different sweep" err.log || fail "bootstrap.resamples changed: no 'different sweep' message"
 echo "sweep_invalid: ok"
 
 # many bad items from aliases (100,000 references to one bad scalar, 400 kB): at most 100

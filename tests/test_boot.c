@@ -3,14 +3,21 @@
  * the percentile interval's order statistics equal those of a full sort (ties, infinities); the
  * medians and maxima over head sets equal a per-set sort, with 8 heads (the insertion sort) and
  * with 33 and 144 (GPT-2's: selection), NaN and infinite values among them; a weighted
- * mean with the uniform-count shortcut equals the general one, bit for bit. (The whole catalogue
- * against the report's Python reference: tests/sweep_intervals.sh.) */
+ * mean with the uniform-count shortcut equals the general one, bit for bit; a cell's KS
+ * statistic, sizes and decision under every resample (ns_boot_ks) equal ns_ks_2samp_ws on the
+ * resample written out row by row (each shard's rows repeated as often as it is drawn), with ties,
+ * missing and infinite values, paired and unpaired samples, exact and asymptotic p-values, 16- and
+ * 32-bit counts; the batched medians over head sets equal the replicate-by-replicate ones. (The
+ * whole catalogue against the report's Python reference: tests/sweep_intervals.sh.) */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/ns_boot.h"
+#include "analysis/ns_boot_ks.h"
+#include "analysis/ns_ks.h"
 #include "analysis/ns_rng.h"
 #include "ns_test.h"
 
@@ -92,6 +99,21 @@ static double plain(const double *x, const unsigned char *m, size_t H, int use_m
     return out;
 }
 
+/* The index lists of nsets membership rows m (nsets x H) into idx and start. */
+static ns_boot_sets index_sets(const unsigned char *m, size_t nsets, size_t H, size_t *idx,
+                               size_t *start)
+{
+    size_t k = 0;
+    for (size_t s = 0; s < nsets; s++) {
+        start[s] = k;
+        for (size_t h = 0; h < H; h++)
+            if (m[s * H + h])
+                idx[k++] = h;
+    }
+    start[nsets] = k;
+    return (ns_boot_sets){nsets, idx, start};
+}
+
 static void sets_case(size_t H, ns_rng *r)
 {
     size_t nsets = 5;
@@ -108,15 +130,8 @@ static void sets_case(size_t H, ns_rng *r)
             m[3 * H + h] = h < H / 2;                  /* a "layer" */
             m[4 * H + h] = trial % 4 == 0 ? 0 : h % 7 == 3; /* sometimes empty */
         }
-        size_t idx[5 * 144], start[6], k = 0;
-        for (size_t s = 0; s < nsets; s++) {
-            start[s] = k;
-            for (size_t h = 0; h < H; h++)
-                if (m[s * H + h])
-                    idx[k++] = h;
-        }
-        start[nsets] = k;
-        ns_boot_sets sets = {nsets, idx, start};
+        size_t idx[5 * 144], start[6];
+        ns_boot_sets sets = index_sets(m, nsets, H, idx, start);
         ns_boot_set_ws ws = {vals};
         for (int use_max = 0; use_max < 2; use_max++) {
             ns_boot_set_stats(x, H, &sets, use_max, &ws, out);
@@ -129,6 +144,42 @@ static void sets_case(size_t H, ns_rng *r)
     free(x), free(m), free(vals);
 }
 
+/* The batched medians (comparator network over replicates) against plain() per replicate: ties,
+ * infinities, a set without heads, a set above NS_BOOT_BATCH_MAX heads, and sets holding a head
+ * with a NaN value in one replicate (both take the replicate-by-replicate path). */
+static void medians_case(size_t H, ns_rng *r)
+{
+    enum { R = 37, NSETS = 5 };
+    double *x = malloc(R * H * sizeof *x), *out = malloc(NSETS * R * sizeof *out);
+    double *cols = malloc(NS_BOOT_BATCH_MAX * R * sizeof *cols), *vals = malloc(H * sizeof *vals);
+    unsigned char *m = malloc(NSETS * H);
+    for (int trial = 0; trial < 50; trial++) {
+        for (size_t i = 0; i < R * H; i++) {
+            uint64_t k = ns_rng_below(r, 20);
+            x[i] = k == 1 ? INFINITY : floor(ns_rng_uniform(r) * 30) / 7;
+        }
+        if (trial % 3 == 0) /* one NaN: the sets holding head 1 take the general path */
+            x[5 * H + 1] = NAN;
+        for (size_t h = 0; h < H; h++) {
+            m[h] = 1;
+            m[H + h] = ns_rng_below(r, 2);
+            m[2 * H + h] = !m[H + h];
+            m[3 * H + h] = h < H / 2;
+            m[4 * H + h] = trial % 4 == 0 ? 0 : h % 7 == 3;
+        }
+        size_t idx[NSETS * 144], start[NSETS + 1];
+        ns_boot_sets sets = index_sets(m, NSETS, H, idx, start);
+        ns_boot_batch_ws ws = {{vals}, cols};
+        ns_boot_set_medians(x, R, H, &sets, &ws, out);
+        for (size_t s = 0; s < NSETS; s++)
+            for (size_t b = 0; b < R; b++) {
+                double want = plain(x + b * H, m + s * H, H, 0), got = out[s * R + b];
+                CU_ASSERT(same_bits(got, want) || (isnan(got) && isnan(want)));
+            }
+    }
+    free(x), free(out), free(cols), free(vals), free(m);
+}
+
 static void test_sets(void)
 {
     ns_rng r;
@@ -136,6 +187,11 @@ static void test_sets(void)
     sets_case(8, &r);
     sets_case(33, &r);
     sets_case(144, &r);
+    medians_case(3, &r);
+    medians_case(16, &r);
+    medians_case(32, &r);
+    medians_case(33, &r);
+    medians_case(144, &r);
 }
 
 static void test_wmeans(void)
@@ -171,6 +227,80 @@ static void test_wmeans(void)
     free(W);
 }
 
+/* One KS case over B resamples: S shards of `rows` values each, values v(i) = (i * mult) % mod (ties when mod
+ * is small), every `nan_b`-th value of b missing (0: none), a[0] = +inf when inf_a. */
+static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a, double alpha,
+                    size_t B)
+{
+    size_t R = B + 1, m = S * rows;
+    uint32_t *W = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_boot_weights(11, S, B, &W, &err), NS_OK);
+    double *a = malloc(m * sizeof *a), *b = malloc(m * sizeof *b);
+    double *ea = malloc(m * S * sizeof *ea), *eb = malloc(m * S * sizeof *eb);
+    int64_t *k = malloc(R * sizeof *k), *na = malloc(R * sizeof *na), *nb = malloc(R * sizeof *nb);
+    CU_ASSERT_FATAL(a && b && ea && eb && k && na && nb);
+    for (size_t i = 0; i < m; i++) {
+        a[i] = (double)((i * 7919u + 13u) % mod) / 8.0;
+        b[i] = (double)((i * 104729u + 5u) % mod) / 8.0 + 0.0625 * (double)(i % 3);
+        if (nan_b && i % nan_b == 1)
+            b[i] = NAN;
+    }
+    if (inf_a)
+        a[0] = INFINITY;
+    ns_boot_ks *w = NULL;
+    ns_ks_ws *kw = NULL;
+    CU_ASSERT_EQUAL_FATAL(ns_boot_ks_new(S, rows, R, W, &w, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_ks_ws_new(&kw, &err), NS_OK);
+    ns_boot_ks_cell(w, a, b, k, na, nb);
+    for (size_t r = 0; r < R; r++) {
+        /* the resample written out: shard s's rows W times; infinite values left out, as the
+         * reference does (NaN: ns_ks_2samp_ws drops them itself) */
+        size_t xa = 0, xb = 0;
+        for (size_t s = 0; s < S; s++)
+            for (uint32_t c = 0; c < W[r * S + s]; c++)
+                for (size_t j = s * rows; j < (s + 1) * rows; j++) {
+                    if (isfinite(a[j]))
+                        ea[xa++] = a[j];
+                    eb[xb++] = isinf(b[j]) ? NAN : b[j];
+                }
+        double D, p;
+        CU_ASSERT_EQUAL_FATAL(ns_ks_2samp_ws(ea, xa, eb, xb, kw, &D, &p, NULL, &err), NS_OK);
+        size_t nnb = 0;
+        for (size_t j = 0; j < xb; j++)
+            nnb += !isnan(eb[j]);
+        CU_ASSERT_EQUAL(na[r], (int64_t)xa);
+        CU_ASSERT_EQUAL(nb[r], (int64_t)nnb);
+        /* exact path: D = h / lcm and k / (na nb) are the same rational, each rounded once;
+         * asymptotic path: D is scipy's expression max |c_a / na - c_b / nb|: two quotients in
+         * [0, 1], each within DBL_EPSILON / 2 of its rational, then their difference rounded,
+         * so D is within 1.5 DBL_EPSILON of the rational (absolute), kd within half an ulp */
+        double kd = (double)k[r] / (double)(na[r] * nb[r]);
+        if (xa <= NS_KS_MAX_EXACT_N && nnb <= NS_KS_MAX_EXACT_N) {
+            CU_ASSERT(same_bits(kd, D));
+        } else {
+            CU_ASSERT(fabs(kd - D) <= 2.0 * DBL_EPSILON);
+        }
+        int64_t kmax = -1;
+        CU_ASSERT_EQUAL(ns_boot_ks_threshold(w, na[r], nb[r], alpha, &kmax, &err), NS_OK);
+        CU_ASSERT_EQUAL(k[r] < kmax, p > alpha);
+    }
+    ns_boot_ks_free(w);
+    ns_ks_ws_free(kw);
+    free(W), free(a), free(b), free(ea), free(eb), free(k), free(na), free(nb);
+}
+
+static void test_ks(void)
+{
+    ks_case(6, 3, 1000, 0, 0, 0.05, 40); /* paired, few ties: exact p, equal sizes */
+    ks_case(6, 3, 5, 0, 0, 0.05, 40); /* many ties */
+    ks_case(7, 4, 9, 5, 0, 0.01, 40); /* unpaired (missing values of b): unequal sizes */
+    ks_case(5, 2, 1000, 0, 1, 0.2, 40); /* an infinite value of a is left out: unpaired */
+    ks_case(9, 1200, 5000, 0, 0, 0.05, 12); /* 10800 values a side: the asymptotic p-value */
+    ks_case(9, 1200, 5000, 3, 0, 0.05, 12); /* the same, unequal sizes (one above 10000) */
+    ks_case(3, 11000, 50000, 0, 0, 0.05, 4); /* 33000 a side: counts beyond 16 bits */
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -180,5 +310,7 @@ int main(void)
     CU_add_test(s, "percentile interval vs a full sort", test_interval);
     CU_add_test(s, "medians and maxima over head sets vs per-set sorts", test_sets);
     CU_add_test(s, "weighted means, with and without the uniform-count shortcut", test_wmeans);
+    CU_add_test(s, "KS statistic and decision of every resample vs the written-out resample",
+                test_ks);
     return ns_test_run_all();
 }

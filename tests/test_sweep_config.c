@@ -12,6 +12,7 @@
 #include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
+#include "sweep/ns_results.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_inputs.h"
 #include "sweep/ns_sweep_yaml.h"
@@ -81,6 +82,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(cfg.ks_alpha, 0.01);
     CU_ASSERT_EQUAL(cfg.probes, 8);
     CU_ASSERT_EQUAL(cfg.keep_samples, 0);
+    CU_ASSERT_EQUAL(cfg.bootstrap_resamples, 2000);
     CU_ASSERT_STRING_EQUAL(cfg.output, "runs/min/min.nc");
     CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "runs/min/checkpoint");
     CU_ASSERT_STRING_EQUAL(cfg.yaml_text, "shards: {count: 2, L_max: 64}\ngrid: {L: [32], N: 1}\n");
@@ -112,6 +114,7 @@ static const char *full_text =
     "ks_alpha: 0.05\n"
     "probes: 0\n"
     "keep_samples: TRUE\n"
+    "bootstrap: {resamples: 1000}\n"
     "output: out/x.nc\n"
     "checkpoint_dir: 'out/ck'\n";
 
@@ -163,6 +166,9 @@ static void test_every_setting(void)
     CU_ASSERT_EQUAL(cfg.ks_alpha, 0.05);
     CU_ASSERT_EQUAL(cfg.probes, 0);
     CU_ASSERT_EQUAL(cfg.keep_samples, 1);
+    CU_ASSERT_EQUAL(cfg.bootstrap_resamples, 1000);
+    CU_ASSERT_EQUAL(marks.bootstrap_resamples.line, 24);
+    CU_ASSERT_EQUAL(marks.bootstrap_resamples.col, 24);
     CU_ASSERT_STRING_EQUAL(cfg.output, "out/x.nc");
     CU_ASSERT_STRING_EQUAL(cfg.checkpoint_dir, "out/ck");
     /* marks: 1-based positions of the values, items parallel to the sorted lists */
@@ -362,10 +368,33 @@ static void test_memory_estimate(void)
         maxrec = plan.lay[i].total > maxrec ? plan.lay[i].total : maxrec;
     double red = 8.0 * (2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan)) +
                         9.0 * (double)maxrec);
-    CU_ASSERT_EQUAL(m.reduce, red);
+    /* the bootstrap's per-shard values, counted by hand: 24 slices (2 layers x 2 heads x 2
+     * normalizers x 3 L), each with, per shard, a sum and a count of 7 means at 3 T x 5 N, of
+     * entropy_norm at 3 T, jac_exact's maximum at 3 T, and the 3 rows of the KS tests' 3
+     * distances at 3 T x 5 N: (14 x 15 + 3 x 3 + 3 x 15 x 3) x 3 shards */
+    double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0 + 135.0) * 3.0;
+    CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 24);
+    CU_ASSERT_EQUAL(m.boot, boot);
+    CU_ASSERT_EQUAL(m.boot_capped, 0);
+    CU_ASSERT_EQUAL(m.reduce, red + boot);
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
-    CU_ASSERT_EQUAL(m.reduce, red + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
-                                                         ns_plan_slice_samples(&plan, 9)));
+    CU_ASSERT_EQUAL(m.reduce, red + boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
+                                                                ns_plan_slice_samples(&plan, 9)));
+    /* the 1 GiB cap: 67968 bytes per shard, so 15797 shards (1073690496 bytes) get intervals and
+     * 15798 (1073758464) none, as the run decides (ns_results_boot_wanted); capped values are
+     * not held, so the reduction does not count them */
+    ns_plan_memory_estimate(&g, &mc, 15797, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073690496.0);
+    CU_ASSERT_EQUAL(m.boot_capped, 0);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15797), 1);
+    double cells2 = 2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan));
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15797.0 * (double)maxrec) + 1073690496.0);
+    ns_plan_memory_estimate(&g, &mc, 15798, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073758464.0);
+    CU_ASSERT_EQUAL(m.boot_capped, 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15798), 0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15798.0 * (double)maxrec));
+    ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
 
     /* the limit: one byte short of the task refuses, the exact need passes, 0 = no limit */
     double need = m.task > m.reduce ? m.task : m.reduce;
@@ -700,6 +729,7 @@ static void test_pack_roundtrip(void)
     CU_ASSERT_EQUAL(back.normalizers[1].s, 0.5);
     CU_ASSERT_EQUAL(back.seed, UINT64_MAX);
     CU_ASSERT_EQUAL(back.probes, 0);
+    CU_ASSERT_EQUAL(back.bootstrap_resamples, cfg.bootstrap_resamples);
     CU_ASSERT_STRING_EQUAL(back.checkpoint_dir, "out/ck");
     ns_sweep_config_free(&back);
     /* every truncation is refused */

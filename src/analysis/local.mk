@@ -15,6 +15,7 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
 	src/analysis/ns_boot.c src/analysis/ns_boot.h \
 	src/analysis/ns_boot_shard.c src/analysis/ns_boot_shard.h \
+	src/analysis/ns_boot_ks.c src/analysis/ns_boot_ks.h \
 	src/analysis/ns_intervals.c src/analysis/ns_intervals.h \
 	src/analysis/ns_ks_internal.h src/analysis/ns_jacobian_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)

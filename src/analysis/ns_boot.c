@@ -8,6 +8,10 @@
 #include "analysis/ns_rng.h"
 #include "analysis/ns_simd.h"
 
+const ns_range ns_boot_range_resamples =
+    NS_RANGE_INT(NS_BOOT_MIN_RESAMPLES, NS_BOOT_MAX_RESAMPLES,
+                 "the report needs at least 1000 resamples; time and memory grow with them");
+
 int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err)
 {
     *W = NULL;
@@ -122,6 +126,68 @@ void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int 
                     b = ws->vals[i];
         }
         out[s] = (a + b) / 2;
+    }
+}
+
+/* Batcher's odd-even merge sort for n (a power of 2) as comparator pairs (i < j: after the
+ * comparator, x[i] <= x[j]); returns their number (at most 191 for n = 32). */
+static size_t batcher(size_t n, unsigned char (*pair)[2])
+{
+    size_t k = 0;
+    for (size_t p = 1; p < n; p <<= 1)
+        for (size_t q = p; q > 0; q >>= 1)
+            for (size_t j = q % p; j + q < n; j += 2 * q)
+                for (size_t i = 0; i < q && i + j + q < n; i++)
+                    if ((i + j) / (2 * p) == (i + j + q) / (2 * p)) {
+                        pair[k][0] = (unsigned char)(i + j);
+                        pair[k][1] = (unsigned char)(i + j + q);
+                        k++;
+                    }
+    return k;
+}
+
+/* Compare-exchange columns a and b of R values each (lanes: no branches). */
+NS_HOT static void cmp_exchange(double *restrict a, double *restrict b, size_t R)
+{
+    for (size_t r = 0; r < R; r++) {
+        double lo = a[r] < b[r] ? a[r] : b[r], hi = a[r] < b[r] ? b[r] : a[r];
+        a[r] = lo, b[r] = hi;
+    }
+}
+
+void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
+                         ns_boot_batch_ws *ws, double *out)
+{
+    unsigned char pair[192][2];
+    for (size_t s = 0; s < sets->nsets; s++) {
+        const size_t *idx = sets->idx + sets->start[s];
+        size_t m = sets->start[s + 1] - sets->start[s], n = 1;
+        while (n < m)
+            n <<= 1;
+        double *col = ws->cols;
+        int nan = m == 0 || m > NS_BOOT_BATCH_MAX;
+        for (size_t i = 0; i < m && !nan; i++) {
+            double *c = col + i * R;
+            for (size_t r = 0; r < R; r++)
+                c[r] = x[r * H + idx[i]];
+            for (size_t r = 0; r < R; r++)
+                nan |= isnan(c[r]);
+        }
+        if (nan) { /* the general path, replicate by replicate */
+            ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
+            for (size_t r = 0; r < R; r++)
+                ns_boot_set_stats(x + r * H, H, &one, 0, &ws->one, out + s * R + r);
+            continue;
+        }
+        for (size_t i = m; i < n; i++)
+            for (size_t r = 0; r < R; r++) /* padding: +inf sorts above every value */
+                col[i * R + r] = INFINITY;
+        size_t np = batcher(n, pair);
+        for (size_t k = 0; k < np; k++)
+            cmp_exchange(col + pair[k][0] * R, col + pair[k][1] * R, R);
+        const double *a = col + (m - 1) / 2 * R, *b = col + m / 2 * R;
+        for (size_t r = 0; r < R; r++)
+            out[s * R + r] = (a[r] + b[r]) / 2;
     }
 }
 

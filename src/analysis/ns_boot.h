@@ -10,11 +10,17 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_range.h"
 
 #define NS_BOOT_TAG 0x626f6f7473747270ULL /* "bootstrp" */
 #define NS_BOOT_DEFAULT_RESAMPLES 2000
 #define NS_BOOT_MIN_RESAMPLES 1000
 #define NS_BOOT_LEVEL 0.95
+#define NS_BOOT_MAX_RESAMPLES 100000
+/* B's range (common/ns_range.h), declared once: the sweep file's bootstrap.resamples.
+ * At least NS_BOOT_MIN_RESAMPLES (the report refuses fewer: docs/STATISTICS.md, "Why B = 2000
+ * is enough"), at most NS_BOOT_MAX_RESAMPLES (the cost and the replicates held grow with B). */
+extern const ns_range ns_boot_range_resamples;
 
 /* W: (B + 1) x S multiplicities, row 0 the full sample (every shard once), row b + 1 resample b
  * drawn from the stream keyed (NS_BOOT_TAG, seed, b): S draws ns_rng_below(S). Caller frees. */
@@ -47,6 +53,20 @@ typedef struct ns_boot_set_ws {
  * number), or with use_max their largest; NaN when the set has none. */
 void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
                        ns_boot_set_ws *ws, double *out);
+
+/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R). A set of at
+ * most NS_BOOT_BATCH_MAX heads without a NaN value in any replicate is sorted by a comparator
+ * network applied to every replicate in step (lanes over replicates, no branches); any other set
+ * takes ns_boot_set_stats's path, replicate by replicate. The same bits as ns_boot_set_stats
+ * (the median is the same order statistics either way). ws: vals (H doubles) and cols
+ * (NS_BOOT_BATCH_MAX x R doubles). */
+#define NS_BOOT_BATCH_MAX 32
+typedef struct ns_boot_batch_ws {
+    ns_boot_set_ws one;
+    double *cols;
+} ns_boot_batch_ws;
+void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
+                         ns_boot_batch_ws *ws, double *out);
 
 /* The C library's log for a finite positive x, +inf for +inf, NaN otherwise. */
 double ns_boot_log(double x);

@@ -8,9 +8,21 @@ const ns_metric_id ns_boot_mean_metric[NS_BOOT_MEANS] = {
     NS_M_NS_FRAC, NS_M_NS_UPPER, NS_M_NS_LOWER,
 };
 
-size_t ns_boot_shard_size(size_t nT, size_t nN, size_t n_shards)
+const ns_metric_id ns_boot_ks_metric[NS_BOOT_KS_SAMPLES] = {
+    NS_M_DISTANCE, NS_M_DISTANCE_EXPECTED, NS_M_DISTANCE_RANDOM,
+};
+
+size_t ns_boot_shard_size(size_t nT, size_t nN, size_t n_shards, size_t rows)
 {
-    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 3) * n_shards;
+    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 3) * n_shards +
+           NS_BOOT_KS_SAMPLES * nT * nN * n_shards * rows;
+}
+
+size_t ns_boot_shard_ks(size_t nT, size_t nN, size_t n_shards, size_t rows, size_t k, size_t t,
+                        size_t n)
+{
+    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 3) * n_shards + ((k * nT + t) * nN + n) *
+           n_shards * rows;
 }
 
 size_t ns_boot_shard_mean(size_t nT, size_t nN, size_t n_shards, size_t k, size_t t, size_t n)
@@ -69,4 +81,9 @@ void ns_boot_shard_slice(const ns_slice_shape *sh, const double *recs, size_t n_
             o[s] = m;
         }
     }
+    for (size_t k = 0; k < NS_BOOT_KS_SAMPLES; k++)
+        for (size_t t = 0; t < nT; t++)
+            for (size_t n = 0; n < nN; n++)
+                ns_slice_gather(sh, recs, S, stride, ns_boot_ks_metric[k], t, n, 0,
+                                out + ns_boot_shard_ks(nT, nN, n_shards, rows, k, t, n));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/ns_boot.h"
+#include "analysis/ns_boot_ks.h"
 #include "analysis/ns_boot_shard.h"
 
 #define PLATEAU_SPLIT 20 /* Fig. 2a: "increasing N beyond 20 yields diminishing returns" */
@@ -41,6 +42,18 @@ static const ns_ci_info infos[NS_CI_COUNT] = {
      "change of log(distance_bound / distance) (mean_hmedian) between the same two N"},
     {"jac_exact_T_slope", NS_CI_L,
      "least-squares slope of log jac_exact_max_hmax against log T over the T <= T_ref"},
+    {"ks_expected_statistic_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' KS distance between distance and distance_expected"},
+    {"ks_random_statistic_hmedian", NS_CI_LTN,
+     "median over the head set of the heads' KS distance between distance and distance_random"},
+    {"n_crit_expected_frac_hmedian", NS_CI_LT,
+     "median over the head set of the upper ends of the heads' n_crit_expected / L (none: inf)"},
+    {"n_crit_expected_frac_lower_hmedian", NS_CI_LT,
+     "median over the head set of the lower ends of the heads' n_crit_expected / L"},
+    {"n_crit_random_frac_hmedian", NS_CI_LT,
+     "median over the head set of the upper ends of the heads' n_crit_random / L (none: inf)"},
+    {"n_crit_random_frac_lower_hmedian", NS_CI_LT,
+     "median over the head set of the lower ends of the heads' n_crit_random / L"},
 };
 
 const ns_ci_info *ns_ci_info_of(ns_ci_id id)
@@ -79,6 +92,13 @@ typedef struct ci_ws {
     uint32_t *Wown;
     double *u, *v;           /* (max(nL, nT)) */
     unsigned char *sel;      /* (max(nL, nT)) */
+    ns_boot_ks *ks;
+    int64_t *kk, *kna, *knb; /* (R) one cell's KS statistics and sizes */
+    double *kd;              /* (R, H) the heads' KS distances of one cell */
+    unsigned char *pass;     /* (2, nN, R, H): the test passes (p > alpha) */
+    unsigned char *comp;     /* (2, nN, R, H): both samples have values */
+    double *nlo, *nhi;       /* (R, H) the heads' n_crit / L ends */
+    double *cols;            /* (NS_BOOT_BATCH_MAX, R) the medians' columns */
 } ci_ws;
 
 /* Index of (ni, Li, Ti, Ni, set) in a statistic of dims d. */
@@ -112,6 +132,11 @@ static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
 /* agg[s][b]: the median (or maximum) over set s's heads of head[b][h]. */
 static void aggregate(ci_ws *w, const double *head, int use_max)
 {
+    if (!use_max) {
+        ns_boot_batch_ws bws = {w->sws, w->cols};
+        ns_boot_set_medians(head, w->R, w->H, &w->sets, &bws, w->agg);
+        return;
+    }
     for (size_t b = 0; b < w->R; b++) {
         ns_boot_set_stats(head + b * w->H, w->H, &w->sets, use_max, &w->sws, w->vals);
         for (size_t s = 0; s < w->nsets; s++)
@@ -220,6 +245,78 @@ static void cell_tn(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni)
     }
 }
 
+/* The KS distances of both tests at (ni, Li, Ti, Ni), every head and replicate, their medians,
+ * and the tests' decisions for n_crit. */
+static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err *err)
+{
+    const ns_ci_input *in = w->in;
+    size_t S = in->n_shards, H = w->H, R = w->R;
+    size_t oa = ns_boot_shard_ks(in->nT, in->nN, S, in->rows, 0, Ti, Ni);
+    for (size_t q = 0; q < 2; q++) {
+        size_t ob = ns_boot_shard_ks(in->nT, in->nN, S, in->rows, 1 + q, Ti, Ni);
+        unsigned char *pass = w->pass + (q * in->nN + Ni) * R * H;
+        unsigned char *comp = w->comp + (q * in->nN + Ni) * R * H;
+        for (size_t h = 0; h < H; h++) {
+            const double *blk = in->block[(ni * in->nL + Li) * H + h];
+            ns_boot_ks_cell(w->ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
+            int64_t na = -1, nb = -1, kmax = 0; /* the threshold of the last sizes seen */
+            for (size_t r = 0; r < R; r++) {
+                int64_t den = w->kna[r] * w->knb[r];
+                if (den > 0 && (w->kna[r] != na || w->knb[r] != nb)) {
+                    na = w->kna[r], nb = w->knb[r];
+                    NS_TRY(ns_boot_ks_threshold(w->ks, na, nb, in->ks_alpha, &kmax, err));
+                }
+                w->kd[r * H + h] = den > 0 ? (double)w->kk[r] / (double)den : NAN;
+                pass[r * H + h] = den > 0 && w->kk[r] < kmax;
+                comp[r * H + h] = den > 0;
+            }
+        }
+        aggregate(w, w->kd, 0);
+        for (size_t s = 0; s < w->nsets; s++)
+            put(w, q ? NS_CI_KS_RANDOM : NS_CI_KS_EXPECTED, at(w, NS_CI_LTN, ni, Li, Ti, Ni, s),
+                w->agg + s * w->R);
+    }
+    return NS_OK;
+}
+
+/* n_crit read on the grid at (ni, Li, Ti), as (lower, upper] of n_crit / L per head and
+ * replicate (docs/STATISTICS.md), and the medians of both ends, for both tests. */
+static void cell_ncrit(ci_ws *w, size_t ni, size_t Li, size_t Ti)
+{
+    const ns_ci_input *in = w->in;
+    size_t H = w->H, R = w->R, nN = in->nN;
+    double L = (double)in->L[Li];
+    for (size_t q = 0; q < 2; q++) {
+        const unsigned char *pass = w->pass + q * nN * R * H, *comp = w->comp + q * nN * R * H;
+        for (size_t j = 0; j < R * H; j++) {
+            size_t first = nN, lastc = nN;
+            for (size_t n = 0; n < nN; n++) {
+                if (comp[n * R * H + j])
+                    lastc = n;
+                if (pass[n * R * H + j] && first == nN)
+                    first = n;
+            }
+            if (lastc == nN) {
+                w->nlo[j] = w->nhi[j] = NAN;
+            } else if (first < nN) {
+                w->nhi[j] = (double)in->N[first] / L;
+                w->nlo[j] = (first ? (double)in->N[first - 1] : 0.0) / L;
+            } else {
+                w->nhi[j] = INFINITY;
+                w->nlo[j] = (double)in->N[lastc] / L;
+            }
+        }
+        ns_ci_id up = q ? NS_CI_NCRIT_RANDOM : NS_CI_NCRIT_EXPECTED;
+        ns_ci_id low = q ? NS_CI_NCRIT_RANDOM_LOWER : NS_CI_NCRIT_EXPECTED_LOWER;
+        aggregate(w, w->nhi, 0);
+        for (size_t s = 0; s < w->nsets; s++)
+            put(w, up, at(w, NS_CI_LT, ni, Li, Ti, 0, s), w->agg + s * w->R);
+        aggregate(w, w->nlo, 0);
+        for (size_t s = 0; s < w->nsets; s++)
+            put(w, low, at(w, NS_CI_LT, ni, Li, Ti, 0, s), w->agg + s * w->R);
+    }
+}
+
 /* The kept replicates of statistic q (0 distance, 1 distance_expected, 2 distance_bound). */
 static const double *kept(const ci_ws *w, size_t q, size_t Li, size_t Ni, size_t s)
 {
@@ -323,6 +420,9 @@ static void ws_free(ci_ws *w)
     free(w->colx), free(w->coly), free(w->scratch);
     free(w->set_idx), free(w->set_start), free(w->sws.vals);
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
+    free(w->kk), free(w->kna), free(w->knb), free(w->kd), free(w->pass);
+    free(w->comp), free(w->nlo), free(w->nhi), free(w->cols);
+    ns_boot_ks_free(w->ks);
 }
 
 int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
@@ -382,7 +482,22 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
         !w->set_start || !w->sws.vals)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
                        "%zu shards)", in->B, w->H, in->n_shards);
-    return ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err);
+    NS_TRY(ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err));
+    size_t RH = w->R * H, nN = in->nN ? in->nN : 1;
+    w->kk = malloc(w->R * sizeof *w->kk);
+    w->kna = malloc(w->R * sizeof *w->kna);
+    w->knb = malloc(w->R * sizeof *w->knb);
+    w->kd = malloc(RH * sizeof *w->kd);
+    w->pass = malloc(2 * nN * RH);
+    w->comp = malloc(2 * nN * RH);
+    w->nlo = malloc(RH * sizeof *w->nlo);
+    w->nhi = malloc(RH * sizeof *w->nhi);
+    w->cols = malloc(NS_BOOT_BATCH_MAX * w->R * sizeof *w->cols);
+    if (!w->kk || !w->kna || !w->knb || !w->kd || !w->pass || !w->comp || !w->nlo ||
+        !w->nhi || !w->cols)
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the KS tests of %zu "
+                       "resamples, %zu heads)", in->B, w->H);
+    return ns_boot_ks_new(in->n_shards, in->rows, w->R, w->Wown, &w->ks, err);
 }
 
 size_t ns_intervals_ngroups(const ns_ci_input *in)
@@ -399,11 +514,15 @@ int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_interval
     w.W = w.Wown;
     for (size_t g = g0; rc == NS_OK && g < g1; g++) {
         size_t ni = g / in->nT, Ti = g % in->nT;
-        for (size_t Li = 0; Li < in->nL; Li++) {
+        for (size_t Li = 0; rc == NS_OK && Li < in->nL; Li++) {
             membership(&w, ni, Li, Ti);
             cell_t(&w, ni, Li, Ti);
-            for (size_t Ni = 0; Ni < in->nN; Ni++)
+            for (size_t Ni = 0; rc == NS_OK && Ni < in->nN; Ni++) {
                 cell_tn(&w, ni, Li, Ti, Ni);
+                rc = cell_ks(&w, ni, Li, Ti, Ni, err);
+            }
+            if (rc == NS_OK)
+                cell_ncrit(&w, ni, Li, Ti);
         }
         l_slopes(&w, ni, Ti);
         plateau(&w, ni, Ti);

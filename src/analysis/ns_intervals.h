@@ -1,8 +1,8 @@
 /* ns_intervals: the catalogue of docs/STATISTICS.md ("What gets an interval"), computed with
  * the shard bootstrap from each slice's per-shard sums, counts and maxima (ns_boot_shard.h): for
  * every statistic its estimate (the full sample) and its 95 % percentile interval over B
- * resamples, per head set (all, sharp, flat, layer k). The statistics built on the KS test
- * (ks_*_statistic_hmedian, n_crit_*_frac*_hmedian) are not computed here (yet). Pure: no I/O. */
+ * resamples, per head set (all, sharp, flat, layer k), the ones built on the KS test
+ * (ks_*_statistic_hmedian, n_crit_*_frac*_hmedian) included. Pure: no I/O. */
 #ifndef NS_INTERVALS_H
 #define NS_INTERVALS_H
 
@@ -36,6 +36,12 @@ typedef enum ns_ci_id {
     NS_CI_PLATEAU,
     NS_CI_BOUND_RATIO,
     NS_CI_JAC_T_SLOPE,
+    NS_CI_KS_EXPECTED,        /* ks_expected_statistic_hmedian, then the same against d_random */
+    NS_CI_KS_RANDOM,
+    NS_CI_NCRIT_EXPECTED,     /* n_crit_expected_frac_hmedian (upper ends), then the lower ends */
+    NS_CI_NCRIT_EXPECTED_LOWER,
+    NS_CI_NCRIT_RANDOM,
+    NS_CI_NCRIT_RANDOM_LOWER,
     NS_CI_COUNT
 } ns_ci_id;
 
@@ -55,7 +61,8 @@ typedef struct ns_ci_input {
     size_t nnorm, nL, nT, nN, nlayers, nheads;
     const size_t *L, *N, *layers; /* the grid's values (ascending) */
     const double *T;
-    size_t n_shards;
+    size_t n_shards, rows;        /* shards, and rows per shard (of the KS samples) */
+    double ks_alpha;              /* the KS tests' level (n_crit) */
     uint64_t seed;
     size_t B;                     /* resamples */
     const double *const *block;   /* (nnorm, nL, nlayers * nheads): each slice's per-shard block */

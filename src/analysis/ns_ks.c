@@ -485,6 +485,35 @@ int ns_ks_2samp_ws(const double *a, size_t na, const double *b, size_t nb, ns_ks
     return NS_OK;
 }
 
+int ns_ks_critical_h(uint64_t na, uint64_t nb, double alpha, ns_ks_ws *ws, uint64_t *h,
+                     ns_err *err)
+{
+    if (na == 0 || nb == 0)
+        return ns_fail(err, NS_ERR_INVALID, "ks critical h: empty sample (%llu, %llu)",
+                       (unsigned long long)na, (unsigned long long)nb);
+    uint64_t g = gcd_u64(na, nb), lcm = na / g * nb;
+    int exact = (na > nb ? na : nb) <= NS_KS_MAX_EXACT_N;
+    if (exact)
+        NS_TRY(grow(&ws->scratch, &ws->scratch_cap, (na < nb ? na : nb) + 1, err));
+    double fa = (double)na, fb = (double)nb;
+    uint64_t ne = (uint64_t)nearbyint(fa * fb / (fa + fb));
+    uint64_t lo = 1, hi = lcm + 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        double p = 0.0;
+        if (mid <= lcm && exact)
+            p = ns_ks_exact_pvalue(na, nb, mid, ws->scratch);
+        else if (mid <= lcm)
+            NS_TRY(kstwo_sf_impl((double)mid / (double)lcm, ne ? ne : 1, ws, &p, err));
+        if (mid <= lcm && p > alpha)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *h = lo;
+    return NS_OK;
+}
+
 int64_t ns_n_crit(const double *p, const size_t *N, size_t nN, double alpha)
 {
     int64_t best = NS_NCRIT_NONE;

@@ -54,6 +54,15 @@ double ns_ks_statistic_sorted(const double *a, size_t na, const double *b, size_
  * doubles (unused when n1 == n2). Returns a value in [0, 1]. */
 double ns_ks_exact_pvalue(uint64_t n1, uint64_t n2, uint64_t h, double *col);
 
+/* The test's decision for sizes (na, nb) >= 1 as one integer: *h receives the smallest h in
+ * 1 .. lcm(na, nb) + 1 whose p-value (the one ns_ks_2samp_ws takes for these sizes: exact for
+ * D = h / lcm up to NS_KS_MAX_EXACT_N, else kstwo.sf(h / lcm, round(na nb / (na + nb)))) is
+ * <= alpha, lcm + 1 when none is (the sizes cannot reject). A statistic D = k / (na nb) passes
+ * (p > alpha) iff k / gcd(na, nb) < *h. Found by bisection over [1, lcm + 1] (the exact p-value
+ * is non-increasing in h), probing as docs/STATISTICS.md's reference does. NS_ERR_NOMEM
+ * possible; NS_ERR_INVALID for an empty size. */
+int ns_ks_critical_h(uint64_t na, uint64_t nb, double alpha, ns_ks_ws *ws, uint64_t *h,
+                     ns_err *err);
 
 /* One-sided Smirnov survival function P(D_n^+ >= x) (scipy.special.smirnov): exact
  * Birnbaum-Tingey sum in extended precision for n <= 1e6, Miller's approximation above. */

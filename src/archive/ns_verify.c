@@ -514,7 +514,7 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
     int have_iv = 0;
     if (rc == NS_OK && want_boot) {
         rc = ns_results_intervals(p, cfg->ks_alpha, cfg->shard_count, all, boot,
-                                  NS_BOOT_DEFAULT_RESAMPLES, &iv, err);
+                                  cfg->bootstrap_resamples, &iv, err);
         have_iv = rc == NS_OK;
     }
     if (rc == NS_OK) {

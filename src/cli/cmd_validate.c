@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_boot_shard.h"
 #include "cli/ns_cli.h"
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
@@ -191,6 +192,8 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
     printf("  sampling:    sphere %s, seed %llu, ks_alpha %g, probes %u, keep_samples %s\n",
            cfg->sphere ? "true" : "false", (unsigned long long)cfg->seed, cfg->ks_alpha,
            cfg->probes, cfg->keep_samples ? "true" : "false");
+    printf("  bootstrap:   %zu resamples of the %zu shards (95 %% percentile intervals, "
+           "docs/STATISTICS.md)\n", cfg->bootstrap_resamples, cfg->shard_count);
     if (!schema_only) {
         ns_plan_grid pg;
         ns_plan_memory m;
@@ -203,6 +206,16 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         ns_sys_format_bytes((double)ns_sys_memory_bytes(), have, sizeof have);
         printf("  memory:      about %s per rank computing (%s of results per task), %s on rank "
                "0 reducing; this machine has %s\n", task, pay, red, have);
+        char boot[64], cap[64];
+        ns_sys_format_bytes(m.boot, boot, sizeof boot);
+        ns_sys_format_bytes(NS_BOOT_SHARD_MAX_BYTES, cap, sizeof cap);
+        if (m.boot_capped)
+            printf("               no bootstrap intervals will be written: their per-shard values "
+                   "(%s, held whole by every rank) exceed the %s limit (docs/STATISTICS.md)\n",
+                   boot, cap);
+        else
+            printf("               of which %s of per-shard values for the bootstrap intervals, "
+                   "held whole by every rank while they are computed\n", boot);
         print_time(&pg, &in->model_cfg, cfg->shard_count);
     }
     printf("  output:      %s\n", cfg->output);

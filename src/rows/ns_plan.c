@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_boot_shard.h"
 #include "analysis/ns_topn.h"
 #include "common/ns_sys.h"
 
@@ -141,14 +142,15 @@ static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m)
 {
-    *m = (ns_plan_memory){0, 0, 0};
+    *m = (ns_plan_memory){0, 0, 0, 0, 0};
     if (!g->nL || !g->nT || !g->nnormalizers)
         return;
     /* Beyond this many cells per (layer, head, L) the layouts' size_t arithmetic could wrap:
      * such a grid cannot fit any machine anyway. */
     double cells = (double)g->nT * (double)g->nN * (double)(g->neps ? g->neps : 1);
     if (cells > 1e12) {
-        m->payload = m->task = m->reduce = HUGE_VAL;
+        m->payload = m->task = m->reduce = m->boot = HUGE_VAL;
+        m->boot_capped = 1;
         return;
     }
     double rec_sum = 0.0, rec_max = 0.0; /* doubles per row record over (normalizer, L) */
@@ -183,6 +185,15 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
     m->reduce = sizeof(double) * (2.0 * nsl * (double)sl.total + S * rec_max);
     if (keep_samples)
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
+    /* the bootstrap's per-shard values: per slice, NS_BOOT_MEANS sums and counts per (T, N),
+     * entropy_norm's sums and counts and jac_exact's maxima per T, each for every shard, and
+     * the rows of the NS_BOOT_KS_SAMPLES distances per (T, N) */
+    m->boot = sizeof(double) * nsl * (double)n_shards *
+              (2.0 * NS_BOOT_MEANS * (double)g->nT * (double)g->nN + 3.0 * (double)g->nT +
+               NS_BOOT_KS_SAMPLES * (double)g->nT * (double)g->nN * rows);
+    m->boot_capped = !(m->boot <= NS_BOOT_SHARD_MAX_BYTES);
+    if (!m->boot_capped)
+        m->reduce += m->boot;
 }
 
 void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w)

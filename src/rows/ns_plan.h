@@ -87,7 +87,13 @@ typedef struct ns_plan_memory {
                          + analysis scratch (one per normalizer) + the payload and the master's
                          receive buffer */
     double reduce;    /* rank 0 reducing: every cell's result twice (gathered and laid out for
-                         NetCDF), one slice's rows, and the samples when keep_samples */
+                         NetCDF), one slice's rows, the samples when keep_samples, and the
+                         bootstrap's per-shard values (boot) when they are computed */
+    double boot;      /* the bootstrap's per-shard values of every slice (analysis/
+                         ns_boot_shard.h: (14 nT nN + 3 nT) x shards doubles per slice), which
+                         every rank holds whole while it computes the intervals */
+    int boot_capped;  /* boot exceeds NS_BOOT_SHARD_MAX_BYTES: the run writes no intervals (and
+                         holds none of it: boot is not in reduce) */
 } ns_plan_memory;
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);

@@ -127,7 +127,7 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
 
 size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards)
 {
-    return ns_boot_shard_size(plan->g.nT, plan->g.nN, n_shards);
+    return ns_boot_shard_size(plan->g.nT, plan->g.nN, n_shards, plan->g.rows);
 }
 
 int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards)
@@ -172,7 +172,8 @@ int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, c
     *in = (ns_ci_input){
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
-        .n_shards = n_shards, .seed = g->seed, .B = B, .block = block, .entropy_mean = ent,
+        .n_shards = n_shards, .rows = g->rows, .ks_alpha = ks_alpha, .seed = g->seed, .B = B,
+        .block = block, .entropy_mean = ent,
     };
     return NS_OK;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ns_boot_shard.h"
 #include "analysis/ns_intervals.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
@@ -56,7 +57,7 @@ size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
 /* The largest total of the blocks (every slice) a rank holds to compute the intervals: above it
  * a run writes no intervals (the file has no bootstrap_resamples attribute). 1 GiB: every rank
  * holds them while the intervals are computed. */
-#define NS_RESULTS_BOOT_MAX_BYTES 1073741824.0
+#define NS_RESULTS_BOOT_MAX_BYTES NS_BOOT_SHARD_MAX_BYTES
 /* 1 when the plan's intervals are computed (the blocks fit NS_RESULTS_BOOT_MAX_BYTES). */
 int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);
 /* The catalogue's estimates and intervals over B resamples of the sweep's seed, from every

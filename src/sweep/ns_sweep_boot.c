@@ -91,7 +91,7 @@ int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices, double *boo
         rc = bcast(c, ent, ne, err);
     if (rc == NS_OK)
         rc = ns_results_ci_input(p, c->ks_alpha, c->n_shards, blocks, ent,
-                                 NS_BOOT_DEFAULT_RESAMPLES, &in, err);
+                                 c->B, &in, err);
     if (rc == NS_OK)
         rc = ns_intervals_init(&in, iv, err);
     if (rc == NS_OK) {

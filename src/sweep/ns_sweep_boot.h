@@ -16,6 +16,7 @@ typedef struct ns_sweep_boot {
     const ns_plan *plan;
     size_t n_shards;
     double ks_alpha;
+    size_t B;               /* resamples (the sweep's bootstrap.resamples) */
 } ns_sweep_boot;
 
 /* Every rank, after the reduction. slices and boot: on rank 0 every slice's reduced values and

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/ns_boot.h"
+
 int ns_sweep_config_init(ns_sweep_config *cfg, ns_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -35,6 +37,7 @@ int ns_sweep_config_init(ns_sweep_config *cfg, ns_err *err)
     cfg->ks_alpha = 0.01;
     cfg->probes = NS_SWEEP_DEFAULT_PROBES;
     cfg->keep_samples = 0;
+    cfg->bootstrap_resamples = NS_BOOT_DEFAULT_RESAMPLES;
     return NS_OK;
 }
 
@@ -145,6 +148,7 @@ int ns_sweep_config_pack(const ns_sweep_config *cfg, void **buf, size_t *len, ns
     put_f64(&b, cfg->ks_alpha);
     put_u64(&b, cfg->probes);
     put_u64(&b, (uint64_t)cfg->keep_samples);
+    put_u64(&b, (uint64_t)cfg->bootstrap_resamples);
     put_str(&b, cfg->output);
     put_str(&b, cfg->checkpoint_dir);
     if (b.nomem) {
@@ -279,6 +283,7 @@ int ns_sweep_config_unpack(const void *buf, size_t len, ns_sweep_config *cfg, ns
     cfg->ks_alpha = get_f64v(&b);
     cfg->probes = (unsigned)get_u64v(&b);
     cfg->keep_samples = (int)get_u64v(&b);
+    cfg->bootstrap_resamples = (size_t)get_u64v(&b);
     cfg->output = get_strv(&b);
     cfg->checkpoint_dir = get_strv(&b);
     if (!b.bad && b.off != b.n)

@@ -55,6 +55,7 @@ typedef struct ns_sweep_config {
     double ks_alpha;
     unsigned probes;         /* random probe directions for jac_fd */
     int keep_samples;        /* write per-row values too */
+    size_t bootstrap_resamples; /* B of the shard bootstrap's intervals */
 
     char *output;            /* NetCDF path */
     char *checkpoint_dir;    /* journal directory */
@@ -62,7 +63,7 @@ typedef struct ns_sweep_config {
 
 /* Every default of docs/SWEEP.md: model "gpt2", tokenizer "tokenizer", corpus "war_and_peace",
  * strip_gutenberg true, T {1}, eps {1e-3}, layers and heads all, softmax, rows 1, sphere true,
- * seed 0, ks_alpha 0.01, probes 8, keep_samples false (output and checkpoint_dir follow from the
+ * seed 0, ks_alpha 0.01, probes 8, keep_samples false, bootstrap.resamples 2000 (output and checkpoint_dir follow from the
  * file name: ns_sweep_config_default_paths). Free with ns_sweep_config_free, also on failure. */
 int ns_sweep_config_init(ns_sweep_config *cfg, ns_err *err);
 

@@ -249,12 +249,13 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
                      P == 1 ? "" : "s");
     if (rc == NS_OK && mine_b) {
         double t1 = ns_progress_now();
-        ns_sweep_boot sb = {c->comm, c->rank, c->size, p, c->cfg.shard_count, c->cfg.ks_alpha};
+        ns_sweep_boot sb = {c->comm, c->rank, c->size, p, c->cfg.shard_count, c->cfg.ks_alpha,
+                            c->cfg.bootstrap_resamples};
         rc = ns_sweep_intervals(&sb, all, mine_b, &iv, err);
         have_iv = rc == NS_OK && c->rank == 0;
         if (rc == NS_OK)
-            ns_sweep_say(c, "bootstrap_seconds: %.6f (%d resamples of %zu shards, %d rank%s)",
-                         ns_progress_now() - t1, NS_BOOT_DEFAULT_RESAMPLES, c->cfg.shard_count,
+            ns_sweep_say(c, "bootstrap_seconds: %.6f (%zu resamples of %zu shards, %d rank%s)",
+                         ns_progress_now() - t1, c->cfg.bootstrap_resamples, c->cfg.shard_count,
                          c->size, c->size == 1 ? "" : "s");
     } else if (rc == NS_OK) {
         ns_sweep_say(c, "normsweep: no bootstrap intervals: the per-shard values of this grid "

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "analysis/ns_boot.h"
 #include "corpus/ns_corpus.h"
 
 /* A range {from, to, step} may expand to at most this many values (guards against typos), a
@@ -522,6 +523,19 @@ static void parse_shards(ps *p, const yaml_node_t *n)
         p->mk->shard_stride = mark_of(v[3]);
 }
 
+/* bootstrap: {resamples: B} (docs/STATISTICS.md, "The resamples"). */
+static void parse_bootstrap(ps *p, const yaml_node_t *n)
+{
+    static const char *const names[] = {"resamples"};
+    if (expect_mapping(p, n, "bootstrap", "resamples") != 0)
+        return;
+    yaml_node_t *v[1], *k[1];
+    walk_mapping(p, n, "bootstrap", names, 1, v, k);
+    if (v[0] && get_size(p, v[0], "bootstrap.resamples", &ns_boot_range_resamples,
+                         &p->cfg->bootstrap_resamples) == 0)
+        p->mk->bootstrap_resamples = mark_of(v[0]);
+}
+
 static void parse_layer_list(ps *p, const yaml_node_t *n, const char *path, const ns_range *r,
                              int *all, size_t **vals, size_t *count, ns_sweep_mark **marks)
 {
@@ -721,10 +735,10 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
 
 static const char *const top_names[] = {
     "model", "tokenizer", "corpus", "strip_gutenberg", "shards", "grid", "normalizer", "rows",
-    "sphere", "seed", "ks_alpha", "probes", "keep_samples", "output", "checkpoint_dir"};
+    "sphere", "seed", "ks_alpha", "probes", "keep_samples", "bootstrap", "output", "checkpoint_dir"};
 enum {
     K_MODEL, K_TOKENIZER, K_CORPUS, K_STRIP, K_SHARDS, K_GRID, K_NORMALIZER, K_ROWS, K_SPHERE,
-    K_SEED, K_KS_ALPHA, K_PROBES, K_KEEP, K_OUTPUT, K_CHECKPOINT, K_COUNT
+    K_SEED, K_KS_ALPHA, K_PROBES, K_KEEP, K_BOOT, K_OUTPUT, K_CHECKPOINT, K_COUNT
 };
 
 static void parse_root(ps *p, const yaml_node_t *root)
@@ -785,6 +799,10 @@ static void parse_root(ps *p, const yaml_node_t *root)
     }
     if (v[K_KEEP] && get_bool(p, v[K_KEEP], "keep_samples", &cfg->keep_samples) == 0)
         mk->keep_samples = mark_of(v[K_KEEP]);
+    if (v[K_BOOT]) {
+        mk->bootstrap = mark_of(v[K_BOOT]);
+        parse_bootstrap(p, v[K_BOOT]);
+    }
     if (v[K_OUTPUT] && get_string(p, v[K_OUTPUT], "output", "a file path", &cfg->output) == 0)
         mk->output = mark_of(v[K_OUTPUT]);
     if (v[K_CHECKPOINT] && get_string(p, v[K_CHECKPOINT], "checkpoint_dir", "a directory path",
