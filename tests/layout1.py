@@ -65,7 +65,9 @@ def main(src_path, dst_path):
         elif name in N_FREE:  # (normalizer, L, T[, eps], layer, head): N inserted after T
             x = np.repeat(np.expand_dims(v[:], 3), len(src.dimensions["N"]), axis=3)
             new_var(out, name, v, v.dimensions[:3] + ("N",) + v.dimensions[3:], x)
-        elif name.startswith("n_crit_") and not name.endswith("_frac"):
+        elif name.startswith("n_crit_") and name + "_status" in src.variables:
+            # n_crit_expected, n_crit_random: layout 1 wrote 0 for "none of the grid's N passes"
+            # (the interval statistics n_crit_*_frac_*hmedian* have no status and stay as they are)
             status = src[name + "_status"][:]
             w = new_var(out, name, v, v.dimensions, np.where(status == 1, 0, v[:]))
             w.flag_values = np.int32(0)
