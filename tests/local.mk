@@ -10,6 +10,10 @@ TESTS += tests/structure.sh tests/structure_selftest.sh
 EXTRA_DIST += tests/structure.sh tests/check_structure.py tests/structure_known.txt \
 	tests/structure_selftest.sh
 
+# bench/run's verdict lines: every target line of a part counted and re-judged, whatever its name
+TESTS += tests/bench_run.sh
+EXTRA_DIST += tests/bench_run.sh
+
 check_PROGRAMS += tests/test_common
 tests_test_common_SOURCES = tests/test_common.c
 tests_test_common_CPPFLAGS = $(NS_TEST_CPP)
