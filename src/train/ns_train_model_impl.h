@@ -31,7 +31,7 @@ struct FN(ns_train_model_work) {
 /* ---- the work area ---- */
 
 static int FN(tm_work_new)(const ns_train_params_layout *lay, size_t T_max,
-                           FN(ns_train_model_work) * *out, ns_err *err)
+                           FN(ns_train_model_work) **out, ns_err *err)
 {
     *out = NULL;
     const ns_gpt2_config *c = &lay->cfg;
@@ -104,7 +104,7 @@ static int FN(tm_work_new)(const ns_train_params_layout *lay, size_t T_max,
     return NS_OK;
 }
 
-static void FN(tm_work_free)(FN(ns_train_model_work) * w)
+static void FN(tm_work_free)(FN(ns_train_model_work) *w)
 {
     if (!w)
         return;
@@ -112,7 +112,7 @@ static void FN(tm_work_free)(FN(ns_train_model_work) * w)
     free(w);
 }
 
-static const R *FN(tm_attn)(const FN(ns_train_model_work) * w, size_t layer)
+static const R *FN(tm_attn)(const FN(ns_train_model_work) *w, size_t layer)
 {
     return w->att + layer * w->H * w->T * w->T;
 }
@@ -261,7 +261,7 @@ static void FN(attn_rows_back)(R *dz, const R *a, const R *g, size_t T, const ns
 }
 
 /* atty = softmax-style attention of every head over qkv; att receives the weights. */
-static int FN(attention)(FN(ns_train_model_work) * w, R *atty, R *att, const R *qkv, size_t T,
+static int FN(attention)(FN(ns_train_model_work) *w, R *atty, R *att, const R *qkv, size_t T,
                          const ns_gpt2_config *cfg, ns_err *err)
 {
     size_t C = w->C, H = w->H, D = C / H, C3 = 3 * C;
@@ -277,7 +277,7 @@ static int FN(attention)(FN(ns_train_model_work) * w, R *atty, R *att, const R *
 }
 
 /* dqkv = the attention's backward from datty (every head). */
-static void FN(attention_back)(FN(ns_train_model_work) * w, R *dqkv, const R *datty, const R *att,
+static void FN(attention_back)(FN(ns_train_model_work) *w, R *dqkv, const R *datty, const R *att,
                                const R *qkv, size_t T, const ns_gpt2_config *cfg)
 {
     size_t C = w->C, H = w->H, D = C / H, C3 = 3 * C;
@@ -300,7 +300,7 @@ static void FN(attention_back)(FN(ns_train_model_work) * w, R *dqkv, const R *da
 
 /* Layer l's activations in w (the residual stream enters as x). */
 static int FN(layer_forward)(const ns_train_params_layout *lay, const R *params,
-                             FN(ns_train_model_work) * w, size_t l, const R *x, size_t T,
+                             FN(ns_train_model_work) *w, size_t l, const R *x, size_t T,
                              ns_err *err)
 {
     const ns_gpt2_config *cfg = &lay->cfg;
@@ -309,40 +309,34 @@ static int FN(layer_forward)(const ns_train_params_layout *lay, const R *params,
     R *res2 = w->res2 + l * TC, *ln2 = w->ln2 + l * TC, *res3 = w->res3 + l * TC;
     R *fch = w->fch + l * T * F, *fcg = w->fcg + l * T * F;
     R *att = w->att + l * w->H * T * T;
-    FN(layernorm)
-    (ln1, w->ln1_mean + l * T, w->ln1_rstd + l * T, x,
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_W)),
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_B)), T, C, cfg->ln_eps);
+    FN(layernorm)(ln1, w->ln1_mean + l * T, w->ln1_rstd + l * T, x,
+                  NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_W)),
+                  NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_B)), T, C, cfg->ln_eps);
     FN(rows_set)(qkv, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_QKV_B)), T, 3 * C);
-    FN(mm)
-    (qkv, 3 * C, ln1, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_QKV_W)), 3 * C, 0, T,
-     3 * C, C, (R)1, (R)1);
+    FN(mm)(qkv, 3 * C, ln1, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_QKV_W)), 3 * C,
+           0, T, 3 * C, C, (R)1, (R)1);
     NS_TRY(FN(attention)(w, atty, att, qkv, T, cfg, err));
     memcpy(res2, x, TC * sizeof(R));
-    FN(mm)
-    (res2, C, atty, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_AP_W)), C, 0, T, C, C,
-     (R)1, (R)1);
+    FN(mm)(res2, C, atty, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_AP_W)), C, 0, T,
+           C, C, (R)1, (R)1);
     FN(rows_add)(res2, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_AP_B)), T, C);
-    FN(layernorm)
-    (ln2, w->ln2_mean + l * T, w->ln2_rstd + l * T, res2,
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_W)),
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_B)), T, C, cfg->ln_eps);
+    FN(layernorm)(ln2, w->ln2_mean + l * T, w->ln2_rstd + l * T, res2,
+                  NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_W)),
+                  NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_B)), T, C, cfg->ln_eps);
     FN(rows_set)(fch, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FC_B)), T, F);
-    FN(mm)
-    (fch, F, ln2, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FC_W)), F, 0, T, F, C,
-     (R)1, (R)1);
+    FN(mm)(fch, F, ln2, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FC_W)), F, 0, T, F,
+           C, (R)1, (R)1);
     FN(gelu)(fcg, fch, T * F);
     memcpy(res3, res2, TC * sizeof(R));
-    FN(mm)
-    (res3, C, fcg, F, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FP_W)), C, 0, T, C, F,
-     (R)1, (R)1);
+    FN(mm)(res3, C, fcg, F, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FP_W)), C, 0, T,
+           C, F, (R)1, (R)1);
     FN(rows_add)(res3, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FP_B)), T, C);
     return NS_OK;
 }
 
 /* Layer l's backward: w->dx holds d loss / d (layer output) and receives d loss / d (its input). */
 static void FN(layer_backward)(const ns_train_params_layout *lay, const R *params, R *grads,
-                               FN(ns_train_model_work) * w, size_t l, const R *x, size_t T)
+                               FN(ns_train_model_work) *w, size_t l, const R *x, size_t T)
 {
     const ns_gpt2_config *cfg = &lay->cfg;
     size_t C = w->C, F = w->F, TC = T * C;
@@ -351,53 +345,43 @@ static void FN(layer_backward)(const ns_train_params_layout *lay, const R *param
     const R *fch = w->fch + l * T * F, *fcg = w->fcg + l * T * F, *att = w->att + l * w->H * T * T;
     R *dx = w->dx, *dfc = w->dfc, *dln = w->dln;
     /* res3 = res2 + gelu(ln2 Wfc + bfc) Wfp + bfp: dx flows on to res2 unchanged */
-    FN(mm)
-    (dfc, F, dx, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FP_W)), C, 1, T, F, C,
-     (R)1, (R)0);
-    FN(mm)
-    (NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FP_W)), C, fcg, F, 1, dx, C, 0, F, C, T,
-     (R)1, (R)1);
+    FN(mm)(dfc, F, dx, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FP_W)), C, 1, T, F,
+           C, (R)1, (R)0);
+    FN(mm)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FP_W)), C, fcg, F, 1, dx, C, 0, F, C,
+           T, (R)1, (R)1);
     FN(colsum_add)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FP_B)), dx, T, C);
     FN(gelu_back)(dfc, fch, T * F);
-    FN(mm)
-    (dln, C, dfc, F, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FC_W)), F, 1, T, C, F,
-     (R)1, (R)0);
-    FN(mm)
-    (NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FC_W)), F, ln2, C, 1, dfc, F, 0, C, F, T,
-     (R)1, (R)1);
+    FN(mm)(dln, C, dfc, F, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_FC_W)), F, 1, T, C,
+           F, (R)1, (R)0);
+    FN(mm)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FC_W)), F, ln2, C, 1, dfc, F, 0, C, F,
+           T, (R)1, (R)1);
     FN(colsum_add)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_FC_B)), dfc, T, F);
-    FN(layernorm_back)
-    (dx, NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN2_W)),
-     NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN2_B)), dln, res2,
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_W)), w->ln2_mean + l * T,
-     w->ln2_rstd + l * T, T, C);
+    FN(layernorm_back)(dx, NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN2_W)),
+                       NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN2_B)), dln, res2,
+                       NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN2_W)),
+                       w->ln2_mean + l * T, w->ln2_rstd + l * T, T, C);
     /* res2 = x + attention(ln1 Wqkv + bqkv) Wap + bap: dx flows on to x unchanged */
-    FN(mm)
-    (w->datty, C, dx, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_AP_W)), C, 1, T, C,
-     C, (R)1, (R)0);
-    FN(mm)
-    (NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_AP_W)), C, atty, C, 1, dx, C, 0, C, C, T,
-     (R)1, (R)1);
+    FN(mm)(w->datty, C, dx, C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_AP_W)), C, 1,
+           T, C, C, (R)1, (R)0);
+    FN(mm)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_AP_W)), C, atty, C, 1, dx, C, 0, C, C,
+           T, (R)1, (R)1);
     FN(colsum_add)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_AP_B)), dx, T, C);
     FN(attention_back)(w, w->dqkv, w->datty, att, qkv, T, cfg);
-    FN(mm)
-    (dln, C, w->dqkv, 3 * C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_QKV_W)), 3 * C,
-     1, T, C, 3 * C, (R)1, (R)0);
-    FN(mm)
-    (NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_QKV_W)), 3 * C, ln1, C, 1, w->dqkv, 3 * C,
-     0, C, 3 * C, T, (R)1, (R)1);
+    FN(mm)(dln, C, w->dqkv, 3 * C, 0, NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_QKV_W)),
+           3 * C, 1, T, C, 3 * C, (R)1, (R)0);
+    FN(mm)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_QKV_W)), 3 * C, ln1, C, 1, w->dqkv,
+           3 * C, 0, C, 3 * C, T, (R)1, (R)1);
     FN(colsum_add)(NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_QKV_B)), w->dqkv, T, 3 * C);
-    FN(layernorm_back)
-    (dx, NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN1_W)),
-     NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN1_B)), dln, x,
-     NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_W)), w->ln1_mean + l * T,
-     w->ln1_rstd + l * T, T, C);
+    FN(layernorm_back)(dx, NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN1_W)),
+                       NS_TRAIN_MODEL_G(ns_train_params_index(l, NS_TRAIN_LN1_B)), dln, x,
+                       NS_TRAIN_MODEL_P(ns_train_params_index(l, NS_TRAIN_LN1_W)),
+                       w->ln1_mean + l * T, w->ln1_rstd + l * T, T, C);
 }
 
 /* The output layer (logits = lnf wte^T) and the loss, a chunk of rows at a time; with grads also
  * its backward: dlnf, and wte's gradient from the output layer. */
 static double FN(output_layer)(const ns_train_params_layout *lay, const R *params, R *grads,
-                               FN(ns_train_model_work) * w, const int32_t *tg, size_t T)
+                               FN(ns_train_model_work) *w, const int32_t *tg, size_t T)
 {
     size_t C = w->C, V = w->V;
     const R *wte = NS_TRAIN_MODEL_P(NS_TRAIN_WTE);
@@ -426,14 +410,13 @@ static double FN(output_layer)(const ns_train_params_layout *lay, const R *param
         if (!grads)
             continue;
         FN(mm)(w->dlnf + r0 * C, C, w->lg, V, 0, wte, C, 0, rows, C, V, (R)1, (R)0);
-        FN(mm)
-        (NS_TRAIN_MODEL_G(NS_TRAIN_WTE), C, w->lg, V, 1, w->lnf + r0 * C, C, 0, V, C, rows, (R)1,
-         (R)1);
+        FN(mm)(NS_TRAIN_MODEL_G(NS_TRAIN_WTE), C, w->lg, V, 1, w->lnf + r0 * C, C, 0, V, C, rows,
+               (R)1, (R)1);
     }
     return loss;
 }
 
-static int FN(check_tokens)(const FN(ns_train_model_work) * w, const int32_t *in, const int32_t *tg,
+static int FN(check_tokens)(const FN(ns_train_model_work) *w, const int32_t *in, const int32_t *tg,
                             size_t T, ns_err *err)
 {
     if (T == 0 || T > w->T_max)
@@ -447,7 +430,7 @@ static int FN(check_tokens)(const FN(ns_train_model_work) * w, const int32_t *in
 }
 
 static int FN(tm_step)(const ns_train_params_layout *lay, const R *params, R *grads,
-                       FN(ns_train_model_work) * w, const int32_t *in, const int32_t *tg, size_t T,
+                       FN(ns_train_model_work) *w, const int32_t *in, const int32_t *tg, size_t T,
                        double *loss_sum, ns_err *err)
 {
     NS_TRY(FN(check_tokens)(w, in, tg, T, err));
@@ -460,18 +443,17 @@ static int FN(tm_step)(const ns_train_params_layout *lay, const R *params, R *gr
     for (size_t l = 0; l < NL; l++)
         NS_TRY(FN(layer_forward)(lay, params, w, l, l ? w->res3 + (l - 1) * TC : w->encoded, T, err));
     const R *xL = w->res3 + (NL - 1) * TC;
-    FN(layernorm)
-    (w->lnf, w->lnf_mean, w->lnf_rstd, xL, NS_TRAIN_MODEL_P(NS_TRAIN_LNF_W),
-     NS_TRAIN_MODEL_P(NS_TRAIN_LNF_B), T, C, lay->cfg.ln_eps);
+    FN(layernorm)(w->lnf, w->lnf_mean, w->lnf_rstd, xL, NS_TRAIN_MODEL_P(NS_TRAIN_LNF_W),
+                  NS_TRAIN_MODEL_P(NS_TRAIN_LNF_B), T, C, lay->cfg.ln_eps);
     if (grads)
         memset(grads, 0, lay->total * sizeof(R));
     *loss_sum = FN(output_layer)(lay, params, grads, w, tg, T);
     if (!grads)
         return NS_OK;
     memset(w->dx, 0, TC * sizeof(R));
-    FN(layernorm_back)
-    (w->dx, NS_TRAIN_MODEL_G(NS_TRAIN_LNF_W), NS_TRAIN_MODEL_G(NS_TRAIN_LNF_B), w->dlnf, xL,
-     NS_TRAIN_MODEL_P(NS_TRAIN_LNF_W), w->lnf_mean, w->lnf_rstd, T, C);
+    FN(layernorm_back)(w->dx, NS_TRAIN_MODEL_G(NS_TRAIN_LNF_W), NS_TRAIN_MODEL_G(NS_TRAIN_LNF_B),
+                       w->dlnf, xL, NS_TRAIN_MODEL_P(NS_TRAIN_LNF_W), w->lnf_mean, w->lnf_rstd, T,
+                       C);
     for (size_t l = NL; l-- > 0;)
         FN(layer_backward)(lay, params, grads, w, l, l ? w->res3 + (l - 1) * TC : w->encoded, T);
     R *dwte = NS_TRAIN_MODEL_G(NS_TRAIN_WTE), *dwpe = NS_TRAIN_MODEL_G(NS_TRAIN_WPE);
