@@ -9,18 +9,14 @@
 #include "analysis/ns_stats.h"
 
 static const ns_stat_info ns_stat_table[NS_ST_COUNT_ALL] = {
-    {"count", "number of non-missing rows",
-     "sample: point (comment: number of non-missing rows)"},
-    {"mean", "mean over rows", "sample: mean"},
-    {"std", "population standard deviation over rows",
-     "sample: standard_deviation (comment: population, ddof = 0)"},
-    {"min", "minimum over rows", "sample: minimum"},
-    {"max", "maximum over rows", "sample: maximum"},
-    {"q05", "0.05 quantile over rows",
-     "sample: point (comment: 0.05 quantile, linear interpolation)"},
-    {"q50", "median over rows", "sample: median (comment: linear interpolation)"},
-    {"q95", "0.95 quantile over rows",
-     "sample: point (comment: 0.95 quantile, linear interpolation)"},
+    {"count", "number of non-missing rows"},
+    {"mean", "mean over rows"},
+    {"std", "population standard deviation over rows"},
+    {"min", "minimum over rows"},
+    {"max", "maximum over rows"},
+    {"q05", "0.05 quantile over rows"},
+    {"q50", "median over rows"},
+    {"q95", "0.95 quantile over rows"},
 };
 
 const ns_stat_info *ns_stat_info_of(ns_stat_id id)

@@ -25,7 +25,6 @@ typedef enum ns_stat_id {
 typedef struct ns_stat_info {
     const char *suffix;       /* variable name suffix: "count", "mean", ... */
     const char *long_name;    /* "mean over rows", ... */
-    const char *cell_methods; /* CF cell_methods over the `sample` dimension */
 } ns_stat_info;
 const ns_stat_info *ns_stat_info_of(ns_stat_id id);
 
