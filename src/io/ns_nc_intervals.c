@@ -47,7 +47,7 @@ static void one_stat(const ns_intervals *iv, ns_ci_id id, ns_nc_intervals *o)
         v->data = data[k];
         set_dims(v, t[1]);
         ns_nc_var_text(v, "units", "1");
-        ns_nc_var_text(v, "coordinates", "normalizer_name head_set_name");
+        ns_nc_var_text(v, "coordinates", "head_set_name");
         if (k == 0) {
             snprintf(t[2], sizeof t[2], "%s_ci_low %s_ci_high", ci->name, ci->name);
             snprintf(t[3], sizeof t[3], "percentile, shard bootstrap: order statistics %zu and "

@@ -496,17 +496,6 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
     }
 }
 
-/* An interval variable's `coordinates` without normalizer_name, the label the layout before
- * output_layout 2 had: `normalizer` is now the labelled coordinate itself. */
-static void interval_coordinates(ns_nc_var *v)
-{
-    static const char old[] = "normalizer_name ";
-    for (size_t a = 0; a < v->nattrs; a++)
-        if (strcmp(v->attrs[a].name, "coordinates") == 0 && v->attrs[a].text &&
-            strncmp(v->attrs[a].text, old, sizeof old - 1) == 0)
-            v->attrs[a].text += sizeof old - 1;
-}
-
 /* The sweep's own global attributes beside the provenance. */
 static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
 {
@@ -566,10 +555,8 @@ static int ns_results_desc_new(const ns_results_data *d, const ns_provenance *pr
         ndims += 2;
         for (size_t i = 0; i < rd->iv->nvars; i++) {
             ns_nc_var *v = new_var(rd);
-            if (v) {
+            if (v)
                 *v = rd->iv->vars[i]; /* strings and data borrowed from rd->iv and d */
-                interval_coordinates(v);
-            }
         }
     }
     if (rd->nomem) {
