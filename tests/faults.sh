@@ -1,6 +1,6 @@
 #!/bin/sh
 # faults: fault injection on tiny sweeps, each ending with `--resume` giving the data of an
-# uninterrupted run: (1) disk full while writing the journal and (2) the NetCDF output (small
+# uninterrupted run: (1) disk full while writing the journal and (2) the NetCDF output (and a dump; small
 # tmpfs mounts), (3) an unwritable (read-only) output or checkpoint directory, at the start and
 # mid-run, (1b) a worker's part over a file size limit (its results go through rank 0 from then
 # on), (4) model.safetensors replaced by another model mid-run, (5) SIGTERM at five seeded
@@ -127,6 +127,16 @@ else
   resume_ok o/d2.nc ck2 "NetCDF output on a full disk"
   grep -q "master computed 0 task" log_resume || fail "NetCDF on a full disk: resume recomputed tasks"
   step "disk full (NetCDF): exit 1, nothing at the final path, resume recomputed nothing"
+  # the same for `normsweep dump` (its writer reports through io/ns_nc_internal.h's NC_TRY): exit 1,
+  # the likely cause named, nothing left. HDF5 1.10.8 used to crash at exit after the failed close
+  # (SIGSEGV in its exit handler, io/ns_hdf5.h): exit 139 instead of 1
+  tmpfs od 64k || fail "mount od"   # the dump is about 150 kB
+  "$NORMSWEEP" dump --model mdl --tokenizer "$NS_TEST_TOKENIZER_DIR" --strip-gutenberg false \
+    --text corpus.txt --offset 0 --length 128 --out od/d.nc 2> log2d; rc=$?
+  expect_rc 1 log2d "dump on a full disk"
+  last_line log2d "normsweep dump: od/d\.nc\.tmp\.[0-9]*: [a-z_ ]*: NetCDF: HDF error (probably: No space left on device: [0-9]* kB free in od)"
+  [ -z "$(ls -A od)" ] || fail "dump on a full disk: left behind in od/: $(ls -A od)"
+  step "disk full (dump): exit 1, the cause named, nothing left"
 
   # ---- (3) read-only output / checkpoint directory ------------------------------------------
   # Root ignores permission bits, so the directories are read-only mounts.

@@ -8,6 +8,7 @@
 #include "cli/ns_cli.h"
 #include "common/ns_blas.h"
 #include "common/ns_build.h"
+#include "io/ns_hdf5.h"
 
 typedef int (*ns_cmd_fn)(int argc, char **argv);
 
@@ -84,6 +85,7 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
+    ns_hdf5_no_exit_handler(); /* before any NetCDF call: io/ns_hdf5.h says why */
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         print_usage(stdout);
         return NS_EXIT_OK;

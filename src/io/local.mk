@@ -2,7 +2,8 @@
 # layout, reading files back and checking one against its layout (verify, archive). Only io
 # talks NetCDF.
 noinst_LIBRARIES += src/io/libns_io.a
-src_io_libns_io_a_SOURCES = src/io/ns_nc_write.c src/io/ns_nc_write.h \
+src_io_libns_io_a_SOURCES = src/io/ns_nc_write.c src/io/ns_nc_write.h src/io/ns_nc.c src/io/ns_nc_internal.h \
+	src/io/ns_hdf5.c src/io/ns_hdf5.h \
 	src/io/ns_provenance.c src/io/ns_provenance.h \
 	src/io/ns_nc_results.c src/io/ns_nc_results.h \
 	src/io/ns_nc_intervals.c src/io/ns_nc_intervals.h \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/ns_file.h"
+#include "io/ns_nc_internal.h"
 
 struct ns_nc_dump {
     int ncid;             /* -1 once closed */
@@ -27,21 +28,12 @@ struct ns_nc_dump {
     unsigned char *m_done;   /* (n_layer, n metric vars) flags */
 };
 
-/* Fail with the NetCDF message when rc is an error: "PATH: WHAT: nc_strerror". */
-#define NC_TRY(d_tmp, what, call)                                                             \
-    do {                                                                                      \
-        int nc_rc_ = (call);                                                                  \
-        if (nc_rc_ != NC_NOERR)                                                               \
-            return ns_fail(err, NS_ERR_LIBRARY, "%s: %s: %s", (d_tmp), (what),                \
-                           nc_strerror(nc_rc_));                                              \
-    } while (0)
-
 static int ns_put_text_att(const char *tmp, int ncid, int var, const char *name, const char *value,
                            ns_err *err)
 {
     if (!value)
         return NS_OK;
-    NC_TRY(tmp, name, nc_put_att_text(ncid, var, name, strlen(value), value));
+    NC_TRY(tmp, nc_put_att_text(ncid, var, name, strlen(value), value), "%s", name);
     return NS_OK;
 }
 
@@ -60,10 +52,10 @@ static int ns_nc_dump_define_logits(ns_nc_dump *d, const int *dims4, ns_err *err
     const char *tmp = d->tmp;
     size_t chunk[4] = {1, 1, d->L, d->L};
     float fill = NAN;
-    NC_TRY(tmp, "define logit", nc_def_var(d->ncid, "logit", NC_FLOAT, 4, dims4, &d->lg_var));
-    NC_TRY(tmp, "chunk logit", nc_def_var_chunking(d->ncid, d->lg_var, NC_CHUNKED, chunk));
-    NC_TRY(tmp, "compress logit", nc_def_var_deflate(d->ncid, d->lg_var, 1, 1, 1));
-    NC_TRY(tmp, "fill value of logit", nc_def_var_fill(d->ncid, d->lg_var, 0, &fill));
+    NC_TRY(tmp, nc_def_var(d->ncid, "logit", NC_FLOAT, 4, dims4, &d->lg_var), "define logit");
+    NC_TRY(tmp, nc_def_var_chunking(d->ncid, d->lg_var, NC_CHUNKED, chunk), "chunk logit");
+    NC_TRY(tmp, nc_def_var_deflate(d->ncid, d->lg_var, 1, 1, 1), "compress logit");
+    NC_TRY(tmp, nc_def_var_fill(d->ncid, d->lg_var, 0, &fill), "fill value of logit");
     NS_TRY(ns_put_var_atts(tmp, d->ncid, d->lg_var,
                            "pre-softmax score z = q_query . k_key / sqrt(head dim) (NaN above the "
                            "diagonal)", "1", err));
@@ -78,16 +70,16 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
     const char *tmp = d->tmp;
     int ncid = d->ncid;
     int dT, dN, dE;
-    NC_TRY(tmp, "define dimension T", nc_def_dim(ncid, "T", m->nT, &dT));
-    NC_TRY(tmp, "define dimension N", nc_def_dim(ncid, "N", m->nN, &dN));
-    NC_TRY(tmp, "define dimension eps", nc_def_dim(ncid, "eps", m->neps, &dE));
-    NC_TRY(tmp, "define N", nc_def_var(ncid, "N", NC_INT, 1, &dN, &cvars[0]));
+    NC_TRY(tmp, nc_def_dim(ncid, "T", m->nT, &dT), "define dimension T");
+    NC_TRY(tmp, nc_def_dim(ncid, "N", m->nN, &dN), "define dimension N");
+    NC_TRY(tmp, nc_def_dim(ncid, "eps", m->neps, &dE), "define dimension eps");
+    NC_TRY(tmp, nc_def_var(ncid, "N", NC_INT, 1, &dN, &cvars[0]), "define N");
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[0], "top-N size", NULL, err));
-    NC_TRY(tmp, "define T", nc_def_var(ncid, "T", NC_DOUBLE, 1, &dT, &cvars[1]));
+    NC_TRY(tmp, nc_def_var(ncid, "T", NC_DOUBLE, 1, &dT, &cvars[1]), "define T");
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[1], "normalization temperature", "1", err));
-    NC_TRY(tmp, "define eps", nc_def_var(ncid, "eps", NC_DOUBLE, 1, &dE, &cvars[2]));
+    NC_TRY(tmp, nc_def_var(ncid, "eps", NC_DOUBLE, 1, &dE, &cvars[2]), "define eps");
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[2], "finite-difference step", "1", err));
-    NC_TRY(tmp, "define jac_bound", nc_def_var(ncid, "jac_bound", NC_DOUBLE, 1, &dT, &cvars[3]));
+    NC_TRY(tmp, nc_def_var(ncid, "jac_bound", NC_DOUBLE, 1, &dT, &cvars[3]), "define jac_bound");
     NS_TRY(ns_put_var_atts(tmp, ncid, cvars[3], "corollary bound min(1/(4T), sqrt(2))", "1", err));
     double fill = NAN;
     for (int k = 0; k < NS_M_COUNT; k++) {
@@ -103,8 +95,8 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
         dims[nd++] = dh;
         char what[96];
         snprintf(what, sizeof what, "define %s", mi->name);
-        NC_TRY(tmp, what, nc_def_var(ncid, mi->name, NC_DOUBLE, nd, dims, &d->m_var[k]));
-        NC_TRY(tmp, what, nc_def_var_fill(ncid, d->m_var[k], 0, &fill));
+        NC_TRY(tmp, nc_def_var(ncid, mi->name, NC_DOUBLE, nd, dims, &d->m_var[k]), "%s", what);
+        NC_TRY(tmp, nc_def_var_fill(ncid, d->m_var[k], 0, &fill), "%s", what);
         NS_TRY(ns_put_var_atts(tmp, ncid, d->m_var[k], mi->long_name, mi->units, err));
         NS_TRY(ns_put_text_att(tmp, ncid, d->m_var[k], "comment", mi->meaning, err));
     }
@@ -113,14 +105,16 @@ static int ns_nc_dump_define_metrics(ns_nc_dump *d, const ns_nc_dump_metrics *m,
     int probes = (int)m->probes;
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "normalizer", m->normalizer, err));
     if (!isnan(m->normalizer_s))
-        NC_TRY(tmp, "normalizer_s",
-               nc_put_att_double(ncid, NC_GLOBAL, "normalizer_s", NC_DOUBLE, 1, &m->normalizer_s));
+        NC_TRY(tmp,
+               nc_put_att_double(ncid, NC_GLOBAL, "normalizer_s", NC_DOUBLE, 1, &m->normalizer_s),
+               "normalizer_s");
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "sphere", m->sphere ? "true" : "false", err));
-    NC_TRY(tmp, "seed", nc_put_att_ulonglong(ncid, NC_GLOBAL, "seed", NC_UINT64, 1, &seed));
-    NC_TRY(tmp, "probes", nc_put_att_int(ncid, NC_GLOBAL, "probes", NC_INT, 1, &probes));
-    NC_TRY(tmp, "metrics_row", nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_row", NC_INT64, 1, &row));
-    NC_TRY(tmp, "metrics_keys",
-           nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_keys", NC_INT64, 1, &keys));
+    NC_TRY(tmp, nc_put_att_ulonglong(ncid, NC_GLOBAL, "seed", NC_UINT64, 1, &seed), "seed");
+    NC_TRY(tmp, nc_put_att_int(ncid, NC_GLOBAL, "probes", NC_INT, 1, &probes), "probes");
+    NC_TRY(tmp, nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_row", NC_INT64, 1, &row),
+           "metrics_row");
+    NC_TRY(tmp, nc_put_att_longlong(ncid, NC_GLOBAL, "metrics_keys", NC_INT64, 1, &keys),
+           "metrics_keys");
     return NS_OK;
 }
 
@@ -132,12 +126,15 @@ static int ns_nc_dump_write_coords(ns_nc_dump *d, const ns_nc_dump_metrics *m, c
         return ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", d->tmp);
     for (size_t n = 0; n < m->nN; n++)
         Ni[n] = m->N[n] > 2147483647u ? 2147483647 : (int)m->N[n];
+    errno = 0;
     int rc = nc_put_var_int(d->ncid, cvars[0], Ni);
+    int saved_errno = errno;
     free(Ni);
-    NC_TRY(d->tmp, "write N", rc);
-    NC_TRY(d->tmp, "write T", nc_put_var_double(d->ncid, cvars[1], m->T));
-    NC_TRY(d->tmp, "write eps", nc_put_var_double(d->ncid, cvars[2], m->eps));
-    NC_TRY(d->tmp, "write jac_bound", nc_put_var_double(d->ncid, cvars[3], m->jac_bound));
+    if (rc != NC_NOERR)
+        return ns_nc_fail(err, d->tmp, rc, saved_errno, "write N");
+    NC_TRY(d->tmp, nc_put_var_double(d->ncid, cvars[1], m->T), "write T");
+    NC_TRY(d->tmp, nc_put_var_double(d->ncid, cvars[2], m->eps), "write eps");
+    NC_TRY(d->tmp, nc_put_var_double(d->ncid, cvars[3], m->jac_bound), "write jac_bound");
     return NS_OK;
 }
 
@@ -147,32 +144,32 @@ static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const i
     const char *tmp = d->tmp;
     int ncid = d->ncid;
     int dl, dh, dq, dk, dp, dd;
-    NC_TRY(tmp, "define dimension layer", nc_def_dim(ncid, "layer", d->n_layer, &dl));
-    NC_TRY(tmp, "define dimension head", nc_def_dim(ncid, "head", d->H, &dh));
-    NC_TRY(tmp, "define dimension query", nc_def_dim(ncid, "query", d->L, &dq));
-    NC_TRY(tmp, "define dimension key", nc_def_dim(ncid, "key", d->L, &dk));
-    NC_TRY(tmp, "define dimension position", nc_def_dim(ncid, "position", d->L, &dp));
-    NC_TRY(tmp, "define dimension dim", nc_def_dim(ncid, "dim", d->D, &dd));
+    NC_TRY(tmp, nc_def_dim(ncid, "layer", d->n_layer, &dl), "define dimension layer");
+    NC_TRY(tmp, nc_def_dim(ncid, "head", d->H, &dh), "define dimension head");
+    NC_TRY(tmp, nc_def_dim(ncid, "query", d->L, &dq), "define dimension query");
+    NC_TRY(tmp, nc_def_dim(ncid, "key", d->L, &dk), "define dimension key");
+    NC_TRY(tmp, nc_def_dim(ncid, "position", d->L, &dp), "define dimension position");
+    NC_TRY(tmp, nc_def_dim(ncid, "dim", d->D, &dd), "define dimension dim");
 
     int t_var;
-    NC_TRY(tmp, "define token_id", nc_def_var(ncid, "token_id", NC_INT, 1, &dp, &t_var));
+    NC_TRY(tmp, nc_def_var(ncid, "token_id", NC_INT, 1, &dp, &t_var), "define token_id");
     NS_TRY(ns_put_var_atts(tmp, ncid, t_var, "GPT-2 token id at this position of the window", "1",
                            err));
 
     int wd[4] = {dl, dh, dq, dk};
     size_t wchunk[4] = {1, 1, d->L, d->L};
-    NC_TRY(tmp, "define attention_weight",
-           nc_def_var(ncid, "attention_weight", NC_FLOAT, 4, wd, &d->w_var));
-    NC_TRY(tmp, "chunk attention_weight", nc_def_var_chunking(ncid, d->w_var, NC_CHUNKED, wchunk));
-    NC_TRY(tmp, "compress attention_weight", nc_def_var_deflate(ncid, d->w_var, 1, 1, 1));
+    NC_TRY(tmp, nc_def_var(ncid, "attention_weight", NC_FLOAT, 4, wd, &d->w_var),
+           "define attention_weight");
+    NC_TRY(tmp, nc_def_var_chunking(ncid, d->w_var, NC_CHUNKED, wchunk), "chunk attention_weight");
+    NC_TRY(tmp, nc_def_var_deflate(ncid, d->w_var, 1, 1, 1), "compress attention_weight");
     NS_TRY(ns_put_var_atts(tmp, ncid, d->w_var,
                            "softmax attention weight of key for query (zero above the diagonal)",
                            "1", err));
 
     int vd[4] = {dl, dh, dp, dd};
     size_t vchunk[4] = {1, 1, d->L, d->D};
-    NC_TRY(tmp, "define value", nc_def_var(ncid, "value", NC_FLOAT, 4, vd, &d->v_var));
-    NC_TRY(tmp, "chunk value", nc_def_var_chunking(ncid, d->v_var, NC_CHUNKED, vchunk));
+    NC_TRY(tmp, nc_def_var(ncid, "value", NC_FLOAT, 4, vd, &d->v_var), "define value");
+    NC_TRY(tmp, nc_def_var_chunking(ncid, d->v_var, NC_CHUNKED, vchunk), "chunk value");
     NS_TRY(ns_put_var_atts(tmp, ncid, d->v_var,
                            "per-head value vector (v part of c_attn, including its bias)", "1", err));
 
@@ -184,18 +181,19 @@ static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const i
         char buf[4096];
         size_t na = ns_provenance_attrs(meta->prov, attrs, NS_PROVENANCE_MAX_ATTRS, buf, sizeof buf);
         for (size_t a = 0; a < na; a++)
-            NC_TRY(tmp, attrs[a].name, ns_nc_put_attr(ncid, NC_GLOBAL, &attrs[a]));
+            NC_TRY(tmp, ns_nc_put_attr(ncid, NC_GLOBAL, &attrs[a]), "%s", attrs[a].name);
     }
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "text_file", meta->text_file, err));
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "text_sha256", meta->text_sha256, err));
     long long off = (long long)meta->offset, len = (long long)d->L;
     long long ntok = (long long)meta->text_tokens;
-    NC_TRY(tmp, "offset", nc_put_att_longlong(ncid, NC_GLOBAL, "offset", NC_INT64, 1, &off));
-    NC_TRY(tmp, "length", nc_put_att_longlong(ncid, NC_GLOBAL, "length", NC_INT64, 1, &len));
-    NC_TRY(tmp, "text_tokens",
-           nc_put_att_longlong(ncid, NC_GLOBAL, "text_tokens", NC_INT64, 1, &ntok));
-    NC_TRY(tmp, "layer_norm_epsilon",
-           nc_put_att_double(ncid, NC_GLOBAL, "layer_norm_epsilon", NC_DOUBLE, 1, &meta->ln_eps));
+    NC_TRY(tmp, nc_put_att_longlong(ncid, NC_GLOBAL, "offset", NC_INT64, 1, &off), "offset");
+    NC_TRY(tmp, nc_put_att_longlong(ncid, NC_GLOBAL, "length", NC_INT64, 1, &len), "length");
+    NC_TRY(tmp, nc_put_att_longlong(ncid, NC_GLOBAL, "text_tokens", NC_INT64, 1, &ntok),
+           "text_tokens");
+    NC_TRY(tmp,
+           nc_put_att_double(ncid, NC_GLOBAL, "layer_norm_epsilon", NC_DOUBLE, 1, &meta->ln_eps),
+           "layer_norm_epsilon");
     NS_TRY(ns_put_text_att(tmp, ncid, NC_GLOBAL, "attention_scale", "1/sqrt(head dim)", err));
 
     if (d->logits)
@@ -204,8 +202,8 @@ static int ns_nc_dump_define(ns_nc_dump *d, const ns_nc_dump_meta *meta, const i
     if (d->metrics)
         NS_TRY(ns_nc_dump_define_metrics(d, ex->metrics, dl, dh, cvars, err));
 
-    NC_TRY(tmp, "end define mode", nc_enddef(ncid));
-    NC_TRY(tmp, "write token_id", nc_put_var_int(ncid, t_var, tokens));
+    NC_TRY(tmp, nc_enddef(ncid), "end define mode");
+    NC_TRY(tmp, nc_put_var_int(ncid, t_var, tokens), "write token_id");
     if (d->metrics)
         NS_TRY(ns_nc_dump_write_coords(d, ex->metrics, cvars, err));
     return NS_OK;
@@ -317,9 +315,9 @@ int ns_nc_dump_write_layer(ns_nc_dump *d, size_t layer, const float *weights, co
     size_t wcount[4] = {1, H, L, L}, vcount[4] = {1, H, L, D};
     char what[64];
     snprintf(what, sizeof what, "write attention_weight of layer %zu", layer);
-    NC_TRY(d->tmp, what, nc_put_vara_float(d->ncid, d->w_var, start, wcount, weights));
+    NC_TRY(d->tmp, nc_put_vara_float(d->ncid, d->w_var, start, wcount, weights), "%s", what);
     snprintf(what, sizeof what, "write value of layer %zu", layer);
-    NC_TRY(d->tmp, what, nc_put_vara_float(d->ncid, d->v_var, start, vcount, d->regroup));
+    NC_TRY(d->tmp, nc_put_vara_float(d->ncid, d->v_var, start, vcount, d->regroup), "%s", what);
     d->done[layer] = 1;
     return NS_OK;
 }
@@ -340,7 +338,7 @@ int ns_nc_dump_write_logits(ns_nc_dump *d, size_t layer, const float *logits, ns
             for (size_t k = 0; k < L; k++)
                 d->regroup[q * L + k] = k <= q ? src[q * L + k] : NAN;
         size_t start[4] = {layer, h, 0, 0}, count[4] = {1, 1, L, L};
-        NC_TRY(d->tmp, what, nc_put_vara_float(d->ncid, d->lg_var, start, count, d->regroup));
+        NC_TRY(d->tmp, nc_put_vara_float(d->ncid, d->lg_var, start, count, d->regroup), "%s", what);
     }
     d->lg_done[layer] = 1;
     return NS_OK;
@@ -374,7 +372,7 @@ int ns_nc_dump_write_metric(ns_nc_dump *d, ns_metric_id id, size_t layer, const 
     snprintf(what, sizeof what, "write %s of layer %zu", name, layer);
     if (count[0] == 0)
         return d->m_done[layer * NS_M_COUNT + k] = 1, NS_OK; /* an empty N grid: nothing to write */
-    NC_TRY(d->tmp, what, nc_put_vara_double(d->ncid, d->m_var[k], start, count, data));
+    NC_TRY(d->tmp, nc_put_vara_double(d->ncid, d->m_var[k], start, count, data), "%s", what);
     d->m_done[layer * NS_M_COUNT + k] = 1;
     return NS_OK;
 }
@@ -399,10 +397,12 @@ int ns_nc_dump_close(ns_nc_dump *d, ns_err *err)
                 goto fail;
             }
     }
+    errno = 0;
     int nrc = nc_close(d->ncid);
+    int close_errno = errno;
     d->ncid = -1;
     if (nrc != NC_NOERR) {
-        rc = ns_fail(err, NS_ERR_LIBRARY, "%s: close: %s", d->tmp, nc_strerror(nrc));
+        rc = ns_nc_fail(err, d->tmp, nrc, close_errno, "close");
         goto fail;
     }
     if (rename(d->tmp, d->path) != 0) {

@@ -3,63 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/ns_file.h"
-
-#define NS_NC_LOW_SPACE (1024.0 * 1024.0) /* bytes: below this a failed write is a full disk */
-
-/* NetCDF/HDF5 report a failed write or create as "NetCDF: HDF error" or a bare errno text: add
- * the likely cause, judged from the directory of path (call before the file is removed, which
- * would free its space): a read-only file system, a directory that cannot be written, less than
- * 1 MiB free, else errno as the library left it when it names a disk problem. */
-static void add_likely_cause(ns_err *err, const char *path, int saved_errno)
-{
-    char *copy = strdup(path);
-    if (!copy)
-        return;
-    const char *dir = dirname(copy);
-    char why[256] = "";
-    struct statvfs vs;
-    int have_vs = statvfs(dir, &vs) == 0;
-    if (have_vs && (vs.f_flag & ST_RDONLY)) {
-        snprintf(why, sizeof why, "%s", strerror(EROFS));
-    } else if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
-    } else if (have_vs && (double)vs.f_bavail * (double)vs.f_frsize < NS_NC_LOW_SPACE) {
-        snprintf(why, sizeof why, "%s: %.0f kB free in %s", strerror(ENOSPC),
-                 (double)vs.f_bavail * (double)vs.f_frsize / 1024.0, dir);
-    } else if (saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EIO ||
-               saved_errno == EROFS) {
-        snprintf(why, sizeof why, "%s", strerror(saved_errno));
-    }
-    free(copy);
-    if (!why[0] || strstr(err->msg, why))
-        return; /* nothing known, or the message already says it */
-    size_t n = strlen(err->msg);
-    snprintf(err->msg + n, sizeof err->msg - n, " (probably: %s)", why);
-}
-
-#define NC_TRY(call, ...)                                                               \
-    do {                                                                                \
-        errno = 0;                                                                      \
-        int nc_rc_ = (call);                                                            \
-        if (nc_rc_ != NC_NOERR) {                                                       \
-            int errno_ = errno;                                                         \
-            char ctx_[512];                                                             \
-            snprintf(ctx_, sizeof ctx_, __VA_ARGS__);                                   \
-            rc = ns_fail(err, NS_ERR_LIBRARY, "%s: %s: %s", tmp, ctx_, nc_strerror(nc_rc_)); \
-            add_likely_cause(err, tmp, errno_);                                         \
-            goto fail;                                                                  \
-        }                                                                               \
-    } while (0)
+#include "io/ns_nc_internal.h"
 
 static int put_text(int ncid, int varid, const char *name, const char *text)
 {
@@ -121,11 +73,11 @@ int ns_nc_put_attr(int ncid, int varid, const ns_nc_attr *at)
     return nc_put_att_longlong(ncid, varid, at->name, NC_INT64, 1, &at->ival);
 }
 
-/* Define one variable (dimensions, compression, fill, attributes). */
+/* Define one variable (dimensions, compression, fill, attributes) in tmp. */
 static int define_var(int ncid, const ns_nc_desc *d, const int *dimids, const ns_nc_var *var,
                       int *varid, const char *tmp, ns_err *err)
 {
-    int rc = NS_OK, vd[NS_NC_MAX_DIMS];
+    int vd[NS_NC_MAX_DIMS];
     if (var->ndims > NS_NC_MAX_DIMS)
         return ns_fail(err, NS_ERR_INVALID, "variable %s: too many dimensions", var->name);
     for (size_t k = 0; k < var->ndims; k++) {
@@ -138,87 +90,100 @@ static int define_var(int ncid, const ns_nc_desc *d, const int *dimids, const ns
         vd[k] = dimids[i];
     }
     nc_type t = var->type == NS_NC_INT ? NC_INT : var->type == NS_NC_DOUBLE ? NC_DOUBLE : NC_CHAR;
-    NC_TRY(nc_def_var(ncid, var->name, t, (int)var->ndims, vd, varid), "variable %s", var->name);
+    NC_TRY(tmp, nc_def_var(ncid, var->name, t, (int)var->ndims, vd, varid), "variable %s",
+           var->name);
     int is_coord = var->ndims == 1 && strcmp(var->dims[0], var->name) == 0;
     if (var->ndims >= 1 && !is_coord && var->type != NS_NC_CHAR && !d->uncompressed)
-        NC_TRY(nc_def_var_deflate(ncid, *varid, 1, 1, NS_NC_DEFLATE_LEVEL), "deflate %s",
+        NC_TRY(tmp, nc_def_var_deflate(ncid, *varid, 1, 1, NS_NC_DEFLATE_LEVEL), "deflate %s",
                var->name);
     if (is_coord || var->fill == NS_FILL_NONE || var->type == NS_NC_CHAR) {
-        NC_TRY(nc_def_var_fill(ncid, *varid, NC_NOFILL, NULL), "fill mode of %s", var->name);
+        NC_TRY(tmp, nc_def_var_fill(ncid, *varid, NC_NOFILL, NULL), "fill mode of %s", var->name);
     } else if (var->type == NS_NC_DOUBLE) {
         double fill = NAN;
-        NC_TRY(nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
+        NC_TRY(tmp, nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
     } else {
         int fill = -1;
-        NC_TRY(nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
+        NC_TRY(tmp, nc_def_var_fill(ncid, *varid, 0, &fill), "_FillValue of %s", var->name);
     }
     for (size_t a = 0; a < var->nattrs; a++)
-        NC_TRY(ns_nc_put_attr(ncid, *varid, &var->attrs[a]), "%s of %s", var->attrs[a].name, var->name);
+        NC_TRY(tmp, ns_nc_put_attr(ncid, *varid, &var->attrs[a]), "%s of %s",
+               var->attrs[a].name, var->name);
     return NS_OK;
-fail:
-    return rc;
 }
 
-int ns_nc_write(const char *path, const ns_nc_desc *d, ns_err *err)
+/* Everything of d into the open file ncid (named tmp): dimensions, variables, attributes, the
+ * end of define mode, the data. dimids and varids hold d's dimensions and variables. */
+static int write_desc(int ncid, const char *tmp, const ns_nc_desc *d, int *dimids, int *varids,
+                      ns_err *err)
 {
-    int rc = NS_OK, ncid = -1;
-    int *dimids = NULL, *varids = NULL;
-    char *tmp = ns_file_temp_name(path);
-    if (!tmp)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    dimids = calloc(d->ndims + 1, sizeof *dimids);
-    varids = calloc(d->nvars + 1, sizeof *varids);
-    if (!dimids || !varids) {
-        rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    NC_TRY(nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid), "create");
     for (size_t i = 0; i < d->ndims; i++)
-        NC_TRY(nc_def_dim(ncid, d->dims[i].name, d->dims[i].len, &dimids[i]), "dimension %s",
-               d->dims[i].name);
+        NC_TRY(tmp, nc_def_dim(ncid, d->dims[i].name, d->dims[i].len, &dimids[i]),
+               "dimension %s", d->dims[i].name);
     for (size_t v = 0; v < d->nvars; v++)
-        if ((rc = define_var(ncid, d, dimids, &d->vars[v], &varids[v], tmp, err)) != NS_OK)
-            goto fail;
+        NS_TRY(define_var(ncid, d, dimids, &d->vars[v], &varids[v], tmp, err));
     for (size_t a = 0; a < d->nattrs; a++)
-        NC_TRY(ns_nc_put_attr(ncid, NC_GLOBAL, &d->attrs[a]), "attribute %s", d->attrs[a].name);
-    NC_TRY(nc_enddef(ncid), "enddef");
+        NC_TRY(tmp, ns_nc_put_attr(ncid, NC_GLOBAL, &d->attrs[a]), "attribute %s",
+               d->attrs[a].name);
+    NC_TRY(tmp, nc_enddef(ncid), "enddef");
     for (size_t v = 0; v < d->nvars; v++) {
         const ns_nc_var *var = &d->vars[v];
         if (!var->data)
             continue;
         if (var->type == NS_NC_DOUBLE)
-            NC_TRY(nc_put_var_double(ncid, varids[v], var->data), "write %s", var->name);
+            NC_TRY(tmp, nc_put_var_double(ncid, varids[v], var->data), "write %s", var->name);
         else if (var->type == NS_NC_INT)
-            NC_TRY(nc_put_var_int(ncid, varids[v], var->data), "write %s", var->name);
+            NC_TRY(tmp, nc_put_var_int(ncid, varids[v], var->data), "write %s", var->name);
         else
-            NC_TRY(nc_put_var_text(ncid, varids[v], var->data), "write %s", var->name);
+            NC_TRY(tmp, nc_put_var_text(ncid, varids[v], var->data), "write %s", var->name);
+    }
+    return NS_OK;
+}
+
+/* Create tmp, write d into it and close it (on failure it is closed, not removed). */
+static int write_temp(const char *tmp, const ns_nc_desc *d, ns_err *err)
+{
+    int ncid = -1;
+    int *dimids = calloc(d->ndims + 1, sizeof *dimids);
+    int *varids = calloc(d->nvars + 1, sizeof *varids);
+    int rc = dimids && varids ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    if (rc == NS_OK) {
+        errno = 0;
+        int c = nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &ncid);
+        if (c != NC_NOERR) {
+            rc = ns_nc_fail(err, tmp, c, errno, "create");
+            ncid = -1;
+        }
+    }
+    if (rc == NS_OK)
+        rc = write_desc(ncid, tmp, d, dimids, varids, err);
+    free(dimids);
+    free(varids);
+    if (ncid < 0)
+        return rc;
+    if (rc != NS_OK) {
+        nc_close(ncid);
+        return rc;
     }
     errno = 0;
     int c = nc_close(ncid);
-    int close_errno = errno;
-    ncid = -1;
-    if (c != NC_NOERR) {
-        rc = ns_fail(err, NS_ERR_LIBRARY, "%s: close: %s", tmp, nc_strerror(c));
-        add_likely_cause(err, tmp, close_errno);
-        goto fail;
-    }
-    if ((rc = sync_file(tmp, err)) != NS_OK)
-        goto fail;
-    if (rename(tmp, path) != 0) {
+    return c == NC_NOERR ? NS_OK : ns_nc_fail(err, tmp, c, errno, "close");
+}
+
+int ns_nc_write(const char *path, const ns_nc_desc *d, ns_err *err)
+{
+    char *tmp = ns_file_temp_name(path);
+    if (!tmp)
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    int rc = write_temp(tmp, d, err);
+    if (rc == NS_OK)
+        rc = sync_file(tmp, err);
+    if (rc == NS_OK && rename(tmp, path) != 0)
         rc = ns_fail(err, NS_ERR_IO, "rename %s to %s: %s", tmp, path, strerror(errno));
-        goto fail;
+    if (rc == NS_OK) {
+        rc = ns_file_sync_parent_dir(path, err);
+    } else {
+        unlink(tmp);
     }
-    rc = ns_file_sync_parent_dir(path, err);
     free(tmp);
-    free(dimids);
-    free(varids);
-    return rc;
-fail:
-    if (ncid >= 0)
-        nc_close(ncid);
-    unlink(tmp);
-    free(tmp);
-    free(dimids);
-    free(varids);
     return rc;
 }
