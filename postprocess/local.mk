@@ -8,14 +8,16 @@ NS_REPORT_PY = postprocess/normsweep_report/__init__.py postprocess/normsweep_re
 	postprocess/normsweep_report/intervals_nc.py postprocess/normsweep_report/rules.py \
 	postprocess/normsweep_report/claims.py postprocess/normsweep_report/figures.py \
 	postprocess/normsweep_report/page.py postprocess/normsweep_report/build.py \
-	postprocess/normsweep_report/training.py postprocess/normsweep_report/cli.py
+	postprocess/normsweep_report/training.py postprocess/normsweep_report/cli.py \
+	postprocess/normsweep_report/files.py
 dist_noinst_SCRIPTS += postprocess/report
 nobase_dist_pkgdata_DATA += $(NS_REPORT_PY)
 EXTRA_DIST += tests/postprocess_report.sh tests/check_report.py tests/report_stats.sh \
 	tests/report_fixture.py tests/check_rng.py tests/check_bootstrap.py tests/check_rules.py \
 	tests/check_file_intervals.py tests/check_training_seeds.py tests/summary_report.sh \
-	tests/check_summary_report.py
-TESTS += tests/postprocess_report.sh tests/report_stats.sh tests/summary_report.sh
+	tests/check_summary_report.py tests/report_files.sh tests/check_report_files.py
+TESTS += tests/postprocess_report.sh tests/report_stats.sh tests/summary_report.sh \
+	tests/report_files.sh
 
 # rng_vectors: the C generator's values, which the report's Python generator must reproduce
 check_PROGRAMS += tests/rng_vectors

@@ -106,6 +106,20 @@ for k in range(len(run.L)):
 set_stat("n_crit_expected_frac_hmedian", (0, ti, 0), 0.03, 0.03, 0.03)
 set_stat("n_crit_expected_frac_lower_hmedian", (0, ti, 0), 0.01, 0.01, 0.01)
 expect("n_crit supported at one L, contradicted at the others", nc.judge(ctx)["verdict"], C)
+# contradicted at the smallest L only, inconclusive at the larger ones: the claim is contradicted,
+# and the estimate shown is that L's (the interval that contradicts it), not the largest L's
+set_stat("n_crit_expected_frac_hmedian", (0, ti, 0), 0.2, 0.2, 0.2)
+set_stat("n_crit_expected_frac_lower_hmedian", (0, ti, 0), 0.07, 0.07, 0.07)
+for k in range(1, len(run.L)):
+    set_stat("n_crit_expected_frac_hmedian", (k, ti, 0), 0.2, 0.2, 0.2)
+    set_stat("n_crit_expected_frac_lower_hmedian", (k, ti, 0), 0.01, 0.01, 0.01)
+j = nc.judge(ctx)
+expect("n_crit contradicted at L = 128 only, inconclusive above", (j["verdict"], j["ci_low"],
+       j["ci_high"]), (C, 0.07, 0.2))
+expect("n_crit contradicted at L = 128 only: the L shown", j["grid"].endswith(
+       "(estimate shown: L = 128)"), True)
+set_stat("n_crit_expected_frac_hmedian", (0, ti, 0), 0.03, 0.03, 0.03)  # L = 128 supported again
+set_stat("n_crit_expected_frac_lower_hmedian", (0, ti, 0), 0.01, 0.01, 0.01)
 set_stat("n_crit_expected_frac_hmedian", (1, ti, 0), 0.2, 0.2, 0.2)
 set_stat("n_crit_expected_frac_lower_hmedian", (1, ti, 0), 0.03, 0.03, 0.03)
 for k in range(2, len(run.L)):

@@ -335,7 +335,9 @@ class Ncrit(Interval):
 
 def over_L(ctx, per, ti, threshold):
     """One answer from per-L judgements: every L where the grid can decide must agree
-    (rules.combine); the estimate shown is the largest decidable L's."""
+    (rules.combine). The estimate shown is one that carries the answer: the largest L judged
+    as the claim is (a contradicted claim shows an L that contradicts it, not a larger L whose
+    interval straddles the threshold); when the answer is inconclusive, the largest decidable L."""
     dec = [j for j in per if not j["reason"].startswith("the grid cannot decide")]
     base = dict(threshold=threshold, n_samples=ctx.rows(ctx.li))
     if not dec:
@@ -345,7 +347,7 @@ def over_L(ctx, per, ti, threshold):
         j["per_L"] = per
         return j
     v = rules.combine(p["verdict"] for p in dec)
-    last = dec[-1]
+    last = next((p for p in reversed(dec) if p["verdict"] == v), dec[-1])
     if v == INCONCLUSIVE and any(p["verdict"] != INCONCLUSIVE for p in dec):
         reason = "depends on L: " + "; ".join("L = %d %s" % (p["L"], p["verdict"]) for p in dec)
     elif v == CONTRADICTED:

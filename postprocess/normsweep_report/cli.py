@@ -2,15 +2,27 @@
 options, exit status, the lines it prints."""
 import argparse
 import os
+import signal
 import sys
 import warnings
 
-from . import bootstrap
+from . import bootstrap, files
 from .load import InputError, Run
 
 USAGE_EPILOG = """exit status: 0 done; 2 unusable input (no such file, not a METRICS-version-2
 sweep output, an empty dimension, a bad option), one line on stderr; 1 when OUT cannot be
-written. docs/REPORT.md describes the page, docs/STATISTICS.md the intervals and verdicts."""
+written; 3 stopped by SIGTERM or SIGINT. Every file goes to a temporary renamed into place when
+complete: a failed or stopped report leaves the previous files whole. docs/REPORT.md describes
+the page, docs/STATISTICS.md the intervals and verdicts."""
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGINT: a BaseException, so no `except Exception` of the report swallows it."""
+    pass
+
+
+def _stop(signum, frame):
+    raise Stopped(signal.Signals(signum).name)
 
 
 REPORT_FILES = ("report.html", "report.json", "training.html", "training.json")
@@ -71,6 +83,8 @@ def main(argv):
         formats.insert(0, "png")
     bad = [f for f in formats if f not in ("png", "pdf", "svg")]
     rep = trep = None
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     progress = None if args.quiet else (lambda m: sys.stderr.write("report: bootstrap: %s\n" % m))
     try:
         if bad:
@@ -86,6 +100,8 @@ def main(argv):
         from . import training
         cells = training.read_grid(args.training) if args.training else None
         os.makedirs(args.out, exist_ok=True)
+        for path in files.clean_stale(args.out, written_here):
+            sys.stderr.write("report: removed %s, left by a report that was killed\n" % path)
         if run:
             from . import build
             rep = build.build(run, args.out, formats, args.resamples, bool(cells), progress)
@@ -95,8 +111,13 @@ def main(argv):
         sys.stderr.write("report: %s\n" % exc)
         return 2
     except OSError as exc:
-        sys.stderr.write("report: %s\n" % exc)
+        sys.stderr.write("report: %s\n" % ("%s: %s" % (exc.filename, exc.strerror)
+                                            if exc.filename and exc.strerror else exc))
         return 1
+    except Stopped as exc:
+        sys.stderr.write("report: stopped by %s; the files written so far are whole, the rest "
+                         "are as they were\n" % exc)
+        return 3
     if rep:
         for w in rep["warnings"]:
             print("report: warning: %s" % w)

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from . import bootstrap, claims, ks  # noqa: E402
+from . import bootstrap, claims, files, ks  # noqa: E402
 
 MIN_PT = 8
 plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
@@ -69,7 +69,7 @@ class Figures:
         if small:
             raise AssertionError("%s: text under %d pt: %s" % (name, MIN_PT, small[:5]))
         for f in self.formats:
-            fig.savefig(os.path.join(self.out, "%s.%s" % (name, f)), dpi=100)
+            files.savefig(fig, os.path.join(self.out, "%s.%s" % (name, f)), dpi=100)
         plt.close(fig)
         self.names.append(name)
         self.captions[name] = caption

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import claims, ks
+from . import claims, files, ks
 
 CSS = """body{font-family:sans-serif;max-width:1250px;margin:1em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:0.6em 0}td,th{border:1px solid #aaa;padding:3px 6px;
@@ -211,13 +211,12 @@ def write_html(run, out, rep, figs, with_training=False):
                "vectors", "metrics_contract")]
     p.append(table(["attribute", "value"], [[h(k), h(run.attr(k))] for k in rules_]))
     p.append("</body></html>")
-    with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
-        f.write("\n".join(p))
+    files.write_text(os.path.join(out, "report.html"), "\n".join(p))
 
 
 def write_json(out, rep):
-    with open(os.path.join(out, "report.json"), "w") as f:
-        json.dump(json_safe(rep), f, indent=1, allow_nan=False)
+    files.write_text(os.path.join(out, "report.json"),
+                     json.dumps(json_safe(rep), indent=1, allow_nan=False))
 
 
 def warnings_of(run, comp):

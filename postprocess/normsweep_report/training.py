@@ -9,7 +9,7 @@ import os
 import numpy as np
 import netCDF4
 
-from . import page, rules
+from . import files, page, rules
 from .load import InputError
 from .rules import SUPPORTED, CONTRADICTED, INCONCLUSIVE
 
@@ -296,8 +296,8 @@ def build(grid_dir, out, formats):
                      "inconclusive"},
            "figures": figs_.names}
     write_html(grid_dir, out, rep, figs_)
-    with open(os.path.join(out, "training.json"), "w") as f:
-        json.dump(page.json_safe(rep), f, indent=1, allow_nan=False)
+    files.write_text(os.path.join(out, "training.json"),
+                     json.dumps(page.json_safe(rep), indent=1, allow_nan=False))
     return rep
 
 
@@ -350,5 +350,4 @@ def write_html(grid_dir, out, rep, figs_):
     for name in figs_.names:
         p.append(page.img(out, name, h(figs_.captions[name])))
     p.append("</body></html>")
-    with open(os.path.join(out, "training.html"), "w", encoding="utf-8") as f:
-        f.write("\n".join(p))
+    files.write_text(os.path.join(out, "training.html"), "\n".join(p))
