@@ -37,7 +37,8 @@ for grid in full_grid ablation; do
   # the end-of-run bootstrap intervals (docs/STATISTICS.md) against the sweep phase, on these few
   # shards: the bootstrap's part that grows with the shards grows as the sweep does, the rest
   # (medians over heads, intervals) does not, so the whole grid's ratio is smaller (info only:
-  # the whole full grid's per-shard values exceed the 1 GiB the intervals may hold)
+  # the whole full grid gets intervals only from the rank count `validate` names, 5 with the
+  # stand-in)
   boot=$(sed -n 's/^bootstrap_seconds: \([0-9.]*\).*/\1/p' "$work/$grid.log")
   ns_info "bootstrap_seconds_np2_$grid" "${boot:-not measured}"
   ns_info "bootstrap_vs_sweep_np2_$grid" "$(awk -v a="${boot:-}" -v b="$wall" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "not measured" }')"

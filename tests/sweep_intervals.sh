@@ -9,6 +9,10 @@
 # - with `bootstrap: {resamples: 1000}` the file records B = 1000 (global and per-variable
 #   attributes) and its intervals are again the Python reference's, bit for bit, with B = 1000;
 #   `verify` of its archive recomputes them with the recorded B and passes byte-identical;
+# - spread by group over the ranks: with 3 groups (one normalizer, 3 T) the intervals at -np 1, 2
+#   and 4 (a rank owning no group) are byte-identical; under a per-rank limit
+#   (NORMSWEEP_BOOTSTRAP_MAX_BYTES) that 3 ranks meet and 1 does not, validate names 3 ranks, a
+#   run at -np 1 writes none and says why, and one at -np 3 writes the uncapped ones;
 # - a run without keep_samples gets intervals in its report.json, read from the file.
 # (`verify` recomputing them and failing on an edited one: tests/archive_verify.sh; identical
 # across a resume: tests/sweep_resume.sh compares every variable.)
@@ -72,6 +76,55 @@ cmp -s np2.nc runb/b1000.nc && fail "B = 1000 wrote the same file as B = 2000"
 "$NORMSWEEP" verify b1000.tar.gz --sample 1 > ver.log 2>&1 || { cat ver.log >&2; fail "verify of the B = 1000 run"; }
 grep -q "mode: byte-identical" ver.log && grep -q "verify: PASS" ver.log ||
   { cat ver.log >&2; fail "verify of the B = 1000 run: not a byte-identical pass"; }
+
+# the blocks spread over the ranks by group (one normalizer and T each; ns_sweep_spread): one
+# normalizer and 3 T make 3 groups, so at -np 4 one rank owns none and at -np 2 one owns two
+sed -e 's/^normalizer: .*/normalizer: [softmax]/' -e 's/^  T: .*/  T: [0.01, 0.3, 1.0]/' \
+    -e 's/^keep_samples: true/keep_samples: false/' ks.yaml > g3.yaml
+grep -q '^normalizer: \[softmax\]' g3.yaml && grep -q '^  T: \[0.01, 0.3, 1.0\]' g3.yaml ||
+  fail "g3.yaml: the sed did not apply"
+g3_intervals() { # FILE.nc > the interval variables' data
+  ncdump -p 9,17 -v "$vars" "$1" | sed -n '/^data:/,$p'
+}
+for np in 1 2 4; do
+  run_np $np g3.yaml --output g3_np$np.nc --checkpoint-dir g3ck$np 2> g3log$np || { cat g3log$np >&2; fail "3 groups: sweep -np $np"; }
+  g3_intervals g3_np$np.nc > g3iv$np.cdl || fail "ncdump g3_np$np.nc"
+done
+grep -q "^ ns_frac_mean_hmedian_ci_low =" g3iv1.cdl || fail "3 groups: no interval data dumped"
+cmp -s g3iv1.cdl g3iv2.cdl || { diff g3iv1.cdl g3iv2.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 2"; }
+cmp -s g3iv1.cdl g3iv4.cdl || { diff g3iv1.cdl g3iv4.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 4 (a rank owns no group)"; }
+
+# the limit is per rank. Counted by hand for g3.yaml (12 shards x 3 rows, 5 N, 3 L x 2 layers x
+# 4 heads = 24 slices, 3 groups): a T part is (14 x 5 + 3) x 12 + 3 x 5 x 12 x 3 = 1416 doubles,
+# a slice's block 3 of them; one rank holds the 3 groups' 72 parts and its 24 reduced blocks
+# (one round: 24 x 33984 bytes < 32 MiB), 1631232 bytes; of two ranks the largest holds 2 groups
+# (48 parts) and 12 blocks twice (reduced, and sorted by destination): 1359360; of three, 1
+# group and 8 blocks twice: 815616; of four, 1 group and 6 blocks twice: 679680. With a limit of 1000000 bytes intervals are written from 3
+# ranks on: none at -np 1 (the run says so, the file has none), and at -np 3 exactly the
+# uncapped ones.
+NORMSWEEP_BOOTSTRAP_MAX_BYTES=1000000 "$NORMSWEEP" validate g3.yaml > g3val.log 2>&1 || { cat g3val.log >&2; fail "validate g3.yaml"; }
+grep -q "1.6 MiB on 1 rank, 1.3 MiB on 2, 663.8 KiB on 4" g3val.log ||
+  { cat g3val.log >&2; fail "validate: not the per-rank figures counted by hand"; }
+grep -q "bootstrap intervals: written on 3 ranks or more; no bootstrap intervals will be written on fewer" g3val.log ||
+  { cat g3val.log >&2; fail "validate: not the smallest rank count counted by hand (3)"; }
+"$NORMSWEEP" validate g3.yaml > g3val0.log 2>&1 || { cat g3val0.log >&2; fail "validate g3.yaml"; }
+grep -q "bootstrap intervals: written on any number of ranks" g3val0.log ||
+  { cat g3val0.log >&2; fail "validate: the default limit should allow every rank count"; }
+NORMSWEEP_BOOTSTRAP_MAX_BYTES=much "$NORMSWEEP" validate g3.yaml > g3bad.log 2>&1
+[ $? -eq 2 ] && grep -q "NORMSWEEP_BOOTSTRAP_MAX_BYTES is \"much\"" g3bad.log ||
+  { cat g3bad.log >&2; fail "a bad NORMSWEEP_BOOTSTRAP_MAX_BYTES: not refused naming it"; }
+for np in 1 3; do
+  NORMSWEEP_BOOTSTRAP_MAX_BYTES=1000000 run_np $np g3.yaml --output g3cap$np.nc --checkpoint-dir g3cck$np 2> g3clog$np ||
+    { cat g3clog$np >&2; fail "capped: sweep -np $np"; }
+done
+grep -q "no bootstrap intervals: their per-shard values need 1.6 MiB on the largest of 1 rank, above the 976.6 KiB limit per rank; they are written from 3 ranks on" g3clog1 ||
+  { cat g3clog1 >&2; fail "capped -np 1: the run does not say why it writes no intervals"; }
+grep -q "^bootstrap_seconds: " g3clog1 && fail "capped -np 1: it computed intervals"
+ncdump -h g3cap1.nc | grep -q -e "bootstrap_resamples" -e "_ci_low" && fail "capped -np 1: the file has intervals"
+grep -q "^bootstrap_seconds: " g3clog3 || { cat g3clog3 >&2; fail "capped -np 3: no intervals computed"; }
+g3_intervals g3cap3.nc > g3cap3.cdl || fail "ncdump g3cap3.nc"
+cmp -s g3iv1.cdl g3cap3.cdl || { diff g3iv1.cdl g3cap3.cdl | head >&2; fail "capped -np 3: intervals differ from the uncapped -np 1 ones"; }
+echo "ok: 3 groups at -np 1, 2, 4 and under a 1000000-byte limit at -np 3: identical intervals; none at -np 1 under it"
 
 # without samples: the report reads the file's intervals
 sed 's/^keep_samples: true/keep_samples: false/' ks.yaml > nosamp.yaml

@@ -371,29 +371,67 @@ static void test_memory_estimate(void)
     /* the bootstrap's per-shard values, counted by hand: 24 slices (2 layers x 2 heads x 2
      * normalizers x 3 L), each with, per shard, a sum and a count of 7 means at 3 T x 5 N, of
      * entropy_norm at 3 T, jac_exact's maximum at 3 T, and the 3 rows of the KS tests' 3
-     * distances at 3 T x 5 N: (14 x 15 + 3 x 3 + 3 x 15 x 3) x 3 shards */
+     * distances at 3 T x 5 N: (14 x 15 + 3 x 3 + 3 x 15 x 3) x 3 shards; one rank holds them
+     * all (its 6 groups' T parts) and, while they travel, one round's reduced blocks: every
+     * slice here (a round holds up to 32 MiB), which one rank sends as they are */
     double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0 + 135.0) * 3.0;
     CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 24);
-    CU_ASSERT_EQUAL(m.boot, boot);
+    CU_ASSERT_EQUAL(m.boot, 2.0 * boot);
     CU_ASSERT_EQUAL(m.boot_capped, 0);
-    CU_ASSERT_EQUAL(m.reduce, red + boot);
+    CU_ASSERT_EQUAL(m.boot_min_ranks, 1);
+    CU_ASSERT_EQUAL(m.reduce, red + 2.0 * boot);
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
-    CU_ASSERT_EQUAL(m.reduce, red + boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
-                                                                ns_plan_slice_samples(&plan, 9)));
-    /* the 1 GiB cap: 67968 bytes per shard, so 15797 shards (1073690496 bytes) get intervals and
-     * 15798 (1073758464) none, as the run decides (ns_results_boot_wanted); capped values are
-     * not held, so the reduction does not count them */
-    ns_plan_memory_estimate(&g, &mc, 15797, 0, &m);
-    CU_ASSERT_EQUAL(m.boot, 1073690496.0);
+    CU_ASSERT_EQUAL(m.reduce, red + 2.0 * boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
+                                                                      ns_plan_slice_samples(&plan, 9)));
+    /* per rank, with S shards: a T part is (14 x 5 + 3 + 3 x 5 x 3) S = 118 S doubles, a slice's
+     * block 3 T parts, 12 slices per normalizer, 6 groups (2 normalizers x 3 T); beyond 3949
+     * shards a round is one slice (2^25 bytes / (8 x 354 S) < 1), sent from a copy sorted by
+     * destination when there is more than one rank. One rank: 6 x 12 x 118 S + 354 S doubles =
+     * 70800 S bytes; two: 3 groups, 36 x 118 S + 2 x 354 S = 39648 S bytes; four: 2 groups,
+     * three to five: 2 groups, 28320 S; six or more: one group, 16992 S. */
+    /* 1000 shards: a round is 11 slices (2^25 / (8 x 354000) = 11.8) */
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 1000, 1), 8.0 * (24.0 + 11.0) * 354.0 * 1000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 1), 70800.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 2), 39648.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 3), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 4), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 5), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 6), 16992.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 64), 16992.0 * 30000.0);
+    /* the 1 GiB cap on one rank: 15165 shards (1073682000 bytes) get intervals, 15166
+     * (1073752800) none, as the run decides (ns_results_boot_wanted); capped values are not held
+     * on one rank, so its reduction does not count them; two ranks (601301568 bytes each) get
+     * them */
+    ns_plan_memory_estimate(&g, &mc, 15165, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073682000.0);
     CU_ASSERT_EQUAL(m.boot_capped, 0);
-    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15797), 1);
+    CU_ASSERT_EQUAL(m.boot_min_ranks, 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15165, 1, 1, 0), 1);
     double cells2 = 2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan));
-    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15797.0 * (double)maxrec) + 1073690496.0);
-    ns_plan_memory_estimate(&g, &mc, 15798, 0, &m);
-    CU_ASSERT_EQUAL(m.boot, 1073758464.0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15165.0 * (double)maxrec) + 1073682000.0);
+    ns_plan_memory_estimate(&g, &mc, 15166, 0, &m);
+    CU_ASSERT_EQUAL(m.boot, 1073752800.0);
     CU_ASSERT_EQUAL(m.boot_capped, 1);
-    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15798), 0);
-    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15798.0 * (double)maxrec));
+    CU_ASSERT_EQUAL(m.boot_min_ranks, 2);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 1, 1, 0), 0);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 0), 1);
+    /* the same two ranks when rank 0 reduces alone (a checkpoint directory it alone sees): its
+     * round is still one slice, so the figure is the same */
+    CU_ASSERT_EQUAL(ns_results_boot_rank_bytes(&plan, 15166, 2, 1), 39648.0 * 15166.0);
+    /* a limit passed in decides instead of the default one */
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 39648.0 * 15166.0), 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 39648.0 * 15166.0 - 1.0), 0);
+    CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15166.0 * (double)maxrec));
+    /* 30000 shards: from 3 ranks on (849600000 bytes; 1189440000 on 2); 70000: at no count
+     * (one group per rank is 1189440000 bytes) */
+    ns_plan_memory_estimate(&g, &mc, 30000, 0, &m);
+    CU_ASSERT_EQUAL(m.boot_min_ranks, 3);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 30000, 2, 2, 0), 0);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 30000, 3, 3, 0), 1);
+    ns_plan_memory_estimate(&g, &mc, 70000, 0, &m);
+    CU_ASSERT_EQUAL(m.boot_min_ranks, 0);
+    CU_ASSERT_EQUAL(m.boot_capped, 1);
+    CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 70000, 1000, 1000, 0), 0);
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
 
     /* the limit: one byte short of the task refuses, the exact need passes, 0 = no limit */

@@ -117,15 +117,19 @@ grep -v -e '^sweeps/quick.yaml: valid$' -e '^  time: ' "$tmp/out" >"$tmp/quick"
 grep -q '^  time:        at least .* s per task (.* GFLOP forward' "$tmp/out" || fail "no time estimate"
 cmp -s "$tmp/embedded" "$tmp/quick" || fail "embedded default and sweeps/quick.yaml differ"
 grep -qx '  tasks:       48 (one forward pass per shard)' "$tmp/quick" || fail "quick: 48 tasks"
-# B and the bootstrap's share of the memory (16 heads x 5 L x 48 shards x (14 x 5 T x 7 N + 3 x 5 T +
-# 3 distances x 5 T x 7 N x 4 rows))
+# B and the bootstrap's memory per rank: the 27.1 MiB of per-shard values (16 heads x 5 L x 48
+# shards x (14 x 5 T x 7 N + 3 x 5 T + 3 distances x 5 T x 7 N x 4 rows) doubles) on one rank,
+# plus its one round of reduced blocks (every slice: 27.1 MiB < 32 MiB)
 grep -qx '  bootstrap:   2000 resamples of the 48 shards (95 % percentile intervals, docs/STATISTICS.md)' "$tmp/quick" ||
   fail "quick: bootstrap line"
-grep -qx '               of which 27.1 MiB of per-shard values for the bootstrap intervals, held whole by every rank while they are computed' "$tmp/quick" ||
+grep -q "^               bootstrap per-shard values per rank (each holds its groups' share): 54.2 MiB on 1 rank, .*; limit 1.0 GiB per rank\$" "$tmp/quick" ||
   fail "quick: the bootstrap's memory"
-# the full grid's per-shard values exceed the 1 GiB cap: validate says no intervals will be written
-run 0 sweeps/full_grid.yaml && grep -q '^               no bootstrap intervals will be written: their per-shard values (.* GiB, held whole by every rank) exceed the 1.0 GiB limit' "$tmp/out" ||
-  fail "full_grid: no word of the bootstrap's cap"
+grep -qx '               bootstrap intervals: written on any number of ranks' "$tmp/quick" ||
+  fail "quick: the bootstrap's rank count"
+# the full grid's per-shard values (3.3 GiB on one rank, 9 groups of one normalizer and T)
+# exceed the 1 GiB limit below 5 ranks: validate names the rank count that writes intervals
+run 0 sweeps/full_grid.yaml && grep -q '^               bootstrap intervals: written on 5 ranks or more; no bootstrap intervals will be written on fewer' "$tmp/out" ||
+  fail "full_grid: no word of the bootstrap's limit per rank"
 for f in sweeps/ablation.yaml sweeps/normalizers.yaml sweeps/full_grid.yaml; do
   run 0 --schema-only "$f" && grep -qx "$f: valid" "$tmp/out" || fail "$f not valid"
 done

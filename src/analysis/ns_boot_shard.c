@@ -2,6 +2,7 @@
 #include "analysis/ns_boot_shard.h"
 
 #include <math.h>
+#include <stddef.h>
 
 const ns_metric_id ns_boot_mean_metric[NS_BOOT_MEANS] = {
     NS_M_DISTANCE, NS_M_DISTANCE_EXPECTED, NS_M_DISTANCE_RANDOM, NS_M_DISTANCE_BOUND,
@@ -12,32 +13,69 @@ const ns_metric_id ns_boot_ks_metric[NS_BOOT_KS_SAMPLES] = {
     NS_M_DISTANCE, NS_M_DISTANCE_EXPECTED, NS_M_DISTANCE_RANDOM,
 };
 
+size_t ns_boot_shard_tsize(size_t nN, size_t n_shards, size_t rows)
+{
+    return (NS_BOOT_MEANS * nN * 2 + 3) * n_shards + NS_BOOT_KS_SAMPLES * nN * n_shards * rows;
+}
+
 size_t ns_boot_shard_size(size_t nT, size_t nN, size_t n_shards, size_t rows)
 {
-    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 3) * n_shards +
-           NS_BOOT_KS_SAMPLES * nT * nN * n_shards * rows;
+    return nT * ns_boot_shard_tsize(nN, n_shards, rows);
 }
 
-size_t ns_boot_shard_ks(size_t nT, size_t nN, size_t n_shards, size_t rows, size_t k, size_t t,
-                        size_t n)
+size_t ns_boot_shard_mean(size_t nN, size_t n_shards, size_t k, size_t n)
 {
-    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 3) * n_shards + ((k * nT + t) * nN + n) *
-           n_shards * rows;
+    return (k * nN + n) * 2 * n_shards;
 }
 
-size_t ns_boot_shard_mean(size_t nT, size_t nN, size_t n_shards, size_t k, size_t t, size_t n)
+size_t ns_boot_shard_entropy(size_t nN, size_t n_shards)
 {
-    return ((k * nT + t) * nN + n) * 2 * n_shards;
+    return NS_BOOT_MEANS * nN * 2 * n_shards;
 }
 
-size_t ns_boot_shard_entropy(size_t nT, size_t nN, size_t n_shards, size_t t)
+size_t ns_boot_shard_jac(size_t nN, size_t n_shards)
 {
-    return (NS_BOOT_MEANS * nT * nN + t) * 2 * n_shards;
+    return (NS_BOOT_MEANS * nN * 2 + 2) * n_shards;
 }
 
-size_t ns_boot_shard_jac(size_t nT, size_t nN, size_t n_shards, size_t t)
+size_t ns_boot_shard_ks(size_t nN, size_t n_shards, size_t rows, size_t k, size_t n)
 {
-    return (NS_BOOT_MEANS * nT * nN * 2 + nT * 2 + t) * n_shards;
+    return (NS_BOOT_MEANS * nN * 2 + 3) * n_shards + (k * nN + n) * n_shards * rows;
+}
+
+void ns_boot_shard_groups_of(size_t G, size_t r, size_t P, size_t *g0, size_t *g1)
+{
+    *g0 = G * r / P;
+    *g1 = G * (r + 1) / P;
+}
+
+size_t ns_boot_shard_round(size_t slice_doubles)
+{
+    double k = NS_BOOT_SHARD_ROUND_BYTES / ((double)slice_doubles * sizeof(double));
+    return k >= 1.0 ? (size_t)k : 1;
+}
+
+double ns_boot_shard_rank_bytes(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
+                                size_t rows, size_t P, size_t Pr)
+{
+    double part = (double)ns_boot_shard_tsize(nN, n_shards, rows), G = (double)nnorm * (double)nT;
+    double groups = P ? ceil(G / (double)P) : G, slice = part * (double)nT;
+    double round = (double)ns_boot_shard_round(ns_boot_shard_size(nT, nN, n_shards, rows));
+    /* a round holds at most the slices of a reducing rank's share */
+    double sl = Pr ? ceil((double)nnorm * (double)nsl / (double)Pr) : (double)nnorm * (double)nsl;
+    double copies = P > 1 ? 2.0 : 1.0; /* one rank sends its blocks as they are */
+    return sizeof(double) * (groups * (double)nsl * part + copies * (round < sl ? round : sl) *
+                             slice);
+}
+
+size_t ns_boot_shard_min_ranks(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
+                               size_t rows, double cap)
+{
+    size_t G = nnorm * nT;
+    for (size_t P = 1; P <= G; P++)
+        if (ns_boot_shard_rank_bytes(nnorm, nT, nN, nsl, n_shards, rows, P, P) <= cap)
+            return P;
+    return 0;
 }
 
 /* Sums (left to right in row order) and counts of each shard's non-missing values. */
@@ -58,18 +96,19 @@ void ns_boot_shard_slice(const ns_slice_shape *sh, const double *recs, size_t n_
                          size_t rows, size_t stride, double *scratch, double *out)
 {
     size_t S = n_shards * rows, nT = sh->nT, nN = sh->nN;
+    size_t part = ns_boot_shard_tsize(nN, n_shards, rows);
     for (size_t k = 0; k < NS_BOOT_MEANS; k++)
         for (size_t t = 0; t < nT; t++)
             for (size_t n = 0; n < nN; n++) {
-                double *o = out + ns_boot_shard_mean(nT, nN, n_shards, k, t, n);
+                double *o = out + t * part + ns_boot_shard_mean(nN, n_shards, k, n);
                 ns_slice_gather(sh, recs, S, stride, ns_boot_mean_metric[k], t, n, 0, scratch);
                 sums(scratch, n_shards, rows, o, o + n_shards);
             }
     for (size_t t = 0; t < nT; t++) {
-        double *o = out + ns_boot_shard_entropy(nT, nN, n_shards, t);
+        double *o = out + t * part + ns_boot_shard_entropy(nN, n_shards);
         ns_slice_gather(sh, recs, S, stride, NS_M_ENTROPY_NORM, t, 0, 0, scratch);
         sums(scratch, n_shards, rows, o, o + n_shards);
-        o = out + ns_boot_shard_jac(nT, nN, n_shards, t);
+        o = out + t * part + ns_boot_shard_jac(nN, n_shards);
         ns_slice_gather(sh, recs, S, stride, NS_M_JAC_EXACT, t, 0, 0, scratch);
         for (size_t s = 0; s < n_shards; s++) {
             double m = -INFINITY;
@@ -85,5 +124,5 @@ void ns_boot_shard_slice(const ns_slice_shape *sh, const double *recs, size_t n_
         for (size_t t = 0; t < nT; t++)
             for (size_t n = 0; n < nN; n++)
                 ns_slice_gather(sh, recs, S, stride, ns_boot_ks_metric[k], t, n, 0,
-                                out + ns_boot_shard_ks(nT, nN, n_shards, rows, k, t, n));
+                                out + t * part + ns_boot_shard_ks(nN, n_shards, rows, k, n));
 }

@@ -18,29 +18,52 @@
 #define NS_BOOT_MEANS 7
 extern const ns_metric_id ns_boot_mean_metric[NS_BOOT_MEANS];
 
-/* The most bytes of blocks (every slice's) a run holds to compute the intervals: every rank
- * holds them whole, so a grid whose blocks exceed this (1 GiB) gets no intervals. */
+/* The most bytes of the blocks one rank holds to compute the intervals (1 GiB by default): a
+ * rank holds the parts of the groups it computes (one normalizer and T each) and, while they
+ * travel, the blocks of a few slices it reduced (ns_boot_shard_rank_bytes); a run whose largest
+ * rank would hold more gets no intervals. */
 #define NS_BOOT_SHARD_MAX_BYTES 1073741824.0
+/* The blocks a rank reduces and sends in one round (at least one slice's): 32 MiB. */
+#define NS_BOOT_SHARD_ROUND_BYTES 33554432.0
 
 /* The samples of the KS tests, in this order: distance, distance_expected, distance_random. */
 #define NS_BOOT_KS_SAMPLES 3
 extern const ns_metric_id ns_boot_ks_metric[NS_BOOT_KS_SAMPLES];
 
-/* Doubles of one slice's block: [mean k][t][n] {sums[S], counts[S]}, then entropy_norm's
- * [t] {sums[S], counts[S]}, then jac_exact's [t] maxima[S] (-inf: no value), then the KS
- * samples' [k][t][n] values[S rows] (shard-major, NaN: missing). */
+/* A slice's block is T-first: nT parts of ns_boot_shard_tsize doubles, part t holding what
+ * group (normalizer, T) needs of the slice: [mean k][n] {sums[S], counts[S]}, then entropy_norm's
+ * {sums[S], counts[S]}, then jac_exact's maxima[S] (-inf: no value), then the KS samples'
+ * [k][n] values[S rows] (shard-major, NaN: missing). */
+size_t ns_boot_shard_tsize(size_t nN, size_t n_shards, size_t rows);
+/* Doubles of one slice's block (nT parts). */
 size_t ns_boot_shard_size(size_t nT, size_t nN, size_t n_shards, size_t rows);
-/* Offsets inside a block of the sums of mean k at (t, n) (counts follow at + n_shards), of
- * entropy_norm's sums at t, and of jac_exact's maxima at t. */
-size_t ns_boot_shard_mean(size_t nT, size_t nN, size_t n_shards, size_t k, size_t t, size_t n);
-size_t ns_boot_shard_entropy(size_t nT, size_t nN, size_t n_shards, size_t t);
-size_t ns_boot_shard_jac(size_t nT, size_t nN, size_t n_shards, size_t t);
-/* Offset of KS sample k's rows at (t, n). */
-size_t ns_boot_shard_ks(size_t nT, size_t nN, size_t n_shards, size_t rows, size_t k, size_t t,
-                        size_t n);
+/* Offsets inside a T part of the sums of mean k at n (counts follow at + n_shards), of
+ * entropy_norm's sums, of jac_exact's maxima, and of KS sample k's rows at n. */
+size_t ns_boot_shard_mean(size_t nN, size_t n_shards, size_t k, size_t n);
+size_t ns_boot_shard_entropy(size_t nN, size_t n_shards);
+size_t ns_boot_shard_jac(size_t nN, size_t n_shards);
+size_t ns_boot_shard_ks(size_t nN, size_t n_shards, size_t rows, size_t k, size_t n);
 
-/* Fill out[0 .. ns_boot_shard_size) from the slice's n_shards * rows records (shard then row
- * order, as ns_slice_gather); scratch holds n_shards * rows doubles. */
+/* Groups [*g0, *g1) of the G groups that rank r of P computes (contiguous shares). */
+void ns_boot_shard_groups_of(size_t G, size_t r, size_t P, size_t *g0, size_t *g1);
+/* Slices a rank reduces and sends per round: the most whose blocks fit
+ * NS_BOOT_SHARD_ROUND_BYTES, at least 1. */
+size_t ns_boot_shard_round(size_t slice_doubles);
+/* The most bytes any of P ranks holds for the intervals of a grid of nnorm normalizers, nT T,
+ * nN N and per normalizer nsl slices (L x layers x heads), n_shards shards of rows rows, the
+ * slices reduced by Pr of the ranks (contiguous shares): the T parts of its groups
+ * (ceil(nnorm nT / P) groups x nsl parts) plus one round's blocks (ns_boot_shard_round slices,
+ * at most a reducing rank's share) twice, reduced and sorted by destination (once on one rank,
+ * which sends them as they are). Computed in double. */
+double ns_boot_shard_rank_bytes(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
+                                size_t rows, size_t P, size_t Pr);
+/* The smallest rank count P (all of them reducing) at which that fits cap bytes: 0 when none
+ * does (at nnorm nT ranks each holds one group; more ranks hold no less). */
+size_t ns_boot_shard_min_ranks(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
+                               size_t rows, double cap);
+
+/* Fill out[0 .. ns_boot_shard_size) (T parts in order) from the slice's n_shards * rows records
+ * (shard then row order, as ns_slice_gather); scratch holds n_shards * rows doubles. */
 void ns_boot_shard_slice(const ns_slice_shape *sh, const double *recs, size_t n_shards,
                          size_t rows, size_t stride, double *scratch, double *out);
 

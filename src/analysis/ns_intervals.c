@@ -144,14 +144,20 @@ static void aggregate(ci_ws *w, const double *head, int use_max)
     }
 }
 
-/* The per-shard columns at offset off of every head's block of (ni, Li), as (S, H) arrays:
- * x[s][h] = block[off + s], and when y, y[s][h] = block[off + S + s]. */
-static void columns(ci_ws *w, size_t ni, size_t Li, size_t off, double *x, double *y)
+/* Head h's T part of (ni, Li) at Ti. */
+static const double *part(const ci_ws *w, size_t ni, size_t Li, size_t h, size_t Ti)
+{
+    return w->in->block[((ni * w->in->nL + Li) * w->H + h) * w->in->nT + Ti];
+}
+
+/* The per-shard columns at offset off of every head's T part of (ni, Li, Ti), as (S, H) arrays:
+ * x[s][h] = part[off + s], and when y, y[s][h] = part[off + S + s]. */
+static void columns(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t off, double *x, double *y)
 {
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards;
     for (size_t h = 0; h < w->H; h++) {
-        const double *blk = in->block[(ni * in->nL + Li) * w->H + h] + off;
+        const double *blk = part(w, ni, Li, h, Ti) + off;
         for (size_t s = 0; s < S; s++) {
             x[s * w->H + h] = blk[s];
             if (y)
@@ -203,9 +209,9 @@ static void cell_t(ci_ws *w, size_t ni, size_t Li, size_t Ti)
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards;
     double *ent = w->head, *jac = w->head + w->H * w->R;
-    columns(w, ni, Li, ns_boot_shard_entropy(in->nT, in->nN, S, Ti), w->colx, w->coly);
+    columns(w, ni, Li, Ti, ns_boot_shard_entropy(in->nN, S), w->colx, w->coly);
     means(w, ent);
-    columns(w, ni, Li, ns_boot_shard_jac(in->nT, in->nN, S, Ti), w->colx, NULL);
+    columns(w, ni, Li, Ti, ns_boot_shard_jac(in->nN, S), w->colx, NULL);
     for (size_t b = 0; b < w->R; b++)
         ns_boot_wmaxes(w->W + b * S, w->colx, S, w->H, jac + b * w->H);
     aggregate(w, ent, 0);
@@ -224,7 +230,7 @@ static void cell_tn(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni)
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards, HR = w->H * w->R;
     for (size_t k = 0; k < NS_BOOT_MEANS; k++) {
-        columns(w, ni, Li, ns_boot_shard_mean(in->nT, in->nN, S, k, Ti, Ni), w->colx, w->coly);
+        columns(w, ni, Li, Ti, ns_boot_shard_mean(in->nN, S, k, Ni), w->colx, w->coly);
         means(w, w->head + k * HR);
     }
     const double *frac = w->head + NS_CI_NS_FRAC * HR;
@@ -251,13 +257,13 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
 {
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards, H = w->H, R = w->R;
-    size_t oa = ns_boot_shard_ks(in->nT, in->nN, S, in->rows, 0, Ti, Ni);
+    size_t oa = ns_boot_shard_ks(in->nN, S, in->rows, 0, Ni);
     for (size_t q = 0; q < 2; q++) {
-        size_t ob = ns_boot_shard_ks(in->nT, in->nN, S, in->rows, 1 + q, Ti, Ni);
+        size_t ob = ns_boot_shard_ks(in->nN, S, in->rows, 1 + q, Ni);
         unsigned char *pass = w->pass + (q * in->nN + Ni) * R * H;
         unsigned char *comp = w->comp + (q * in->nN + Ni) * R * H;
         for (size_t h = 0; h < H; h++) {
-            const double *blk = in->block[(ni * in->nL + Li) * H + h];
+            const double *blk = part(w, ni, Li, h, Ti);
             ns_boot_ks_cell(w->ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
             int64_t na = -1, nb = -1, kmax = 0; /* the threshold of the last sizes seen */
             for (size_t r = 0; r < R; r++) {

@@ -65,7 +65,9 @@ typedef struct ns_ci_input {
     double ks_alpha;              /* the KS tests' level (n_crit) */
     uint64_t seed;
     size_t B;                     /* resamples */
-    const double *const *block;   /* (nnorm, nL, nlayers * nheads): each slice's per-shard block */
+    const double *const *block;   /* (nnorm, nL, nlayers * nheads, nT): each slice's T parts
+                                     (ns_boot_shard.h); only the parts of the groups computed
+                                     are read (the others may be NULL) */
     const double *entropy_mean;   /* (nnorm, nL, nlayers * nheads, nT): entropy_norm_mean */
 } ns_ci_input;
 

@@ -501,8 +501,15 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
     double *smp = cfg->keep_samples ? calloc(nsl * stotal > 0 ? nsl * stotal : 1, sizeof *smp)
                                     : NULL;
     /* the bootstrap intervals, recomputed from the journal like every other statistic */
+    /* as the run decided on its recorded number of ranks with the default limit, or as the file
+     * says when it has them (a run under a higher NORMSWEEP_BOOTSTRAP_MAX_BYTES); this single
+     * process holds every slice's values */
     size_t btotal = ns_results_boot_size(p, cfg->shard_count);
-    int want_boot = ns_results_boot_wanted(p, cfg->shard_count);
+    long long ranks = 1, file_b = 0;
+    ns_nc_info_int(&st->info, "mpi_size", &ranks);
+    size_t np = ranks > 0 ? (size_t)ranks : 1;
+    int want_boot = ns_results_boot_wanted(p, cfg->shard_count, np, np, 0) ||
+                    ns_nc_info_int(&st->info, "bootstrap_resamples", &file_b);
     double *boot = want_boot ? calloc(nsl * btotal > 0 ? nsl * btotal : 1, sizeof *boot) : NULL;
     char *path = ns_path_join(st->dir, st->ncname);
     int rc = all && path && (!cfg->keep_samples || smp) && (!want_boot || boot)

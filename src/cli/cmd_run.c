@@ -63,7 +63,8 @@ static void run_usage(FILE *out)
             "cannot be had here (no mirror copy, no route to its host, or NORMSWEEP_OFFLINE=1,\n"
             "which also skips the probe of the host) falls back to its fallback with a warning.\n"
             "Environment: NORMSWEEP_OFFLINE=1, NORMSWEEP_ASSETS, NORMSWEEP_MIRROR,\n"
-            "NORMSWEEP_MANIFEST, NORMSWEEP_INSTITUTION (recorded as the file's CF institution).\n"
+            "NORMSWEEP_MANIFEST, NORMSWEEP_INSTITUTION (recorded as the file's CF institution),\n"
+            "NORMSWEEP_BOOTSTRAP_MAX_BYTES (the bootstrap's limit per rank, default 1 GiB).\n"
             "Exit status: 0 done, 1 runtime failure, 2 invalid input (nothing written),\n"
             "3 interrupted with the journal saved. See docs/RUNNING.md; under Slurm docs/SLURM.md.\n");
 }
@@ -164,6 +165,8 @@ int ns_cmd_run(int argc, char **argv)
         return NS_EXIT_OK;
     }
     if (p != NS_EXIT_OK)
+        return p;
+    if ((p = ns_cli_boot_max_bytes("run", &opt.boot_max_bytes)) != 0)
         return p;
     /* A sweep not found from here is looked up in the data directory (installed sweeps/). */
     char *sweep_path = opt.sweep_path ? ns_datadir_sweep(opt.sweep_path) : NULL;

@@ -39,6 +39,10 @@ static void usage(FILE *out)
             "(or NORMSWEEP_OFFLINE=1), when its fallback is checked instead, as a run would use\n"
             "it (docs/ASSETS.md).\n"
             "\n"
+            "The summary gives the bootstrap's per-shard values per rank on 1, 2, 4 and 8 ranks\n"
+            "and from how many ranks on a run writes intervals (at most 1 GiB per rank, or\n"
+            "NORMSWEEP_BOOTSTRAP_MAX_BYTES; docs/STATISTICS.md).\n"
+            "\n"
             "Exit status: 0 valid (a summary is printed), 2 problems found (each printed),\n"
             "1 runtime failure.\n");
 }
@@ -105,8 +109,34 @@ static void print_time(const ns_plan_grid *pg, const ns_model_config *mc, size_t
            rate * 1e-9, task * (double)shards / 3600.0, shards);
 }
 
+/* The bootstrap's per-shard values per rank (docs/STATISTICS.md): on 1, 2, 4 and 8 ranks, and
+ * the fewest ranks whose largest holds at most the limit (cap; 0: the default), from which on
+ * a run writes intervals. */
+static void print_boot(const ns_plan_grid *pg, size_t shards, double cap)
+{
+    char b[4][32], lim[32];
+    if (!(cap > 0))
+        cap = NS_BOOT_SHARD_MAX_BYTES;
+    for (size_t i = 0; i < 4; i++)
+        ns_sys_format_bytes(ns_plan_boot_rank_bytes(pg, shards, (size_t)1 << i), b[i],
+                            sizeof b[i]);
+    ns_sys_format_bytes(cap, lim, sizeof lim);
+    size_t from = ns_plan_boot_min_ranks(pg, shards, cap);
+    printf("               bootstrap per-shard values per rank (each holds its groups' share): "
+           "%s on 1 rank, %s on 2, %s on 4, %s on 8; limit %s per rank\n",
+           b[0], b[1], b[2], b[3], lim);
+    if (from == 1)
+        printf("               bootstrap intervals: written on any number of ranks\n");
+    else if (from)
+        printf("               bootstrap intervals: written on %zu ranks or more; no bootstrap "
+               "intervals will be written on fewer (docs/STATISTICS.md)\n", from);
+    else
+        printf("               no bootstrap intervals will be written on any number of ranks: "
+               "one group per rank still exceeds the limit (docs/STATISTICS.md)\n");
+}
+
 static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
-                          const grid_counts *g, int schema_only)
+                          const grid_counts *g, int schema_only, double boot_cap)
 {
     printf("%s: valid\n", cfg->source_path);
     if (schema_only) {
@@ -206,16 +236,7 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         ns_sys_format_bytes((double)ns_sys_memory_bytes(), have, sizeof have);
         printf("  memory:      about %s per rank computing (%s of results per task), %s on rank "
                "0 reducing; this machine has %s\n", task, pay, red, have);
-        char boot[64], cap[64];
-        ns_sys_format_bytes(m.boot, boot, sizeof boot);
-        ns_sys_format_bytes(NS_BOOT_SHARD_MAX_BYTES, cap, sizeof cap);
-        if (m.boot_capped)
-            printf("               no bootstrap intervals will be written: their per-shard values "
-                   "(%s, held whole by every rank) exceed the %s limit (docs/STATISTICS.md)\n",
-                   boot, cap);
-        else
-            printf("               of which %s of per-shard values for the bootstrap intervals, "
-                   "held whole by every rank while they are computed\n", boot);
+        print_boot(&pg, cfg->shard_count, boot_cap);
         print_time(&pg, &in->model_cfg, cfg->shard_count);
     }
     printf("  output:      %s\n", cfg->output);
@@ -272,6 +293,10 @@ int ns_cmd_validate(int argc, char **argv)
             return NS_EXIT_USAGE;
         }
     }
+    double boot_cap = 0.0;
+    int bc = ns_cli_boot_max_bytes("validate", &boot_cap);
+    if (bc != 0)
+        return bc;
     if (argc - optind > 1) {
         fprintf(stderr, "normsweep validate: one sweep file at a time (got %d; see --help)\n",
                 argc - optind);
@@ -308,7 +333,7 @@ int ns_cmd_validate(int argc, char **argv)
         rc = ns_sweep_expand_all(&cfg, 1, 1, &err); /* placeholder counts for the row table */
     if (rc == NS_OK) {
         count_grid(&cfg, &grid);
-        print_summary(&cfg, in, &grid, schema_only);
+        print_summary(&cfg, in, &grid, schema_only, boot_cap);
         exit_code = NS_EXIT_OK;
     } else if (rc == NS_ERR_IO) {
         /* the sweep file itself could not be read: a bad argument, nothing was done */

@@ -7,6 +7,7 @@
 #include "common/ns_tmp.h"
 
 #include <errno.h>
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,23 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+int ns_cli_boot_max_bytes(const char *cmd, double *out)
+{
+    const char *v = getenv("NORMSWEEP_BOOTSTRAP_MAX_BYTES");
+    char *end = NULL;
+    *out = 0.0;
+    if (!v || !*v)
+        return 0;
+    double x = strtod(v, &end);
+    if (*end || !(x >= 1.0) || !isfinite(x)) {
+        fprintf(stderr, "normsweep %s: NORMSWEEP_BOOTSTRAP_MAX_BYTES is \"%s\", not a positive "
+                "number of bytes\n", cmd, v);
+        return NS_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
 
 int ns_cli_report(const char *cmd, const ns_err *err)
 {

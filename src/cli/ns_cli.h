@@ -21,6 +21,10 @@ enum ns_exit_code {
 /* Print "normsweep <cmd>: <message>" on stderr and return the exit code matching err->code
  * (NS_EXIT_USAGE for invalid/format input found before work, NS_EXIT_FAILURE otherwise). */
 int ns_cli_report(const char *cmd, const ns_err *err);
+/* The bootstrap's per-rank limit in bytes from NORMSWEEP_BOOTSTRAP_MAX_BYTES (unset or empty: 0,
+ * the default NS_RESULTS_BOOT_MAX_BYTES): 0 and *out set, or a message naming the variable and
+ * NS_EXIT_USAGE when it is not a positive number. */
+int ns_cli_boot_max_bytes(const char *cmd, double *out);
 
 /* The exit code of an MPI command's status rc, the same on every rank: rank 0 reports err (as
  * ns_cli_report), another rank prints only its own failure ("normsweep CMD: rank R: ..."). */

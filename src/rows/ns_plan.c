@@ -142,7 +142,7 @@ static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m)
 {
-    *m = (ns_plan_memory){0, 0, 0, 0, 0};
+    *m = (ns_plan_memory){0, 0, 0, 0, 0, 0};
     if (!g->nL || !g->nT || !g->nnormalizers)
         return;
     /* Beyond this many cells per (layer, head, L) the layouts' size_t arithmetic could wrap:
@@ -187,13 +187,24 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
         m->reduce += sizeof(double) * 2.0 * nsl * slice_cells * S;
     /* the bootstrap's per-shard values: per slice, NS_BOOT_MEANS sums and counts per (T, N),
      * entropy_norm's sums and counts and jac_exact's maxima per T, each for every shard, and
-     * the rows of the NS_BOOT_KS_SAMPLES distances per (T, N) */
-    m->boot = sizeof(double) * nsl * (double)n_shards *
-              (2.0 * NS_BOOT_MEANS * (double)g->nT * (double)g->nN + 3.0 * (double)g->nT +
-               NS_BOOT_KS_SAMPLES * (double)g->nT * (double)g->nN * rows);
-    m->boot_capped = !(m->boot <= NS_BOOT_SHARD_MAX_BYTES);
+     * the rows of the NS_BOOT_KS_SAMPLES distances per (T, N); on one rank all of them */
+    m->boot = ns_plan_boot_rank_bytes(g, n_shards, 1);
+    m->boot_min_ranks = ns_plan_boot_min_ranks(g, n_shards, NS_BOOT_SHARD_MAX_BYTES);
+    m->boot_capped = m->boot_min_ranks != 1;
     if (!m->boot_capped)
         m->reduce += m->boot;
+}
+
+double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P)
+{
+    return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
+                                    g->nL * g->nlayers * g->nheads, n_shards, g->rows, P, P);
+}
+
+size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap)
+{
+    return ns_boot_shard_min_ranks(g->nnormalizers, g->nT, g->nN, g->nL * g->nlayers * g->nheads,
+                                   n_shards, g->rows, cap);
 }
 
 void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w)

@@ -89,14 +89,22 @@ typedef struct ns_plan_memory {
     double reduce;    /* rank 0 reducing: every cell's result twice (gathered and laid out for
                          NetCDF), one slice's rows, the samples when keep_samples, and the
                          bootstrap's per-shard values (boot) when they are computed */
-    double boot;      /* the bootstrap's per-shard values of every slice (analysis/
-                         ns_boot_shard.h: (14 nT nN + 3 nT) x shards doubles per slice), which
-                         every rank holds whole while it computes the intervals */
-    int boot_capped;  /* boot exceeds NS_BOOT_SHARD_MAX_BYTES: the run writes no intervals (and
-                         holds none of it: boot is not in reduce) */
+    double boot;      /* the bootstrap's per-shard values one rank holds when the run has one
+                         rank (analysis/ns_boot_shard.h: (14 nT nN + 3 nT + 3 nT nN rows) x shards
+                         doubles per slice, and two rounds of reduced blocks in transit); with P
+                         ranks each holds its groups' share, ns_plan_boot_rank_bytes */
+    int boot_capped;  /* boot exceeds NS_BOOT_SHARD_MAX_BYTES: a run on one rank writes no
+                         intervals (and holds none of it: boot is not in reduce) */
+    size_t boot_min_ranks; /* the fewest ranks whose largest holds at most NS_BOOT_SHARD_MAX_BYTES:
+                              runs on that many ranks or more write intervals (0: none does) */
 } ns_plan_memory;
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);
+/* The bootstrap's bytes on the largest of P ranks, every rank reducing (ns_boot_shard_rank_bytes
+ * for the grid). */
+double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P);
+/* The fewest ranks for which that is at most cap bytes (0: no rank count). */
+size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap);
 
 /* What one task computes, in floating-point operations (for time estimates; computed in double). */
 typedef struct ns_plan_work {

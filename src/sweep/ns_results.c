@@ -1,6 +1,7 @@
 /* ns_results: the payload store and the slice reduction (see ns_results.h). */
 #include "sweep/ns_results.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,11 +131,30 @@ size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards)
     return ns_boot_shard_size(plan->g.nT, plan->g.nN, n_shards, plan->g.rows);
 }
 
-int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards)
+double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
+                                  size_t reducing)
 {
-    double bytes = (double)ns_plan_nslices(plan) * (double)ns_results_boot_size(plan, n_shards) *
-                   sizeof(double);
-    return bytes <= NS_RESULTS_BOOT_MAX_BYTES;
+    const ns_plan_grid *g = &plan->g;
+    return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
+                                    g->nL * g->nlayers * g->nheads, n_shards, g->rows, ranks,
+                                    reducing);
+}
+
+int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards, size_t ranks, size_t reducing,
+                           double cap)
+{
+    double bytes = ns_results_boot_rank_bytes(plan, n_shards, ranks, reducing);
+    /* a rank's values travel with int counts (ns_sweep_spread) */
+    return bytes <= (cap > 0 ? cap : NS_RESULTS_BOOT_MAX_BYTES) && bytes / sizeof(double) <= INT_MAX;
+}
+
+size_t ns_results_boot_index(const ns_plan *plan, double ks_alpha, size_t k)
+{
+    const ns_plan_grid *g = &plan->g;
+    size_t li, hi, ni, Li;
+    ns_slice_shape sh;
+    ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
+    return (ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi;
 }
 
 void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
@@ -148,34 +168,24 @@ void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *s
         ns_slice_layout sl;
         ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
         ns_slice_layout_init(&sl, &sh);
-        size_t j = (ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi;
+        size_t j = ns_results_boot_index(plan, ks_alpha, k);
         for (size_t t = 0; t < g->nT; t++)
             ent[j * g->nT + t] = slices[k * total + sl.stats[NS_M_ENTROPY_NORM] +
                                         t * NS_ST_COUNT_ALL + NS_ST_MEAN];
     }
 }
 
-int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
-                        const double *ent, size_t B, ns_ci_input *in, ns_err *err)
+void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *const *parts, const double *ent, size_t B,
+                         ns_ci_input *in)
 {
     const ns_plan_grid *g = &plan->g;
-    size_t nsl = ns_plan_nslices(plan), btotal = ns_results_boot_size(plan, n_shards);
-    const double **block = malloc((nsl ? nsl : 1) * sizeof *block);
-    if (!block)
-        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu slices)", nsl);
-    for (size_t k = 0; k < nsl; k++) {
-        size_t li, hi, ni, Li;
-        ns_slice_shape sh;
-        ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
-        block[(ni * g->nL + Li) * g->nlayers * g->nheads + li * g->nheads + hi] = boot + k * btotal;
-    }
     *in = (ns_ci_input){
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
         .n_shards = n_shards, .rows = g->rows, .ks_alpha = ks_alpha, .seed = g->seed, .B = B,
-        .block = block, .entropy_mean = ent,
+        .block = parts, .entropy_mean = ent,
     };
-    return NS_OK;
 }
 
 int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
@@ -183,17 +193,24 @@ int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          ns_err *err)
 {
     const ns_plan_grid *g = &plan->g;
-    size_t n = ns_plan_nslices(plan) * g->nT;
+    size_t nsl = ns_plan_nslices(plan), n = nsl * g->nT;
+    size_t btotal = ns_results_boot_size(plan, n_shards), part = btotal / (g->nT ? g->nT : 1);
     double *ent = malloc((n ? n : 1) * sizeof *ent);
-    if (!ent)
+    const double **parts = malloc((n ? n : 1) * sizeof *parts);
+    if (!ent || !parts) {
+        free(ent), free(parts);
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", n);
-    ns_results_ci_entropy(plan, ks_alpha, slices, ent);
-    ns_ci_input in;
-    int rc = ns_results_ci_input(plan, ks_alpha, n_shards, boot, ent, B, &in, err);
-    if (rc == NS_OK) {
-        rc = ns_intervals_compute(&in, iv, err);
-        free((void *)in.block);
     }
+    ns_results_ci_entropy(plan, ks_alpha, slices, ent);
+    for (size_t k = 0; k < nsl; k++) {
+        size_t j = ns_results_boot_index(plan, ks_alpha, k);
+        for (size_t t = 0; t < g->nT; t++)
+            parts[j * g->nT + t] = boot + k * btotal + t * part;
+    }
+    ns_ci_input in;
+    ns_results_ci_input(plan, ks_alpha, n_shards, parts, ent, B, &in);
+    int rc = ns_intervals_compute(&in, iv, err);
+    free(parts);
     free(ent);
     return rc;
 }

@@ -54,25 +54,34 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
 
 /* Doubles of one slice's bootstrap block. */
 size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
-/* The largest total of the blocks (every slice) a rank holds to compute the intervals: above it
- * a run writes no intervals (the file has no bootstrap_resamples attribute). 1 GiB: every rank
- * holds them while the intervals are computed. */
+/* The most bytes any of `ranks` ranks holds for the intervals when the first `reducing` of them
+ * reduce the slices (ns_boot_shard_rank_bytes): the T parts of the groups it computes and a
+ * round of the blocks it reduces. */
+double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
+                                  size_t reducing);
+/* The default limit of that: above it a run writes no intervals (the file has no
+ * bootstrap_resamples attribute). */
 #define NS_RESULTS_BOOT_MAX_BYTES NS_BOOT_SHARD_MAX_BYTES
-/* 1 when the plan's intervals are computed (the blocks fit NS_RESULTS_BOOT_MAX_BYTES). */
-int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards);
-/* The catalogue's estimates and intervals over B resamples of the sweep's seed, from every
- * slice's reduced values (slices, for entropy_norm_mean) and bootstrap block (boot), both in
- * slice order. Free *iv with ns_intervals_free. */
+/* 1 when a run on `ranks` ranks (`reducing` of them reducing) computes the plan's intervals: its
+ * largest rank holds at most cap bytes (cap <= 0: NS_RESULTS_BOOT_MAX_BYTES). */
+int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards, size_t ranks, size_t reducing,
+                           double cap);
+/* Index of slice k's block in ns_ci_input.block's (nnorm, nL, layers x heads) order. */
+size_t ns_results_boot_index(const ns_plan *plan, double ks_alpha, size_t k);
+/* The catalogue's estimates and intervals over B resamples of the sweep's seed, in one process,
+ * from every slice's reduced values (slices, for entropy_norm_mean) and bootstrap block (boot),
+ * both in slice order. Free *iv with ns_intervals_free. */
 int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          const double *slices, const double *boot, size_t B, ns_intervals *iv,
                          ns_err *err);
 /* The same in parts, for ranks that share the work (ns_intervals_groups): ent (nslices x nT
  * doubles) receives every head's entropy_norm_mean from the reduced slices, in the order
- * ns_ci_input.entropy_mean wants; *in describes the blocks and ent (in->block is allocated:
- * free it). */
+ * ns_ci_input.entropy_mean wants; *in describes the T parts (parts: (nnorm, nL, layers x heads,
+ * nT) pointers, ns_intervals.h) and ent, which it points to. */
 void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
                            double *ent);
-int ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards, const double *boot,
-                        const double *ent, size_t B, ns_ci_input *in, ns_err *err);
+void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
+                         const double *const *parts, const double *ent, size_t B,
+                         ns_ci_input *in);
 
 #endif

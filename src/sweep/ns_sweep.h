@@ -30,6 +30,8 @@ typedef struct ns_sweep_options {
     double stall_timeout;        /* seconds a busy rank may stay silent before the sweep stops
                                     (0: NS_SWEEP_STALL_TIMEOUT) */
     int uncompressed;            /* write the NetCDF file without shuffle and deflate */
+    double boot_max_bytes;       /* the bootstrap's per-rank limit in bytes (0:
+                                    NS_RESULTS_BOOT_MAX_BYTES; NORMSWEEP_BOOTSTRAP_MAX_BYTES) */
 } ns_sweep_options;
 
 #define NS_SWEEP_STALL_TIMEOUT 600.0

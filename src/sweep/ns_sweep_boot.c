@@ -1,14 +1,17 @@
 /* ns_sweep_boot: the end-of-run bootstrap intervals (analysis/ns_intervals.h), shared over every
- * rank: rank 0 broadcasts each slice's per-shard block and each head's entropy_norm_mean, every
- * rank computes a contiguous share of the groups (one normalizer and T each), and rank 0 gathers
- * their values in group order and computes what spans groups. A group's bytes do not depend on
- * the rank that computes it, so the file does not depend on the number of ranks. */
+ * rank: every rank computes a contiguous share of the groups (one normalizer and T each) from the
+ * T parts of the per-shard blocks the reduction delivered to it (ns_sweep_spread.h) and each
+ * head's entropy_norm_mean (broadcast by rank 0), and rank 0 gathers their values in group order
+ * and computes what spans groups: the T slopes, from the groups' jac_exact_max_hmax replicates
+ * alone (no block). A group's bytes do not depend on the rank that computes it, so the file does
+ * not depend on the number of ranks. */
 #include "sweep/ns_sweep_boot.h"
 
 #include <limits.h>
 #include <stdlib.h>
 
 #include "analysis/ns_boot.h"
+#include "analysis/ns_boot_shard.h"
 #include "sweep/ns_results.h"
 #include "sweep/ns_sweep_mpi.h"
 
@@ -23,18 +26,11 @@ static int bcast(const ns_sweep_boot *c, double *x, size_t n, ns_err *err)
     return NS_OK;
 }
 
-/* Groups [*g0, *g1) of rank r among P. */
-static void groups_of(size_t G, int r, int P, size_t *g0, size_t *g1)
-{
-    *g0 = G * (size_t)r / (size_t)P;
-    *g1 = G * (size_t)(r + 1) / (size_t)P;
-}
-
 /* This rank's share into iv, packed and gathered into rank 0's iv. */
 static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv, ns_err *err)
 {
     size_t G = ns_intervals_ngroups(in), g0, g1;
-    groups_of(G, c->rank, c->size, &g0, &g1);
+    ns_boot_shard_groups_of(G, (size_t)c->rank, (size_t)c->size, &g0, &g1);
     int rc = ns_intervals_groups(in, g0, g1, iv, err);
     size_t mine = ns_intervals_pack(in, iv, g0, g1, NULL, 0);
     size_t total = ns_intervals_pack(in, iv, 0, G, NULL, 0);
@@ -48,7 +44,7 @@ static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv
     if (agreed == NS_OK) {
         for (int r = 0; r < c->size; r++) {
             size_t a, b;
-            groups_of(G, r, c->size, &a, &b);
+            ns_boot_shard_groups_of(G, (size_t)r, (size_t)c->size, &a, &b);
             counts[r] = (int)ns_intervals_pack(in, iv, a, b, NULL, 0);
             displs[r] = (int)ns_intervals_pack(in, iv, 0, a, NULL, 0);
         }
@@ -66,32 +62,24 @@ static int share(const ns_sweep_boot *c, const ns_ci_input *in, ns_intervals *iv
     return rc;
 }
 
-int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices, double *boot,
-                       ns_intervals *iv, ns_err *err)
+int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices,
+                       const ns_sweep_spread *sp, ns_intervals *iv, ns_err *err)
 {
     const ns_plan *p = c->plan;
-    size_t nsl = ns_plan_nslices(p), nb = nsl * ns_results_boot_size(p, c->n_shards);
-    size_t ne = nsl * p->g.nT;
-    double *own = c->rank == 0 ? NULL : malloc((nb ? nb : 1) * sizeof *own);
+    size_t ne = ns_plan_nslices(p) * p->g.nT;
     double *ent = malloc((ne ? ne : 1) * sizeof *ent);
-    int rc = (c->rank == 0 || own) && ent ? NS_OK
-             : ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", nb);
+    int rc = ent ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", ne);
     int worst = rc, agreed = 0;
     MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
     if (agreed != NS_OK) {
-        free(own), free(ent);
+        free(ent);
         return rc != NS_OK ? rc : ns_fail(err, agreed, "the bootstrap failed on another rank");
     }
-    double *blocks = c->rank == 0 ? boot : own;
     if (c->rank == 0)
         ns_results_ci_entropy(p, c->ks_alpha, slices, ent);
-    ns_ci_input in = {0};
-    rc = bcast(c, blocks, nb, err);
-    if (rc == NS_OK)
-        rc = bcast(c, ent, ne, err);
-    if (rc == NS_OK)
-        rc = ns_results_ci_input(p, c->ks_alpha, c->n_shards, blocks, ent,
-                                 c->B, &in, err);
+    rc = bcast(c, ent, ne, err);
+    ns_ci_input in;
+    ns_results_ci_input(p, c->ks_alpha, c->n_shards, sp->parts, ent, c->B, &in);
     if (rc == NS_OK)
         rc = ns_intervals_init(&in, iv, err);
     if (rc == NS_OK) {
@@ -101,8 +89,6 @@ int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices, double *boo
         if (rc != NS_OK || c->rank != 0)
             ns_intervals_free(iv);
     }
-    free((void *)in.block);
-    free(own);
     free(ent);
     return rc;
 }

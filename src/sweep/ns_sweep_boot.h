@@ -9,6 +9,7 @@
 #include "analysis/ns_intervals.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
+#include "sweep/ns_sweep_spread.h"
 
 typedef struct ns_sweep_boot {
     MPI_Comm comm;
@@ -19,10 +20,11 @@ typedef struct ns_sweep_boot {
     size_t B;               /* resamples (the sweep's bootstrap.resamples) */
 } ns_sweep_boot;
 
-/* Every rank, after the reduction. slices and boot: on rank 0 every slice's reduced values and
- * per-shard block (sweep/ns_results.h; elsewhere ignored); on rank 0 *iv receives the intervals
- * (free with ns_intervals_free), elsewhere it is left empty. Fails the same way on every rank. */
-int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices, double *boot,
-                       ns_intervals *iv, ns_err *err);
+/* Every rank, after the reduction. slices: on rank 0 every slice's reduced values (sweep/
+ * ns_results.h; elsewhere ignored); sp: the T parts of this rank's groups, delivered by the
+ * reduction (ns_sweep_spread.h); on rank 0 *iv receives the intervals (free with
+ * ns_intervals_free), elsewhere it is left empty. Fails the same way on every rank. */
+int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices,
+                       const ns_sweep_spread *sp, ns_intervals *iv, ns_err *err);
 
 #endif

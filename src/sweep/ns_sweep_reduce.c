@@ -10,11 +10,13 @@
 #include <string.h>
 
 #include "analysis/ns_boot.h"
+#include "analysis/ns_boot_shard.h"
 #include "analysis/ns_ks.h"
 #include "analysis/ns_reduce.h"
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "common/ns_progress.h"
+#include "common/ns_sys.h"
 #include "common/ns_time.h"
 #include "sweep/ns_sweep_boot.h"
 #include "sweep/ns_sweep_internal.h"
@@ -36,8 +38,9 @@ static int share_results(sweep_ctx *c, ns_err *err)
 /* Slices [first, first + count) of rank r among P ranks. */
 static void share_of(size_t nsl, int r, int P, size_t *first, size_t *count)
 {
-    *first = nsl * (size_t)r / (size_t)P;
-    *count = nsl * (size_t)(r + 1) / (size_t)P - *first;
+    size_t end; /* the same shares as ns_sweep_spread's */
+    ns_boot_shard_groups_of(nsl, (size_t)r, (size_t)P, first, &end);
+    *count = end - *first;
 }
 
 /* Gather each rank's `per` doubles per slice into all (rank 0) in slice order. Rank 0's own share
@@ -70,12 +73,45 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
     return rc == MPI_SUCCESS ? NS_OK : ns_sweep_mpi_fail(err, rc, "gather the reduction");
 }
 
+/* This rank's share of slices [first, first + count), in the spread's rounds: each round reduces
+ * a few slices (their blocks into blocks) and moves their T parts to the ranks that own their
+ * groups (ns_sweep_spread); every rank takes part in every round. */
+static int reduce_rounds(sweep_ctx *c, ns_journal *j, size_t first, double *res, double *smp,
+                         ns_sweep_spread *sp, double *blocks, int rc, ns_err *err)
+{
+    int worst = rc, agreed = 0; /* *sp is set up on every rank */
+    MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
+    if (agreed != NS_OK)
+        return rc != NS_OK ? rc : ns_fail(err, agreed, "the reduction failed on another rank");
+    const ns_plan *p = &c->plan;
+    size_t total = ns_plan_slice_total(p);
+    size_t stotal = ns_plan_slice_samples(p, c->cfg.shard_count * p->g.rows);
+    size_t rounds = ns_sweep_spread_rounds(sp);
+    for (size_t q = 0; q < rounds; q++) {
+        size_t f, n;
+        ns_sweep_spread_slices(sp, (size_t)c->rank, q, &f, &n);
+        if (rc == NS_OK && n)
+            rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, f, n, res + (f - first) * total,
+                                   smp ? smp + (f - first) * stotal : NULL, blocks, err);
+        worst = rc;
+        MPI_TRY(MPI_Allreduce(&worst, &agreed, 1, MPI_INT, MPI_MAX, c->comm), "agree");
+        if (agreed != NS_OK)
+            return rc != NS_OK ? rc : ns_fail(err, agreed, "the reduction failed on another rank");
+        rc = ns_sweep_spread_round(sp, q, blocks, err);
+        if (rc != NS_OK)
+            return rc;
+    }
+    return rc;
+}
+
 /* Reduce this rank's share; *P receives how many ranks share the work. Rank 0 reduces its share
  * (the first slices) straight into *res and *smp sized for every slice -- the buffers the gather
  * fills and the writer reads -- so its share is neither held twice nor copied (1.5 GB at GPT-2 XL's
- * full grid when it reduces alone); the other ranks' buffers hold their share only. */
-static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, double **boot,
-                        ns_err *err)
+ * full grid when it reduces alone); the other ranks' buffers hold their share only. When the
+ * intervals are computed (*sp set up), the bootstrap's blocks go in rounds to the ranks that own
+ * their groups (ns_sweep_spread), so no rank holds them all. */
+static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_sweep_spread *sp,
+                        int *have_sp, ns_err *err)
 {
     const ns_plan *p = &c->plan;
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
@@ -99,18 +135,33 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, double
         count = 0;
     size_t held = c->rank == 0 ? nsl : count; /* slices this rank's buffers hold */
     size_t btotal = ns_results_boot_size(p, c->cfg.shard_count);
-    int want_boot = ns_results_boot_wanted(p, c->cfg.shard_count);
+    int want_boot = ns_results_boot_wanted(p, c->cfg.shard_count, (size_t)c->size, (size_t)*P,
+                                           c->opt->boot_max_bytes);
+    double *blocks = NULL;
     if (rc == NS_OK) {
         *res = malloc((held * total > 0 ? held * total : 1) * sizeof **res);
         *smp = c->cfg.keep_samples ? malloc((held * stotal > 0 ? held * stotal : 1) * sizeof **smp)
                                    : NULL;
-        *boot = want_boot ? malloc((held * btotal > 0 ? held * btotal : 1) * sizeof **boot) : NULL;
-        if (!*res || (c->cfg.keep_samples && !*smp) || (want_boot && !*boot))
+        if (!*res || (c->cfg.keep_samples && !*smp))
             rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices)", held);
     }
-    if (rc == NS_OK && count)
-        rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, *boot,
+    if (rc == NS_OK && want_boot) {
+        rc = ns_sweep_spread_init(sp, c->comm, p, c->cfg.ks_alpha, c->cfg.shard_count,
+                                  (size_t)*P, err);
+        *have_sp = rc == NS_OK;
+        blocks = rc == NS_OK ? malloc((sp->round * btotal > 0 ? sp->round * btotal : 1) *
+                                      sizeof *blocks) : NULL;
+        if (rc == NS_OK && !blocks)
+            rc = ns_fail(err, NS_ERR_NOMEM, "reduction: out of memory (%zu slices' per-shard "
+                         "values)", sp->round);
+    }
+    /* every rank decides alike: on the plan and the agreed rank counts */
+    if (want_boot)
+        rc = reduce_rounds(c, j, first, *res, *smp, sp, blocks, rc, err);
+    else if (rc == NS_OK && count)
+        rc = ns_results_reduce(&c->res, p, j, c->cfg.ks_alpha, first, count, *res, *smp, NULL,
                                err);
+    free(blocks);
     if (c->rank != 0)
         ns_journal_close(j);
     int worst = rc, agreed = 0;
@@ -223,14 +274,34 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
     free(frac);
 }
 
+/* Why the run writes no intervals: the bytes its largest rank would hold against the limit, and
+ * from how many ranks on (all of them reducing) the grid gets them. */
+static void say_no_boot(sweep_ctx *c, int reducing)
+{
+    const ns_plan *p = &c->plan;
+    double cap = c->opt->boot_max_bytes > 0 ? c->opt->boot_max_bytes : NS_RESULTS_BOOT_MAX_BYTES;
+    double need = ns_results_boot_rank_bytes(p, c->cfg.shard_count, (size_t)c->size,
+                                             (size_t)reducing);
+    size_t from = ns_plan_boot_min_ranks(&p->g, c->cfg.shard_count, cap);
+    char at[96] = "no rank count brings it under the limit", b_need[32], b_cap[32];
+    if (from)
+        snprintf(at, sizeof at, "they are written from %zu ranks on", from);
+    ns_sys_format_bytes(need, b_need, sizeof b_need);
+    ns_sys_format_bytes(cap, b_cap, sizeof b_cap);
+    ns_sweep_say(c, "normsweep: no bootstrap intervals: their per-shard values need %s on the "
+                 "largest of %d rank%s, above the %s limit per rank; %s (docs/STATISTICS.md)",
+                 b_need, c->size, c->size == 1 ? "" : "s", b_cap, at);
+}
+
 int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
 {
     double t0 = ns_progress_now();
     NS_TRY(share_results(c, err));
     int P = 1;
-    double *mine = NULL, *mine_s = NULL, *mine_b = NULL; /* on rank 0: every slice, its own
-                                                               share first */
-    int rc = reduce_share(c, &P, &mine, &mine_s, &mine_b, err);
+    double *mine = NULL, *mine_s = NULL; /* on rank 0: every slice, its own share first */
+    ns_sweep_spread sp;
+    int have_sp = 0;
+    int rc = reduce_share(c, &P, &mine, &mine_s, &sp, &have_sp, err);
     const ns_plan *p = &c->plan;
     size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
     size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
@@ -239,28 +310,23 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         rc = gather(c, P, nsl, total, mine, all, err);
     if (rc == NS_OK && c->cfg.keep_samples)
         rc = gather(c, P, nsl, stotal, mine_s, all_s, err);
-    if (rc == NS_OK && mine_b)
-        rc = gather(c, P, nsl, ns_results_boot_size(p, c->cfg.shard_count), mine_b,
-                    c->rank == 0 ? mine_b : NULL, err);
     ns_intervals iv;
     int have_iv = 0;
     if (rc == NS_OK)
         ns_sweep_say(c, "reduce_seconds: %.6f (%d rank%s)", ns_progress_now() - t0, P,
                      P == 1 ? "" : "s");
-    if (rc == NS_OK && mine_b) {
+    if (rc == NS_OK && have_sp) {
         double t1 = ns_progress_now();
         ns_sweep_boot sb = {c->comm, c->rank, c->size, p, c->cfg.shard_count, c->cfg.ks_alpha,
                             c->cfg.bootstrap_resamples};
-        rc = ns_sweep_intervals(&sb, all, mine_b, &iv, err);
+        rc = ns_sweep_intervals(&sb, all, &sp, &iv, err);
         have_iv = rc == NS_OK && c->rank == 0;
         if (rc == NS_OK)
             ns_sweep_say(c, "bootstrap_seconds: %.6f (%zu resamples of %zu shards, %d rank%s)",
                          ns_progress_now() - t1, c->cfg.bootstrap_resamples, c->cfg.shard_count,
                          c->size, c->size == 1 ? "" : "s");
     } else if (rc == NS_OK) {
-        ns_sweep_say(c, "normsweep: no bootstrap intervals: the per-shard values of this grid "
-                     "exceed %.0f GiB on rank 0 (docs/STATISTICS.md)",
-                     NS_RESULTS_BOOT_MAX_BYTES / 1073741824.0);
+        say_no_boot(c, P);
     }
     if (rc == NS_OK && c->rank == 0) {
         char end_time[32], mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", blas[NS_BLAS_ID_MAX];
@@ -304,6 +370,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         ns_intervals_free(&iv);
     free(mine);
     free(mine_s);
-    free(mine_b);
+    if (have_sp)
+        ns_sweep_spread_free(&sp);
     return rc;
 }

@@ -1,0 +1,142 @@
+/* ns_sweep_spread: the per-shard blocks moved to the ranks that own their groups (see
+ * ns_sweep_spread.h). */
+#include "sweep/ns_sweep_spread.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ns_boot_shard.h"
+#include "sweep/ns_results.h"
+#include "sweep/ns_sweep_mpi.h"
+
+void ns_sweep_spread_free(ns_sweep_spread *sp)
+{
+    free(sp->blk), free(sp->owner), free(sp->norm), free(sp->held), free(sp->parts);
+    free(sp->send), free(sp->cnt);
+    memset(sp, 0, sizeof *sp);
+}
+
+void ns_sweep_spread_slices(const ns_sweep_spread *sp, size_t r, size_t q, size_t *first,
+                            size_t *count)
+{
+    size_t f = 0, g = 0;
+    if (r < sp->Pr)
+        ns_boot_shard_groups_of(sp->nsl, r, sp->Pr, &f, &g);
+    size_t a = f + q * sp->round;
+    *first = a < g ? a : g;
+    *count = a < g ? (g - a < sp->round ? g - a : sp->round) : 0;
+}
+
+size_t ns_sweep_spread_rounds(const ns_sweep_spread *sp)
+{
+    size_t most = 0;
+    for (size_t r = 0; r < sp->Pr; r++) {
+        size_t f, g;
+        ns_boot_shard_groups_of(sp->nsl, r, sp->Pr, &f, &g);
+        most = g - f > most ? g - f : most;
+    }
+    return (most + sp->round - 1) / sp->round;
+}
+
+int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan,
+                         double ks_alpha, size_t n_shards, size_t Pr, ns_err *err)
+{
+    int rank = 0, size = 1;
+    memset(sp, 0, sizeof *sp);
+    MPI_TRY(MPI_Comm_rank(comm, &rank), "rank");
+    MPI_TRY(MPI_Comm_size(comm, &size), "size");
+    const ns_plan_grid *g = &plan->g;
+    size_t G = g->nnormalizers * g->nT, btotal = ns_results_boot_size(plan, n_shards);
+    *sp = (ns_sweep_spread){
+        .comm = comm, .rank = (size_t)rank, .P = (size_t)size, .Pr = Pr ? Pr : 1,
+        .nsl = ns_plan_nslices(plan), .nT = g->nT, .round = ns_boot_shard_round(btotal),
+    };
+    sp->part = ns_boot_shard_tsize(g->nN, n_shards, g->rows);
+    size_t n = sp->nsl ? sp->nsl : 1;
+    sp->blk = malloc(n * sizeof *sp->blk);
+    sp->norm = malloc(n * sizeof *sp->norm);
+    sp->owner = malloc((G ? G : 1) * sizeof *sp->owner);
+    sp->parts = calloc(n * (sp->nT ? sp->nT : 1), sizeof *sp->parts);
+    sp->cnt = malloc(4 * sp->P * sizeof *sp->cnt);
+    size_t most = sp->round < sp->nsl ? sp->round : sp->nsl;
+    /* on one rank the blocks are already in the order they are sent */
+    sp->send = sp->P > 1 ? malloc((most * btotal > 0 ? most * btotal : 1) * sizeof *sp->send)
+                         : NULL;
+    if (!sp->blk || !sp->norm || !sp->owner || !sp->parts || !sp->cnt || (sp->P > 1 && !sp->send)) {
+        ns_sweep_spread_free(sp);
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu slices)", n);
+    }
+    for (size_t r = 0; r < sp->P; r++) {
+        size_t g0, g1;
+        ns_boot_shard_groups_of(G, r, sp->P, &g0, &g1);
+        for (size_t k = g0; k < g1; k++)
+            sp->owner[k] = r;
+    }
+    for (size_t k = 0; k < sp->nsl; k++) {
+        sp->blk[k] = ns_results_boot_index(plan, ks_alpha, k);
+        sp->norm[k] = sp->blk[k] / (g->nL * g->nlayers * g->nheads);
+        for (size_t t = 0; t < sp->nT; t++)
+            sp->nheld += sp->owner[sp->norm[k] * sp->nT + t] == sp->rank;
+    }
+    sp->held = malloc((sp->nheld * sp->part > 0 ? sp->nheld * sp->part : 1) * sizeof *sp->held);
+    if (!sp->held) {
+        ns_sweep_spread_free(sp);
+        return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu per-shard values)",
+                       n * sp->part);
+    }
+    return NS_OK;
+}
+
+/* The doubles of the T parts of slices [first, first + count) whose group rank `to` owns, and
+ * (out not NULL) those parts copied from blocks (the slices' blocks in order) to out. */
+static size_t parts_for(const ns_sweep_spread *sp, size_t first, size_t count, size_t to,
+                        const double *blocks, double *out)
+{
+    size_t m = 0;
+    for (size_t k = first; k < first + count; k++)
+        for (size_t t = 0; t < sp->nT; t++)
+            if (sp->owner[sp->norm[k] * sp->nT + t] == to) {
+                if (out)
+                    memcpy(out + m, blocks + ((k - first) * sp->nT + t) * sp->part,
+                           sp->part * sizeof *out);
+                m += sp->part;
+            }
+    return m;
+}
+
+int ns_sweep_spread_round(ns_sweep_spread *sp, size_t q, const double *blocks, ns_err *err)
+{
+    size_t P = sp->P, first, count, sent = 0, got = 0;
+    int big = 0, any = 0;
+    int *scnt = sp->cnt, *sdsp = sp->cnt + P, *rcnt = sp->cnt + 2 * P, *rdsp = sp->cnt + 3 * P;
+    ns_sweep_spread_slices(sp, sp->rank, q, &first, &count);
+    for (size_t r = 0; r < P; r++) {
+        size_t m = parts_for(sp, first, count, r, blocks, sp->send ? sp->send + sent : NULL);
+        big |= sent + m > INT_MAX;
+        scnt[r] = (int)m, sdsp[r] = (int)sent, sent += m;
+    }
+    double *to = sp->held + sp->got * sp->part;
+    for (size_t r = 0; r < P; r++) {
+        size_t f, c;
+        ns_sweep_spread_slices(sp, r, q, &f, &c);
+        size_t m = 0;
+        for (size_t k = f; k < f + c; k++)
+            for (size_t t = 0; t < sp->nT; t++)
+                if (sp->owner[sp->norm[k] * sp->nT + t] == sp->rank) {
+                    sp->parts[sp->blk[k] * sp->nT + t] = to + got + m;
+                    m += sp->part;
+                }
+        big |= got + m > INT_MAX;
+        rcnt[r] = (int)m, rdsp[r] = (int)got, got += m;
+    }
+    /* ns_results_boot_wanted keeps a rank's values within an int; checked on every rank alike */
+    MPI_TRY(MPI_Allreduce(&big, &any, 1, MPI_INT, MPI_MAX, sp->comm), "agree");
+    if (any)
+        return ns_fail(err, NS_ERR_INVALID, "bootstrap: a round moves more values than MPI's int "
+                       "counts hold");
+    sp->got += got / (sp->part ? sp->part : 1);
+    MPI_TRY(MPI_Alltoallv(sp->send ? sp->send : blocks, scnt, sdsp, MPI_DOUBLE, to, rcnt, rdsp, MPI_DOUBLE, sp->comm),
+            "move the bootstrap's per-shard values to the ranks that use them");
+    return NS_OK;
+}
