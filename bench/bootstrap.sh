@@ -3,8 +3,9 @@
 # shard bootstrap": 2000 resamples, every interval of the catalogue the reduction writes) costs
 # against the run it belongs to. The default sweep (sweeps/quick.yaml, 48 shards; the stand-in
 # model where GPT-2 cannot be had, as `normsweep` does) at -np 2, from the run's own lines:
-#   bootstrap_seconds_quick_np2   the intervals' computation (bootstrap_seconds: broadcast, every
-#                                 rank's share of the groups, gather)
+#   bootstrap_seconds_quick_np2   the intervals' computation (bootstrap_seconds: the entropies'
+#                                 broadcast, every rank's share of the groups, gather; the
+#                                 per-shard blocks' exchange is in reduce_seconds)
 #   quick_run_seconds_np2         the whole command (start-up, sweep, reduction, bootstrap, write)
 #   bootstrap_vs_run_quick_np2    their ratio (checked; see bench/README.md for the target)
 # Part of `make bench`; run once, never looped.
