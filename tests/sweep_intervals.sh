@@ -96,14 +96,15 @@ cmp -s g3iv1.cdl g3iv4.cdl || { diff g3iv1.cdl g3iv4.cdl | head >&2; fail "3 gro
 
 # the limit is per rank. Counted by hand for g3.yaml (12 shards x 3 rows, 5 N, 3 L x 2 layers x
 # 4 heads = 24 slices, 3 groups): a T part is (14 x 5 + 3) x 12 + 3 x 5 x 12 x 3 = 1416 doubles,
-# a slice's block 3 of them; one rank holds the 3 groups' 72 parts and its 24 reduced blocks
-# (one round: 24 x 33984 bytes < 32 MiB), 1631232 bytes; of two ranks the largest holds 2 groups
-# (48 parts) and 12 blocks twice (reduced, and sorted by destination): 1359360; of three, 1
-# group and 8 blocks twice: 815616; of four, 1 group and 6 blocks twice: 679680. With a limit of 1000000 bytes intervals are written from 3
-# ranks on: none at -np 1 (the run says so, the file has none), and at -np 3 exactly the
-# uncapped ones.
-NORMSWEEP_BOOTSTRAP_MAX_BYTES=1000000 "$NORMSWEEP" validate g3.yaml > g3val.log 2>&1 || { cat g3val.log >&2; fail "validate g3.yaml"; }
-grep -q "1.6 MiB on 1 rank, 1.3 MiB on 2, 663.8 KiB on 4" g3val.log ||
+# a slice's block 3 of them (33984 bytes). A limit of 600000 bytes also cuts the rounds to an
+# eighth of it, 75000 bytes: 2 slices. One rank holds the 3 groups' 72 parts and a round of 2
+# reduced blocks, 883584 bytes; of two ranks the largest holds 2 groups (48 parts) and 2 blocks
+# twice (reduced, and sorted by destination): 679680; of three, 1 group and 2 blocks twice:
+# 407808 -- so intervals are written from 3 ranks on: none at -np 1 (the run says so, the file
+# has none), and at -np 3 (each rank reducing its 8 slices in 4 rounds) exactly the uncapped
+# ones.
+NORMSWEEP_BOOTSTRAP_MAX_BYTES=600000 "$NORMSWEEP" validate g3.yaml > g3val.log 2>&1 || { cat g3val.log >&2; fail "validate g3.yaml"; }
+grep -q "862.9 KiB on 1 rank, 663.8 KiB on 2, " g3val.log ||
   { cat g3val.log >&2; fail "validate: not the per-rank figures counted by hand"; }
 grep -q "bootstrap intervals: written on 3 ranks or more; no bootstrap intervals will be written on fewer" g3val.log ||
   { cat g3val.log >&2; fail "validate: not the smallest rank count counted by hand (3)"; }
@@ -114,17 +115,17 @@ NORMSWEEP_BOOTSTRAP_MAX_BYTES=much "$NORMSWEEP" validate g3.yaml > g3bad.log 2>&
 [ $? -eq 2 ] && grep -q "NORMSWEEP_BOOTSTRAP_MAX_BYTES is \"much\"" g3bad.log ||
   { cat g3bad.log >&2; fail "a bad NORMSWEEP_BOOTSTRAP_MAX_BYTES: not refused naming it"; }
 for np in 1 3; do
-  NORMSWEEP_BOOTSTRAP_MAX_BYTES=1000000 run_np $np g3.yaml --output g3cap$np.nc --checkpoint-dir g3cck$np 2> g3clog$np ||
+  NORMSWEEP_BOOTSTRAP_MAX_BYTES=600000 run_np $np g3.yaml --output g3cap$np.nc --checkpoint-dir g3cck$np 2> g3clog$np ||
     { cat g3clog$np >&2; fail "capped: sweep -np $np"; }
 done
-grep -q "no bootstrap intervals: their per-shard values need 1.6 MiB on the largest of 1 rank, above the 976.6 KiB limit per rank; they are written from 3 ranks on" g3clog1 ||
+grep -q "no bootstrap intervals: their per-shard values need 862.9 KiB on the largest of 1 rank, above the 585.9 KiB limit per rank; they are written from 3 ranks on" g3clog1 ||
   { cat g3clog1 >&2; fail "capped -np 1: the run does not say why it writes no intervals"; }
 grep -q "^bootstrap_seconds: " g3clog1 && fail "capped -np 1: it computed intervals"
 ncdump -h g3cap1.nc | grep -q -e "bootstrap_resamples" -e "_ci_low" && fail "capped -np 1: the file has intervals"
 grep -q "^bootstrap_seconds: " g3clog3 || { cat g3clog3 >&2; fail "capped -np 3: no intervals computed"; }
 g3_intervals g3cap3.nc > g3cap3.cdl || fail "ncdump g3cap3.nc"
 cmp -s g3iv1.cdl g3cap3.cdl || { diff g3iv1.cdl g3cap3.cdl | head >&2; fail "capped -np 3: intervals differ from the uncapped -np 1 ones"; }
-echo "ok: 3 groups at -np 1, 2, 4 and under a 1000000-byte limit at -np 3: identical intervals; none at -np 1 under it"
+echo "ok: 3 groups at -np 1, 2, 4 and under a 600000-byte limit at -np 3 (4 rounds): identical intervals; none at -np 1 under it"
 
 # without samples: the report reads the file's intervals
 sed 's/^keep_samples: true/keep_samples: false/' ks.yaml > nosamp.yaml

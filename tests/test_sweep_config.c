@@ -390,14 +390,14 @@ static void test_memory_estimate(void)
      * 70800 S bytes; two: 3 groups, 36 x 118 S + 2 x 354 S = 39648 S bytes; four: 2 groups,
      * three to five: 2 groups, 28320 S; six or more: one group, 16992 S. */
     /* 1000 shards: a round is 11 slices (2^25 / (8 x 354000) = 11.8) */
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 1000, 1), 8.0 * (24.0 + 11.0) * 354.0 * 1000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 1), 70800.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 2), 39648.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 3), 28320.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 4), 28320.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 5), 28320.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 6), 16992.0 * 30000.0);
-    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 64), 16992.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 1000, 1, 0), 8.0 * (24.0 + 11.0) * 354.0 * 1000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 1, 0), 70800.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 2, 0), 39648.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 3, 0), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 4, 0), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 5, 0), 28320.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 6, 0), 16992.0 * 30000.0);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 30000, 64, 0), 16992.0 * 30000.0);
     /* the 1 GiB cap on one rank: 15165 shards (1073682000 bytes) get intervals, 15166
      * (1073752800) none, as the run decides (ns_results_boot_wanted); capped values are not held
      * on one rank, so its reduction does not count them; two ranks (601301568 bytes each) get
@@ -417,10 +417,16 @@ static void test_memory_estimate(void)
     CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 0), 1);
     /* the same two ranks when rank 0 reduces alone (a checkpoint directory it alone sees): its
      * round is still one slice, so the figure is the same */
-    CU_ASSERT_EQUAL(ns_results_boot_rank_bytes(&plan, 15166, 2, 1), 39648.0 * 15166.0);
+    CU_ASSERT_EQUAL(ns_results_boot_rank_bytes(&plan, 15166, 2, 1, 0), 39648.0 * 15166.0);
     /* a limit passed in decides instead of the default one */
     CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 39648.0 * 15166.0), 1);
     CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15166, 2, 2, 39648.0 * 15166.0 - 1.0), 0);
+    /* a limit below 256 MiB shrinks the rounds to an eighth of it: 3 shards' slices are 8496
+     * bytes, so a limit of 100000 bytes allows 12500 bytes per round, one slice (24 at the
+     * default); one rank then holds 24 + 1 slices' blocks */
+    CU_ASSERT_EQUAL(ns_boot_shard_round(1062, 100000.0), 1);
+    CU_ASSERT_EQUAL(ns_boot_shard_round(1062, 0.0), 3949);
+    CU_ASSERT_EQUAL(ns_plan_boot_rank_bytes(&g, 3, 1, 100000.0), 8.0 * 25.0 * 1062.0);
     CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15166.0 * (double)maxrec));
     /* 30000 shards: from 3 ranks on (849600000 bytes; 1189440000 on 2); 70000: at no count
      * (one group per rank is 1189440000 bytes) */

@@ -49,18 +49,20 @@ void ns_boot_shard_groups_of(size_t G, size_t r, size_t P, size_t *g0, size_t *g
     *g1 = G * (r + 1) / P;
 }
 
-size_t ns_boot_shard_round(size_t slice_doubles)
+size_t ns_boot_shard_round(size_t slice_doubles, double cap)
 {
-    double k = NS_BOOT_SHARD_ROUND_BYTES / ((double)slice_doubles * sizeof(double));
+    double lim = (cap > 0 ? cap : NS_BOOT_SHARD_MAX_BYTES) / 8.0;
+    lim = lim < NS_BOOT_SHARD_ROUND_BYTES ? lim : NS_BOOT_SHARD_ROUND_BYTES;
+    double k = lim / ((double)slice_doubles * sizeof(double));
     return k >= 1.0 ? (size_t)k : 1;
 }
 
 double ns_boot_shard_rank_bytes(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
-                                size_t rows, size_t P, size_t Pr)
+                                size_t rows, size_t P, size_t Pr, double cap)
 {
     double part = (double)ns_boot_shard_tsize(nN, n_shards, rows), G = (double)nnorm * (double)nT;
     double groups = P ? ceil(G / (double)P) : G, slice = part * (double)nT;
-    double round = (double)ns_boot_shard_round(ns_boot_shard_size(nT, nN, n_shards, rows));
+    double round = (double)ns_boot_shard_round(ns_boot_shard_size(nT, nN, n_shards, rows), cap);
     /* a round holds at most the slices of a reducing rank's share */
     double sl = Pr ? ceil((double)nnorm * (double)nsl / (double)Pr) : (double)nnorm * (double)nsl;
     double copies = P > 1 ? 2.0 : 1.0; /* one rank sends its blocks as they are */
@@ -73,7 +75,7 @@ size_t ns_boot_shard_min_ranks(size_t nnorm, size_t nT, size_t nN, size_t nsl, s
 {
     size_t G = nnorm * nT;
     for (size_t P = 1; P <= G; P++)
-        if (ns_boot_shard_rank_bytes(nnorm, nT, nN, nsl, n_shards, rows, P, P) <= cap)
+        if (ns_boot_shard_rank_bytes(nnorm, nT, nN, nsl, n_shards, rows, P, P, cap) <= cap)
             return P;
     return 0;
 }

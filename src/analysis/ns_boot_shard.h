@@ -23,7 +23,8 @@ extern const ns_metric_id ns_boot_mean_metric[NS_BOOT_MEANS];
  * travel, the blocks of a few slices it reduced (ns_boot_shard_rank_bytes); a run whose largest
  * rank would hold more gets no intervals. */
 #define NS_BOOT_SHARD_MAX_BYTES 1073741824.0
-/* The blocks a rank reduces and sends in one round (at least one slice's): 32 MiB. */
+/* The blocks a rank reduces and sends in one round (at least one slice's): 32 MiB, or an eighth
+ * of a lower limit per rank. */
 #define NS_BOOT_SHARD_ROUND_BYTES 33554432.0
 
 /* The samples of the KS tests, in this order: distance, distance_expected, distance_random. */
@@ -46,17 +47,17 @@ size_t ns_boot_shard_ks(size_t nN, size_t n_shards, size_t rows, size_t k, size_
 
 /* Groups [*g0, *g1) of the G groups that rank r of P computes (contiguous shares). */
 void ns_boot_shard_groups_of(size_t G, size_t r, size_t P, size_t *g0, size_t *g1);
-/* Slices a rank reduces and sends per round: the most whose blocks fit
- * NS_BOOT_SHARD_ROUND_BYTES, at least 1. */
-size_t ns_boot_shard_round(size_t slice_doubles);
+/* Slices a rank reduces and sends per round: the most whose blocks fit NS_BOOT_SHARD_ROUND_BYTES
+ * and an eighth of cap (the limit per rank; <= 0: NS_BOOT_SHARD_MAX_BYTES), at least 1. */
+size_t ns_boot_shard_round(size_t slice_doubles, double cap);
 /* The most bytes any of P ranks holds for the intervals of a grid of nnorm normalizers, nT T,
  * nN N and per normalizer nsl slices (L x layers x heads), n_shards shards of rows rows, the
  * slices reduced by Pr of the ranks (contiguous shares): the T parts of its groups
  * (ceil(nnorm nT / P) groups x nsl parts) plus one round's blocks (ns_boot_shard_round slices,
  * at most a reducing rank's share) twice, reduced and sorted by destination (once on one rank,
- * which sends them as they are). Computed in double. */
+ * which sends them as they are), rounds sized for the limit cap. Computed in double. */
 double ns_boot_shard_rank_bytes(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,
-                                size_t rows, size_t P, size_t Pr);
+                                size_t rows, size_t P, size_t Pr, double cap);
 /* The smallest rank count P (all of them reducing) at which that fits cap bytes: 0 when none
  * does (at nnorm nT ranks each holds one group; more ranks hold no less). */
 size_t ns_boot_shard_min_ranks(size_t nnorm, size_t nT, size_t nN, size_t nsl, size_t n_shards,

@@ -118,7 +118,7 @@ static void print_boot(const ns_plan_grid *pg, size_t shards, double cap)
     if (!(cap > 0))
         cap = NS_BOOT_SHARD_MAX_BYTES;
     for (size_t i = 0; i < 4; i++)
-        ns_sys_format_bytes(ns_plan_boot_rank_bytes(pg, shards, (size_t)1 << i), b[i],
+        ns_sys_format_bytes(ns_plan_boot_rank_bytes(pg, shards, (size_t)1 << i, cap), b[i],
                             sizeof b[i]);
     ns_sys_format_bytes(cap, lim, sizeof lim);
     size_t from = ns_plan_boot_min_ranks(pg, shards, cap);

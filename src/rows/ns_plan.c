@@ -188,17 +188,17 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
     /* the bootstrap's per-shard values: per slice, NS_BOOT_MEANS sums and counts per (T, N),
      * entropy_norm's sums and counts and jac_exact's maxima per T, each for every shard, and
      * the rows of the NS_BOOT_KS_SAMPLES distances per (T, N); on one rank all of them */
-    m->boot = ns_plan_boot_rank_bytes(g, n_shards, 1);
+    m->boot = ns_plan_boot_rank_bytes(g, n_shards, 1, 0.0);
     m->boot_min_ranks = ns_plan_boot_min_ranks(g, n_shards, NS_BOOT_SHARD_MAX_BYTES);
     m->boot_capped = m->boot_min_ranks != 1;
     if (!m->boot_capped)
         m->reduce += m->boot;
 }
 
-double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P)
+double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P, double cap)
 {
     return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
-                                    g->nL * g->nlayers * g->nheads, n_shards, g->rows, P, P);
+                                    g->nL * g->nlayers * g->nheads, n_shards, g->rows, P, P, cap);
 }
 
 size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap)

@@ -100,9 +100,9 @@ typedef struct ns_plan_memory {
 } ns_plan_memory;
 void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);
-/* The bootstrap's bytes on the largest of P ranks, every rank reducing (ns_boot_shard_rank_bytes
- * for the grid). */
-double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P);
+/* The bootstrap's bytes on the largest of P ranks, every rank reducing, under the limit cap (<= 0:
+ * the default; it sizes the rounds): ns_boot_shard_rank_bytes for the grid. */
+double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P, double cap);
 /* The fewest ranks for which that is at most cap bytes (0: no rank count). */
 size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap);
 

@@ -132,18 +132,18 @@ size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards)
 }
 
 double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
-                                  size_t reducing)
+                                  size_t reducing, double cap)
 {
     const ns_plan_grid *g = &plan->g;
     return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
                                     g->nL * g->nlayers * g->nheads, n_shards, g->rows, ranks,
-                                    reducing);
+                                    reducing, cap);
 }
 
 int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards, size_t ranks, size_t reducing,
                            double cap)
 {
-    double bytes = ns_results_boot_rank_bytes(plan, n_shards, ranks, reducing);
+    double bytes = ns_results_boot_rank_bytes(plan, n_shards, ranks, reducing, cap);
     /* a rank's values travel with int counts (ns_sweep_spread) */
     return bytes <= (cap > 0 ? cap : NS_RESULTS_BOOT_MAX_BYTES) && bytes / sizeof(double) <= INT_MAX;
 }

@@ -56,9 +56,9 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
 size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
 /* The most bytes any of `ranks` ranks holds for the intervals when the first `reducing` of them
  * reduce the slices (ns_boot_shard_rank_bytes): the T parts of the groups it computes and a
- * round of the blocks it reduces. */
+ * round of the blocks it reduces (sized for the limit cap, <= 0: the default). */
 double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
-                                  size_t reducing);
+                                  size_t reducing, double cap);
 /* The default limit of that: above it a run writes no intervals (the file has no
  * bootstrap_resamples attribute). */
 #define NS_RESULTS_BOOT_MAX_BYTES NS_BOOT_SHARD_MAX_BYTES

@@ -147,7 +147,7 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_swe
     }
     if (rc == NS_OK && want_boot) {
         rc = ns_sweep_spread_init(sp, c->comm, p, c->cfg.ks_alpha, c->cfg.shard_count,
-                                  (size_t)*P, err);
+                                  (size_t)*P, c->opt->boot_max_bytes, err);
         *have_sp = rc == NS_OK;
         blocks = rc == NS_OK ? malloc((sp->round * btotal > 0 ? sp->round * btotal : 1) *
                                       sizeof *blocks) : NULL;
@@ -281,7 +281,7 @@ static void say_no_boot(sweep_ctx *c, int reducing)
     const ns_plan *p = &c->plan;
     double cap = c->opt->boot_max_bytes > 0 ? c->opt->boot_max_bytes : NS_RESULTS_BOOT_MAX_BYTES;
     double need = ns_results_boot_rank_bytes(p, c->cfg.shard_count, (size_t)c->size,
-                                             (size_t)reducing);
+                                             (size_t)reducing, cap);
     size_t from = ns_plan_boot_min_ranks(&p->g, c->cfg.shard_count, cap);
     char at[96] = "no rank count brings it under the limit", b_need[32], b_cap[32];
     if (from)

@@ -40,7 +40,7 @@ size_t ns_sweep_spread_rounds(const ns_sweep_spread *sp)
 }
 
 int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan,
-                         double ks_alpha, size_t n_shards, size_t Pr, ns_err *err)
+                         double ks_alpha, size_t n_shards, size_t Pr, double cap, ns_err *err)
 {
     int rank = 0, size = 1;
     memset(sp, 0, sizeof *sp);
@@ -50,7 +50,7 @@ int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan
     size_t G = g->nnormalizers * g->nT, btotal = ns_results_boot_size(plan, n_shards);
     *sp = (ns_sweep_spread){
         .comm = comm, .rank = (size_t)rank, .P = (size_t)size, .Pr = Pr ? Pr : 1,
-        .nsl = ns_plan_nslices(plan), .nT = g->nT, .round = ns_boot_shard_round(btotal),
+        .nsl = ns_plan_nslices(plan), .nT = g->nT, .round = ns_boot_shard_round(btotal, cap),
     };
     sp->part = ns_boot_shard_tsize(g->nN, n_shards, g->rows);
     size_t n = sp->nsl ? sp->nsl : 1;

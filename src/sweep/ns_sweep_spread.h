@@ -30,9 +30,10 @@ typedef struct ns_sweep_spread {
                                 receive displacements of a round */
 } ns_sweep_spread;
 
-/* Set up for a plan of n_shards shards whose slices the first Pr ranks of comm reduce (Pr >= 1). */
+/* Set up for a plan of n_shards shards whose slices the first Pr ranks of comm reduce (Pr >= 1),
+ * in rounds sized for the limit per rank cap (ns_boot_shard_round). */
 int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan,
-                         double ks_alpha, size_t n_shards, size_t Pr, ns_err *err);
+                         double ks_alpha, size_t n_shards, size_t Pr, double cap, ns_err *err);
 /* Rounds every rank takes part in. */
 size_t ns_sweep_spread_rounds(const ns_sweep_spread *sp);
 /* Slices [*first, *first + *count) this rank reduces in round q. */
