@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "analysis/ns_row.h"
 #include "analysis/ns_topn.h"
 #include "ns_test_model.h"

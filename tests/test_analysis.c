@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_jacobian.h"
-#include "analysis/ns_jacobian_internal.h"
+#include "norm/ns_jacobian.h"
+#include "norm/ns_jacobian_internal.h"
 #include "analysis/ns_metrics.h"
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "analysis/ns_rng.h"
 #include "analysis/ns_row.h"
 #include "analysis/ns_topn.h"

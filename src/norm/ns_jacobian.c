@@ -1,11 +1,11 @@
 /* ns_jacobian: exact normalizer Jacobian norms via the secular equation; Lemma 2's bound. */
-#include "analysis/ns_jacobian.h"
-#include "analysis/ns_jacobian_internal.h"
+#include "norm/ns_jacobian.h"
+#include "norm/ns_jacobian_internal.h"
 
 #include <float.h>
 #include <math.h>
 
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 /* g(t) = sum_i w_i / (dl_i - t) and its derivative, over positive w (dl_i = w_i - origin).
  * The quotients of a block of keys are computed first (elementwise: they vectorize; 0 for a

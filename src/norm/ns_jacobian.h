@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 
 /* Largest eigenvalue of diag(w) - w w^T / sum(w) for w[0..n) >= 0 (a positive semidefinite
  * matrix, so this is also its 2-norm). Zero entries deflate (their eigenvalue is 0). With two

@@ -1,5 +1,5 @@
 /* ns_normalize: softmax, scalable softmax, sparsemax and 1.5-entmax with temperature, in double. */
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 
 #include <math.h>
 #include <stdlib.h>
