@@ -1,4 +1,5 @@
-# analysis: normalizers and METRICS.md metrics; pure functions (no I/O, MPI or model types).
+# analysis: METRICS.md metrics (the normalizers they evaluate are norm's); pure functions (no I/O,
+# MPI or model types).
 noinst_LIBRARIES += src/analysis/libns_analysis.a
 src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_topn.c src/analysis/ns_topn.h \
