@@ -16,3 +16,12 @@ tests_test_normalize_SOURCES = tests/test_normalize.c
 tests_test_normalize_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_normalize_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_normalize
+
+# Issue 36's normalizers (ns_norm_row, ns_norm_jac) against tests/check_norm_rows.py's 100-digit
+# evaluation of the published formulas; tests/norm_rows is its driver.
+check_PROGRAMS += tests/norm_rows
+tests_norm_rows_SOURCES = tests/norm_rows.c
+tests_norm_rows_CPPFLAGS = $(NS_TEST_CPP)
+tests_norm_rows_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/norm_rows.sh
+EXTRA_DIST += tests/norm_rows.sh tests/check_norm_rows.py
