@@ -57,7 +57,7 @@ int main(int argc, char **argv)
         return fail("--normalizer", &e);
     ns_gpt2_config c = {.n_layer = layers, .n_head = heads, .n_embd = embd, .n_ctx = ctx,
                         .vocab_size = 50257, .n_inner = 4 * embd, .ln_eps = 1e-5,
-                        .attn_norm = {kind, kind == NS_NORM_SSMAX ? 0.43 : 0.0},
+                        .attn_norm = {.kind = kind, .s = kind == NS_NORM_SSMAX ? 0.43 : 0.0},
                         .attn_temperature = T};
     ns_train_params_layout lay;
     if (ns_train_params_layout_init(&lay, &c, &e) != NS_OK)

@@ -7,16 +7,16 @@
 # Each target links only the libraries it needs (so one module's half-written state does not
 # block fuzzing the others).
 FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
-# model parses the attention normalizer of config.json (analysis/ns_normalize)
-FUZZ_LIBS_MODEL = src/model/libns_model.a src/analysis/libns_analysis.a src/common/libns_common.a
+# model parses the attention normalizer of config.json (norm/ns_normalize)
+FUZZ_LIBS_MODEL = src/model/libns_model.a src/norm/libns_norm.a src/common/libns_common.a
 FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = $(NS_LIBS)
-# the training grid file (train/ns_train_grid; normalizer names from analysis/, the strict
+# the training grid file (train/ns_train_grid; normalizer names from norm/, the strict
 # ranges of model/ns_gpt2_config, the UTF-8 length of corpus/, whose object also encodes through
 # tokenizer/)
 FUZZ_LIBS_TRAIN_GRID = src/train/libns_train.a src/model/libns_model.a \
-	src/analysis/libns_analysis.a src/corpus/libns_corpus.a src/tokenizer/libns_tokenizer.a \
+	src/analysis/libns_analysis.a src/norm/libns_norm.a src/corpus/libns_corpus.a src/tokenizer/libns_tokenizer.a \
 	src/common/libns_common.a
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
 FUZZ_COMPILE = $(CC) $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "analysis/ns_row.h"
 #include "analysis/ns_topn.h"
 #include "ns_test_model.h"
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
     synthetic_head(slog, sval, L_SHARD, d);
     static const size_t N[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 150, 255};
     static const double T[] = {0.01, 0.1, 1.0, 10.0}, eps[] = {1e-3, 0.1};
-    static const ns_normalizer norms[] = {{NS_NORM_SOFTMAX, 0.0}, {NS_NORM_SSMAX, 0.7},
-                                          {NS_NORM_SPARSEMAX, 0.0}, {NS_NORM_ENTMAX15, 0.0}};
+    static const ns_normalizer norms[] = {{.kind = NS_NORM_SOFTMAX, .s = 0.0}, {.kind = NS_NORM_SSMAX, .s = 0.7},
+                                          {.kind = NS_NORM_SPARSEMAX, .s = 0.0}, {.kind = NS_NORM_ENTMAX15, .s = 0.0}};
     size_t n = 0, fin = 0;
     int rc = 0;
     for (size_t k = 0; k < 4 && rc == 0; k++)

@@ -64,7 +64,7 @@
 #include <string.h>
 
 #include "analysis/ns_metrics.h"
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "analysis/ns_row.h"
 #include "analysis/ns_topn.h"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # simd_clones: the analysis's hot loops are compiled for AVX2 and for the x86-64 baseline and
-# picked at run time (src/analysis/ns_simd.h); both must give the same bits. tests/analysis_payload
+# picked at run time (src/common/ns_simd.h); both must give the same bits. tests/analysis_payload
 # (the library as the program uses it) and tests/analysis_payload_base (the same library built
 # with -DNS_NO_CLONES: baseline only) write every metric of 17 heads x 4 normalizers x 2 kernels
 # x sphere on/off; the two files must be byte-identical. On a machine without AVX2 both run

@@ -821,7 +821,7 @@ static void test_attention_keys(void)
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         ns_mkmodel_opts o = {.seed = 5, .dtype = NS_ST_F32, .extra_json = "{\"normsweep_training\": {\"steps\": 3}}"};
         o.config = (ns_gpt2_config){.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 16,
-                                    .vocab_size = 32, .attn_norm = {want[k].kind, want[k].s},
+                                    .vocab_size = 32, .attn_norm = {.kind = want[k].kind, .s = want[k].s},
                                     .attn_temperature = want[k].T};
         /* the parameters' values come from the caller: element i of tensor t is t + i / 1024 */
         CU_ASSERT_EQUAL_FATAL(ns_mkmodel_write_from(dir, &o, fill_index, NULL, &e), NS_OK);

@@ -1,11 +1,16 @@
 /* test_normalize: the four normalizers against direct formulas (explicit exp, bisection on the
- * threshold), their sums and supports, and their T -> 0 and T -> inf limits. */
+ * threshold), their sums and supports, and their T -> 0 and T -> inf limits; issue 36's names,
+ * parameters and errors, and alpha-entmax against entmax15 (bits) and sparsemax. The values of
+ * issue 36's normalizers are checked by tests/norm_rows.sh. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_jacobian.h"
+#include "norm/ns_norm_row_internal.h"
+#include "norm/ns_normalize.h"
+#include "norm/ns_normalize_internal.h"
 #include "ns_test.h"
 #include "ns_test_ref.h"
 
@@ -38,7 +43,7 @@ static double sum_of(const double *a, size_t L)
 
 static int run(ns_normalizer_kind kind, double s, const double *z, size_t L, double T, double *a)
 {
-    ns_normalizer f = {kind, s};
+    ns_normalizer f = {.kind = kind, .s = s};
     double work[2 * NS_LMAX];
     ns_err err;
     return ns_normalize(&f, z, L, T, a, work, &err);
@@ -96,6 +101,7 @@ static void check_against_direct(ns_normalizer_kind kind, double s)
             case NS_NORM_SSMAX: direct_softmax(ref, z, L, s * log((double)L) / T); break;
             case NS_NORM_SPARSEMAX: direct_threshold(ref, z, L, T, 0); break;
             case NS_NORM_ENTMAX15: direct_threshold(ref, z, L, T, 1); break;
+            default: CU_FAIL("not one of the four"); break;
             }
             CU_ASSERT_DOUBLE_EQUAL(sum_of(a, L), 1.0, 1e-13);
             for (size_t i = 0; i < L; i++) {
@@ -211,7 +217,7 @@ static void test_family_row_same_bits(void)
 {
     const size_t Ls[] = {1, 2, 5, 64};
     const double Ts[] = {1e-3, 0.01, 0.3, 1.0, 100.0}, scales[] = {0.1, 10.0, 1000.0};
-    const ns_normalizer fs[] = {{NS_NORM_SOFTMAX, 0.0}, {NS_NORM_SSMAX, 0.7}};
+    const ns_normalizer fs[] = {{.kind = NS_NORM_SOFTMAX, .s = 0.0}, {.kind = NS_NORM_SSMAX, .s = 0.7}};
     double z[NS_LMAX], a1[NS_LMAX], a2[NS_LMAX], l1[NS_LMAX], l2[NS_LMAX], work[2 * NS_LMAX];
     int cases = 0, underflow = 0;
     ns_err err;
@@ -251,6 +257,125 @@ static void test_family_row_same_bits(void)
     CU_ASSERT(underflow > 0); /* the cases reach weights that underflow to 0 */
 }
 
+/* Issue 36's six names: refused where a sweep, a model or training reads a name (the message
+ * stays today's), read by ns_normalizer_parse_any with their defaults; ns_normalize refuses the
+ * five off the simplex and an entmax alpha that is not > 1. */
+static void test_issue36_names(void)
+{
+    const char *names[] = {"softmax", "ssmax", "sparsemax", "entmax15", "entmax",
+                           "softmax1", "sigmoid", "softpick", "relu", "stickbreaking"};
+    ns_err err;
+    for (int i = 0; i < 10; i++) {
+        ns_normalizer_kind k;
+        ns_normalizer f;
+        CU_ASSERT_EQUAL(ns_normalizer_parse(names[i], &k, &err), i < 4 ? NS_OK : NS_ERR_INVALID);
+        if (i >= 4)
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown normalizer"));
+        CU_ASSERT_EQUAL_FATAL(ns_normalizer_parse_any(names[i], &f, &err), NS_OK);
+        CU_ASSERT_EQUAL((int)f.kind, i);
+        CU_ASSERT_STRING_EQUAL(ns_normalizer_name(f.kind), names[i]);
+    }
+    ns_normalizer f;
+    CU_ASSERT_EQUAL(ns_normalizer_parse_any("softmax2", &f, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'softmax2'"));
+    CU_ASSERT_EQUAL(ns_normalizer_default(NS_NORM_SSMAX).s, 1.0);
+    CU_ASSERT_EQUAL(ns_normalizer_default(NS_NORM_ENTMAX).alpha, 1.5);
+    f = ns_normalizer_default(NS_NORM_SIGMOID);
+    CU_ASSERT(isnan(f.b));
+    CU_ASSERT_EQUAL(ns_normalizer_sigmoid_bias(&f, 64), -log(64.0));
+    f.b = 0.25;
+    CU_ASSERT_EQUAL(ns_normalizer_sigmoid_bias(&f, 64), 0.25);
+    double z[3] = {0.5, -1.0, 2.0}, a[3], work[6];
+    for (int k = NS_NORM_SOFTMAX1; k <= NS_NORM_STICKBREAKING; k++) {
+        ns_normalizer g = ns_normalizer_default((ns_normalizer_kind)k);
+        CU_ASSERT_EQUAL(ns_normalize(&g, z, 3, 1.0, a, work, &err), NS_ERR_INVALID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "need not sum to 1"));
+    }
+    const double bad_alpha[] = {1.0, 0.5, -2.0, NAN, INFINITY};
+    for (int i = 0; i < 5; i++) {
+        ns_normalizer g = {.kind = NS_NORM_ENTMAX, .alpha = bad_alpha[i]};
+        CU_ASSERT_EQUAL(ns_normalize(&g, z, 3, 1.0, a, work, &err), NS_ERR_INVALID);
+    }
+}
+
+/* alpha-entmax at alpha = 1.5 is entmax15, bit for bit (weights, log-weights, exact Jacobian
+ * norm, VJP); at alpha = 2 it is sparsemax within 4 (L + 2) eps: the bisection leaves the
+ * threshold within one ulp of |tau| <= 1, each weight x_i - tau then carries that ulp, and the
+ * final division by their sum (L terms, each rounded) adds L + 1 more; sparsemax's own threshold
+ * is a cumulative sum of up to L terms. The supports agree wherever sparsemax's weight exceeds
+ * 1e-12 (closer to the threshold, rounding can decide either way). */
+static void test_entmax_alpha(void)
+{
+    const size_t Ls[] = {1, 2, 7, 33, 64};
+    const double Ts[] = {1e-3, 0.05, 0.3, 1.0, 4.0, 100.0};
+    double z[NS_LMAX], a1[NS_LMAX], a2[NS_LMAX], l1[NS_LMAX], l2[NS_LMAX], g[NS_LMAX],
+        v1[NS_LMAX], v2[NS_LMAX], work[2 * NS_LMAX];
+    const ns_normalizer e15 = {.kind = NS_NORM_ENTMAX15}, e150 = {.kind = NS_NORM_ENTMAX, .alpha = 1.5},
+                        e2 = {.kind = NS_NORM_ENTMAX, .alpha = 2.0}, sp = {.kind = NS_NORM_SPARSEMAX};
+    ns_err err;
+    int sparse_rows = 0;
+    for (size_t li = 0; li < 5; li++)
+        for (size_t ti = 0; ti < 6; ti++) {
+            size_t L = Ls[li];
+            double T = Ts[ti];
+            random_logits(z, L, 7000 + 10 * li + ti, 3.0);
+            random_logits(g, L, 9000 + 10 * li + ti, 1.0);
+            CU_ASSERT_EQUAL_FATAL(ns_normalize(&e15, z, L, T, a1, work, &err), NS_OK);
+            CU_ASSERT_EQUAL_FATAL(ns_normalize(&e150, z, L, T, a2, work, &err), NS_OK);
+            CU_ASSERT(memcmp(a1, a2, L * sizeof *a1) == 0);
+            ns_log_weights(&e15, z, a1, L, T, l1);
+            ns_log_weights(&e150, z, a2, L, T, l2);
+            CU_ASSERT(memcmp(l1, l2, L * sizeof *l1) == 0);
+            double n1 = ns_jac_exact_norm(&e15, a1, L, T, work), n2 = ns_jac_exact_norm(&e150, a2, L, T, work);
+            CU_ASSERT(memcmp(&n1, &n2, sizeof n1) == 0);
+            ns_jac_vjp(&e15, a1, g, L, T, v1, work);
+            ns_jac_vjp(&e150, a2, g, L, T, v2, work);
+            CU_ASSERT(memcmp(v1, v2, L * sizeof *v1) == 0);
+
+            CU_ASSERT_EQUAL_FATAL(ns_normalize(&sp, z, L, T, a1, work, &err), NS_OK);
+            CU_ASSERT_EQUAL_FATAL(ns_normalize(&e2, z, L, T, a2, work, &err), NS_OK);
+            size_t s1 = 0;
+            for (size_t i = 0; i < L; i++) {
+                CU_ASSERT_DOUBLE_EQUAL(a2[i], a1[i], 4.0 * (double)(L + 2) * 0x1p-52);
+                if (a1[i] > 1e-12)
+                    CU_ASSERT(a2[i] > 0.0);
+                if (a1[i] == 0.0)
+                    CU_ASSERT(a2[i] < 1e-12);
+                s1 += a1[i] > 0.0;
+            }
+            sparse_rows += s1 < L;
+        }
+    CU_ASSERT(sparse_rows > 10); /* the rows reach supports smaller than L */
+}
+
+/* ns_norm_row_eval: bad input refused; on the simplex p is ns_normalize's weights, bit for bit,
+ * and m = 1, log m = 0. */
+static void test_norm_row_errors(void)
+{
+    double z[3] = {0.5, -1.0, 2.0}, a[3], p[3], lp[3], work[9], ref[3], w2[6];
+    ns_norm_row r = {a, p, lp, 0.0, 0.0};
+    ns_normalizer sm1 = ns_normalizer_default(NS_NORM_SOFTMAX1), sig = {.kind = NS_NORM_SIGMOID, .b = INFINITY};
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_norm_row_work(3), 9);
+    CU_ASSERT_EQUAL(ns_norm_row_eval(&sm1, z, 0, 1.0, &r, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_norm_row_eval(&sm1, z, 3, 0.0, &r, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_norm_row_eval(&sm1, z, 3, INFINITY, &r, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_norm_row_eval(&sig, z, 3, 1.0, &r, work, &err), NS_ERR_INVALID);
+    double zbig[3] = {1e300, 0.0, 1.0};
+    CU_ASSERT_EQUAL(ns_norm_row_eval(&sm1, zbig, 3, 1e-300, &r, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "key 0"));
+    for (int k = NS_NORM_SOFTMAX; k <= NS_NORM_ENTMAX; k++) {
+        ns_normalizer f = ns_normalizer_default((ns_normalizer_kind)k);
+        if (k == NS_NORM_ENTMAX)
+            f.alpha = 1.7;
+        CU_ASSERT_EQUAL_FATAL(ns_norm_row_eval(&f, z, 3, 0.4, &r, work, &err), NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_normalize(&f, z, 3, 0.4, ref, w2, &err), NS_OK);
+        CU_ASSERT(memcmp(a, ref, sizeof a) == 0);
+        CU_ASSERT(memcmp(p, ref, sizeof p) == 0);
+        CU_ASSERT(r.m == 1.0 && r.log_m == 0.0);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -266,5 +391,8 @@ int main(void)
     CU_add_test(s, "T -> 0 one-hot, T -> inf uniform", test_limits);
     CU_add_test(s, "large z / T stays finite", test_no_overflow);
     CU_add_test(s, "softmax-family row: the same bits as one by one", test_family_row_same_bits);
+    CU_add_test(s, "issue 36: names, defaults, refusals", test_issue36_names);
+    CU_add_test(s, "alpha-entmax: 1.5 = entmax15 bits, 2 = sparsemax", test_entmax_alpha);
+    CU_add_test(s, "norm row: errors, the simplex ones unchanged", test_norm_row_errors);
     return ns_test_run_all();
 }

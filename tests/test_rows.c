@@ -80,7 +80,7 @@ static int reported(const problems *p, ns_plan_where where, size_t index)
 
 static size_t gL[2] = {6, 12}, gN[5] = {1, 2, 4, 8, 11}, gLayers[2] = {0, 1}, gHeads[2] = {0, 3};
 static double gT[2] = {0.1, 1.0}, gEps[2] = {1e-3, 1e-1};
-static ns_normalizer gNorm[3] = {{NS_NORM_SOFTMAX, 0}, {NS_NORM_ENTMAX15, 0}, {NS_NORM_SSMAX, 0.5}};
+static ns_normalizer gNorm[3] = {{.kind = NS_NORM_SOFTMAX, .s = 0}, {.kind = NS_NORM_ENTMAX15, .s = 0}, {.kind = NS_NORM_SSMAX, .s = 0.5}};
 
 /* The test grid: L (6, 12), N (1, 2, 4, 8, 11), T (0.1, 1), two eps, layers (0, 1), heads (0, 3),
  * softmax, entmax15 and ssmax, three rows per prefix, windows of 12 tokens. */

@@ -34,7 +34,7 @@ static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0
 static void tiny_layout(ns_train_params_layout *lay, ns_normalizer_kind kind, double s, double T)
 {
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 8, .vocab_size = 13,
-                        .n_inner = 12, .ln_eps = 1e-5, .attn_norm = {kind, s},
+                        .n_inner = 12, .ln_eps = 1e-5, .attn_norm = {.kind = kind, .s = s},
                         .attn_temperature = T};
     ns_err e;
     int rc = ns_train_params_layout_init(lay, &c, &e);

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     const char *dir = argv[5];
     /* 2 layers, 2 heads, n_embd 8 (D = 4), 12 positions, vocab 17, n_inner 4C */
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = TOKENS, .vocab_size = 17,
-                        .n_inner = 32, .ln_eps = 1e-5, .attn_norm = {kind, s},
+                        .n_inner = 32, .ln_eps = 1e-5, .attn_norm = {.kind = kind, .s = s},
                         .attn_temperature = T};
     ns_train_params_layout lay;
     if (ns_train_params_layout_init(&lay, &c, &e) != NS_OK) {

@@ -1,15 +1,13 @@
-# analysis: normalizers and METRICS.md metrics; pure functions (no I/O, MPI or model types).
+# analysis: METRICS.md metrics (the normalizers they evaluate are norm's); pure functions (no I/O,
+# MPI or model types).
 noinst_LIBRARIES += src/analysis/libns_analysis.a
 src_analysis_libns_analysis_a_SOURCES = \
-	src/analysis/ns_normalize.c src/analysis/ns_normalize.h \
 	src/analysis/ns_topn.c src/analysis/ns_topn.h \
-	src/analysis/ns_jacobian.c src/analysis/ns_jacobian.h \
 	src/analysis/ns_rng.c src/analysis/ns_rng.h \
 	src/analysis/ns_metrics.c src/analysis/ns_metrics.h \
 	src/analysis/ns_row.c src/analysis/ns_row.h src/analysis/ns_row_kernels_internal.h \
 	src/analysis/ns_row_ref.c src/analysis/ns_row_fast.c src/analysis/ns_row_fd.c \
 	src/analysis/ns_row_gram.c src/analysis/ns_row_math.c src/analysis/ns_row_math_internal.h \
-	src/analysis/ns_simd.h \
 	src/analysis/ns_stats.c src/analysis/ns_stats.h \
 	src/analysis/ns_ks.c src/analysis/ns_ks.h \
 	src/analysis/ns_reduce.c src/analysis/ns_reduce.h \
@@ -17,17 +15,11 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_boot_shard.c src/analysis/ns_boot_shard.h \
 	src/analysis/ns_boot_ks.c src/analysis/ns_boot_ks.h \
 	src/analysis/ns_intervals.c src/analysis/ns_intervals.h \
-	src/analysis/ns_ks_internal.h src/analysis/ns_jacobian_internal.h
+	src/analysis/ns_ks_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are
 # the same whatever the vector width and on every x86-64; see docs/FORWARD.md)
 src_analysis_libns_analysis_a_CFLAGS = $(AM_CFLAGS) -ftree-vectorize $(NS_VECT_CFLAGS) -fno-math-errno -ffp-contract=off
-
-check_PROGRAMS += tests/test_normalize
-tests_test_normalize_SOURCES = tests/test_normalize.c
-tests_test_normalize_CPPFLAGS = $(NS_TEST_CPP)
-tests_test_normalize_LDADD = $(NS_TEST_LIBS)
-TESTS += tests/test_normalize
 
 check_PROGRAMS += tests/test_analysis
 tests_test_analysis_SOURCES = tests/test_analysis.c tests/ns_test_kernels.h tests/ns_test_model.h
@@ -64,9 +56,10 @@ TESTS += tests/sweep_ks_scipy.sh
 EXTRA_DIST += tests/sweep_ks_scipy.sh tests/check_sweep_ks.py
 
 # The hot loops' AVX2 and baseline clones give the same bits: the analysis also built for the
-# x86-64 baseline only (-DNS_NO_CLONES), and one program linked against each (ns_simd.h).
+# x86-64 baseline only (-DNS_NO_CLONES), with norm's sources, and one program linked against each
+# (common/ns_simd.h).
 check_LIBRARIES += tests/libns_analysis_base.a
-tests_libns_analysis_base_a_SOURCES = $(src_analysis_libns_analysis_a_SOURCES)
+tests_libns_analysis_base_a_SOURCES = $(src_analysis_libns_analysis_a_SOURCES) $(src_norm_libns_norm_a_SOURCES)
 tests_libns_analysis_base_a_CPPFLAGS = $(src_analysis_libns_analysis_a_CPPFLAGS) -DNS_NO_CLONES
 tests_libns_analysis_base_a_CFLAGS = $(src_analysis_libns_analysis_a_CFLAGS)
 check_PROGRAMS += tests/analysis_payload tests/analysis_payload_base

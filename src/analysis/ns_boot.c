@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis/ns_rng.h"
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 const ns_range ns_boot_range_resamples =
     NS_RANGE_INT(NS_BOOT_MIN_RESAMPLES, NS_BOOT_MAX_RESAMPLES,

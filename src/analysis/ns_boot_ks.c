@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis/ns_ks.h"
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 #define CACHE 64 /* pairs of sizes whose critical h is kept */
 

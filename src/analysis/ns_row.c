@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_jacobian.h"
+#include "norm/ns_jacobian.h"
 #include "analysis/ns_rng.h"
 #include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_topn.h"

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "analysis/ns_metrics.h"
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "common/ns_error.h"
 
 /* What to compute; arrays are borrowed. */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "analysis/ns_row_kernels_internal.h"
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 /* Below this ratio of a squared distance to the size of its terms, recompute it directly. */
 #define NS_CANCEL_GUARD 1e-6

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis/ns_row_kernels_internal.h"
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 static inline uint64_t bits_of(double x)
 {

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "analysis/ns_row_kernels_internal.h"
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 /* The transpose of the 4 x 4 block at a (rows ld apart) stored at b (rows ld apart). */
 NS_INLINE void transpose4(const double *a, double *b, size_t ld)

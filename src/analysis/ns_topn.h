@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 
 typedef struct ns_rank_item {
     double key;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/ns_normalize.h" /* ns_normalizer (moves to a module of its own: issue 32) */
+#include "norm/ns_normalize.h" /* ns_normalizer */
 #include "common/ns_error.h"
 #include "common/ns_range.h"
 #include "model/ns_model_limits.h"

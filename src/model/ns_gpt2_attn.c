@@ -1,7 +1,7 @@
 /* ns_gpt2_attn: a model's own attention normalizer over the causal rows of one head, for any
  * normalizer and temperature named in config.json. GPT-2's softmax at T = 1 is the float kernel
  * ns_k_softmax_row (ns_model_kernels.c); any other is normalized in double by the analysis
- * normalizers (src/analysis/ns_normalize.c, the same functions the metrics and the trainer use)
+ * normalizers (src/norm/ns_normalize.c, the same functions the metrics and the trainer use)
  * and rounded to float. The forward pass and the trainer both come through here, so a trained
  * model's inference weights are the trainer's. */
 #include "model/ns_gpt2_internal.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
 

@@ -10,7 +10,7 @@
 
 #include "common/ns_file.h"
 #include "model/ns_checkpoint.h"
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "common/ns_lock.h"
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "common/ns_file.h"
 #include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h"

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 #include "common/ns_error.h"
 #include "io/ns_nc_write.h"
 #include "io/ns_provenance.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_jacobian.h"
-#include "analysis/ns_normalize.h"
+#include "norm/ns_jacobian.h"
+#include "norm/ns_normalize.h"
 #include "model/ns_gpt2.h"
 
 #define NS_TRAIN_MODEL_CAT_(a, b) a##b

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ns_jacobian.h"
+#include "norm/ns_jacobian.h"
 #include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
 

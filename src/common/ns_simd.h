@@ -2,7 +2,8 @@
  * NS_HOT, which compiles a function twice -- for AVX2 and for the x86-64 baseline -- and picks
  * one at run time. Elementwise IEEE operations, no FMA (-ffp-contract=off) and reductions in a
  * fixed lane order (lane l takes keys i = l mod 4, then ((0 + 1) + 2) + 3) give the same bits
- * whichever is picked. Not for use outside src/analysis.
+ * whichever is picked. For src/norm and src/analysis, which compile with those flags
+ * (-fno-math-errno -ffp-contract=off, their local.mk files).
  *
  * v4d values pass only between static inline functions of one file, so GCC's note on the ABI
  * of 32-byte vectors without AVX concerns no external caller (-Wpsabi is silenced for that). */

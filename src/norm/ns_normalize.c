@@ -1,11 +1,17 @@
-/* ns_normalize: softmax, scalable softmax, sparsemax and 1.5-entmax with temperature, in double. */
-#include "analysis/ns_normalize.h"
+/* ns_normalize: softmax, scalable softmax, sparsemax, 1.5-entmax and alpha-entmax with
+ * temperature, in double; the names of every normalizer. */
+#include "norm/ns_normalize.h"
+#include "norm/ns_normalize_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ns_norm_names[] = {"softmax", "ssmax", "sparsemax", "entmax15"};
+static const char *const ns_norm_names[] = {"softmax", "ssmax",  "sparsemax", "entmax15",
+                                             "entmax",  "softmax1", "sigmoid",  "softpick",
+                                             "relu",    "stickbreaking"};
+/* The first four are the ones a sweep, a model and training can use (issue 36 adds the rest). */
+#define NS_NORM_USABLE 4
 
 const char *ns_normalizer_name(ns_normalizer_kind kind)
 {
@@ -16,7 +22,7 @@ const char *ns_normalizer_name(ns_normalizer_kind kind)
 
 int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
 {
-    for (unsigned k = 0; k < sizeof ns_norm_names / sizeof ns_norm_names[0]; k++) {
+    for (unsigned k = 0; k < NS_NORM_USABLE; k++) {
         if (name && strcmp(name, ns_norm_names[k]) == 0) {
             *kind = (ns_normalizer_kind)k;
             return NS_OK;
@@ -25,6 +31,37 @@ int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
     return ns_fail(err, NS_ERR_INVALID,
                    "unknown normalizer '%s' (expected softmax, ssmax, sparsemax or entmax15)",
                    name ? name : "(null)");
+}
+
+int ns_normalizer_parse_any(const char *name, ns_normalizer *f, ns_err *err)
+{
+    for (unsigned k = 0; k < sizeof ns_norm_names / sizeof ns_norm_names[0]; k++) {
+        if (name && strcmp(name, ns_norm_names[k]) == 0) {
+            *f = ns_normalizer_default((ns_normalizer_kind)k);
+            return NS_OK;
+        }
+    }
+    return ns_fail(err, NS_ERR_INVALID,
+                   "unknown normalizer '%s' (expected softmax, ssmax, sparsemax, entmax15, entmax, "
+                   "softmax1, sigmoid, softpick, relu or stickbreaking)",
+                   name ? name : "(null)");
+}
+
+ns_normalizer ns_normalizer_default(ns_normalizer_kind kind)
+{
+    ns_normalizer f = {.kind = kind, .s = 0.0};
+    if (kind == NS_NORM_SSMAX)
+        f.s = 1.0;
+    else if (kind == NS_NORM_SIGMOID)
+        f.b = NAN;
+    else if (kind == NS_NORM_ENTMAX)
+        f.alpha = 1.5;
+    return f;
+}
+
+double ns_normalizer_sigmoid_bias(const ns_normalizer *f, size_t L)
+{
+    return isnan(f->b) ? -log((double)L) : f->b;
 }
 
 double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T)
@@ -135,6 +172,37 @@ static void ns_entmax15(double *alpha, const double *y, size_t L, double *sorted
     }
 }
 
+/* alpha-entmax of y (already scaled and shifted: max y = 0), alpha > 1, alpha != 1.5:
+ * alpha_i = [x_i - tau]_+^(1 / (alpha - 1)), x = (alpha - 1) y, with tau found by bisection on
+ * [-1, -L^(1 - alpha)] (sum >= 1 at the left end, <= 1 at the right) until no double lies
+ * strictly between the ends; tau is the left end (sum >= 1), and the weights are then divided
+ * by their sum, so they lie on the simplex to rounding. x and tau are in work's first L. */
+static void ns_entmax_bisect(double *p, const double *y, size_t L, double alpha, double *x)
+{
+    double am1 = alpha - 1.0, ex = 1.0 / am1;
+    for (size_t i = 0; i < L; i++)
+        x[i] = am1 * y[i];
+    double lo = -1.0, hi = -pow((double)L, -am1);
+    for (int it = 0; it < 4096; it++) {
+        double mid = lo + 0.5 * (hi - lo), sum = 0.0;
+        if (!(mid > lo && mid < hi))
+            break;
+        for (size_t i = 0; i < L; i++)
+            sum += x[i] > mid ? pow(x[i] - mid, ex) : 0.0;
+        if (sum >= 1.0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < L; i++) {
+        p[i] = x[i] > lo ? pow(x[i] - lo, ex) : 0.0;
+        sum += p[i];
+    }
+    for (size_t i = 0; i < L; i++)
+        p[i] /= sum;
+}
+
 void ns_log_weights(const ns_normalizer *f, const double *z, const double *alpha, size_t L,
                     double T, double *lalpha)
 {
@@ -152,14 +220,20 @@ void ns_softmax_family_row(const ns_normalizer *f, const double *z, size_t L, do
     ns_softmax_core(z, L, ns_normalizer_inv_temp(f, L, T), alpha, lalpha, f2sum);
 }
 
-int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
-                 double *work, ns_err *err)
+int ns_normalize_check_row(size_t L, double T, ns_err *err)
 {
     if (L == 0)
         return ns_fail(err, NS_ERR_INVALID, "normalize: empty row (L = 0)");
     if (!(T > 0.0) || isinf(T))
         return ns_fail(err, NS_ERR_INVALID, "normalize: temperature T = %g must be finite and > 0",
                        T);
+    return NS_OK;
+}
+
+int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, double *alpha,
+                 double *work, ns_err *err)
+{
+    NS_TRY(ns_normalize_check_row(L, T, err));
     switch (f->kind) {
     case NS_NORM_SOFTMAX:
         ns_softmax_core(z, L, 1.0 / T, alpha, NULL, NULL);
@@ -175,6 +249,22 @@ int ns_normalize(const ns_normalizer *f, const double *z, size_t L, double T, do
         ns_shifted_scaled(work, z, L, T);
         ns_entmax15(alpha, work, L, work + L);
         return NS_OK;
+    case NS_NORM_ENTMAX:
+        if (!(f->alpha > 1.0) || isinf(f->alpha))
+            return ns_fail(err, NS_ERR_INVALID, "normalize: entmax needs a finite alpha > 1, not %g",
+                           f->alpha);
+        ns_shifted_scaled(work, z, L, T);
+        if (f->alpha == 1.5)
+            ns_entmax15(alpha, work, L, work + L);
+        else
+            ns_entmax_bisect(alpha, work, L, f->alpha, work + L);
+        return NS_OK;
+    default:
+        if ((unsigned)f->kind <= NS_NORM_STICKBREAKING) /* off the simplex */
+            return ns_fail(err, NS_ERR_INVALID,
+                           "normalize: %s's weights need not sum to 1 (compute them with ns_norm_row)",
+                           ns_normalizer_name(f->kind));
+        break;
     }
     return ns_fail(err, NS_ERR_INVALID, "normalize: unknown normalizer kind %d", (int)f->kind);
 }

@@ -1,11 +1,11 @@
 /* ns_jacobian: exact normalizer Jacobian norms via the secular equation; Lemma 2's bound. */
-#include "analysis/ns_jacobian.h"
-#include "analysis/ns_jacobian_internal.h"
+#include "norm/ns_jacobian.h"
+#include "norm/ns_jacobian_internal.h"
 
 #include <float.h>
 #include <math.h>
 
-#include "analysis/ns_simd.h"
+#include "common/ns_simd.h"
 
 /* g(t) = sum_i w_i / (dl_i - t) and its derivative, over positive w (dl_i = w_i - origin).
  * The quotients of a block of keys are computed first (elementwise: they vectorize; 0 for a
@@ -171,6 +171,16 @@ static const double *ns_jac_structure(const ns_normalizer *f, const double *alph
         for (size_t i = 0; i < L; i++)
             work[i] = alpha[i] > 0.0 ? sqrt(alpha[i]) : 0.0;
         break;
+    case NS_NORM_ENTMAX: /* w = alpha^(2 - a) on the support (entmax15's sqrt at a = 1.5) */
+        for (size_t i = 0; i < L; i++)
+            work[i] = !(alpha[i] > 0.0) ? 0.0
+                      : f->alpha == 1.5 ? sqrt(alpha[i])
+                                        : pow(alpha[i], 2.0 - f->alpha);
+        break;
+    default: /* off the simplex: not this form (ns_norm_jac) */
+        for (size_t i = 0; i < L; i++)
+            work[i] = NAN;
+        break;
     }
     *c = 1.0 / T;
     return work;
@@ -204,12 +214,14 @@ double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, 
             support += alpha[i] > 0.0;
         return support >= 2 ? 1.0 / T : 0.0;
     }
-    case NS_NORM_ENTMAX15: {
+    case NS_NORM_ENTMAX15:
+    case NS_NORM_ENTMAX: {
         double c;
         return ns_jac_dmr_max(ns_jac_structure(f, alpha, L, T, work, &c), L) * c;
     }
+    default:
+        return NAN;
     }
-    return NAN;
 }
 
 double ns_jac_lemma2(const double *z, size_t L, double c, double f2sum)

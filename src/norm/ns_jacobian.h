@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "analysis/ns_normalize.h"
+#include "norm/ns_normalize.h"
 
 /* Largest eigenvalue of diag(w) - w w^T / sum(w) for w[0..n) >= 0 (a positive semidefinite
  * matrix, so this is also its 2-norm). Zero entries deflate (their eigenvalue is 0). With two
@@ -20,17 +20,20 @@ double ns_jac_dmr_max(const double *w, size_t n);
  *   softmax   lambda_max(diag(a) - a a^T) / T
  *   ssmax     lambda_max(diag(a) - a a^T) * |s log L| / T   (softmax at T / (s log L))
  *   sparsemax (diag(1_S) - 1_S 1_S^T / |S|) / T: 1/T when the support has >= 2 entries, else 0
- *   entmax15  lambda_max(diag(q) - q q^T / sum q) / T with q = sqrt(alpha) on the support.
- * work holds L doubles (used by entmax15). */
+ *   entmax15  lambda_max(diag(q) - q q^T / sum q) / T with q = sqrt(alpha) on the support
+ *   entmax    the same with q = alpha^(2 - a) on the support (Peters, Niculae, Martins 2019).
+ * work holds L doubles (used by the entmaxes). NaN for a normalizer off the simplex
+ * (ns_norm_jac_norm). */
 double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, double T,
                          double *work);
 
 /* The vector-Jacobian product out = J^T g of the normalizer at alpha = F(z/T) (L entries): the
  * gradient with respect to z of sum_i g_i alpha_i, the backward pass of attention. Every one of the
- * four Jacobians above is symmetric, c (diag(w) - w w^T / sum w) with
+ * Jacobians above is symmetric, c (diag(w) - w w^T / sum w) with
  *   softmax, ssmax  w = alpha,                c = 1/T, or s log(L) / T for ssmax
  *   sparsemax       w = 1 on the support,     c = 1/T
  *   entmax15        w = sqrt(alpha) (support) c = 1/T,
+ *   entmax          w = alpha^(2 - a) (support), c = 1/T,
  * so out_i = c w_i (g_i - <w, g> / sum w): exactly 0 outside the support of sparsemax and entmax15.
  * work holds L doubles; out may not alias alpha or g. */
 void ns_jac_vjp(const ns_normalizer *f, const double *alpha, const double *g, size_t L, double T,

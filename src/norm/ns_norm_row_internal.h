@@ -1,0 +1,36 @@
+/* ns_norm_row_internal: one row of any normalizer as issue 36's metrics need it -- the
+ * unnormalised weights a = F(z / T), the row mass m = sum_j a_j, the shape p = a / m that the
+ * theorems need, log p (their Jacobians: ns_norm_jac_internal.h).
+ * docs/METRICS.md section 2 defines each normalizer. Private to norm/ until the sweep computes
+ * these normalizers (issue 36's next step makes it the public ns_norm_row.h); the tests use it.
+ *
+ * A row is the keys 0..L-1 of one query, in key order, the query's own key last (stick-breaking
+ * depends on that order; the others do not). */
+#ifndef NS_NORM_ROW_INTERNAL_H
+#define NS_NORM_ROW_INTERNAL_H
+
+#include <stddef.h>
+
+#include "common/ns_error.h"
+#include "norm/ns_normalize.h"
+
+typedef struct ns_norm_row {
+    double *a;    /* [L] the normalizer's weights, unnormalised (on the simplex for the first five) */
+    double *p;    /* [L] a / m; all 0 when the row is empty (log_m = -inf) */
+    double *logp; /* [L] log p, -inf where p = 0 exactly; NULL: not computed */
+    double m;     /* sum_j a_j in key order; 1 by definition on the simplex. It may underflow to
+                   * 0 (or overflow) where log_m is finite */
+    double log_m; /* log of the mass, computed in log space: finite whenever some a_j > 0
+                   * mathematically; -inf when every a_j is 0 (an empty row, e.g. softpick with
+                   * every z <= 0): the shape metrics skip it and count it */
+} ns_norm_row;
+
+/* Doubles of work ns_norm_row_eval needs for L keys (3 L). */
+size_t ns_norm_row_work(size_t L);
+
+/* r->a, r->p, r->logp (when not NULL), r->m and r->log_m for the row z[0..L) at T; every normalizer.
+ * NS_ERR_INVALID for L == 0, T not finite and > 0, a bad parameter, or z / T not finite. */
+int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T, ns_norm_row *r,
+                     double *work, ns_err *err);
+
+#endif
