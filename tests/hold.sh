@@ -5,7 +5,7 @@
 # hold's marker, which the run writes at the point itself, however fast or slow the machine.
 # Needs $work (the test's directory) and fail(); start_held also $NORMSWEEP.
 
-# hold_at POINT[:COUNT][@RANK]: normsweep processes started from here on hold at that point
+# hold_at POINT[:COUNT][@RANK][,...]: normsweep processes started from here on hold at that point
 # (NORMSWEEP_TEST_HOLD, with NORMSWEEP_TEST_HOLD_DIR=$work/hold, emptied); until hold_off. A
 # process started in the background keeps the variables it was started with.
 hold_at() {
@@ -29,6 +29,19 @@ wait_held() {
     sleep 0.02
   done
   cut -d' ' -f1 "$work/hold/held"
+}
+
+# wait_held_rank RANK PID: until rank RANK is held ($work/hold/held.RANK; with several holds,
+# hold_at "POINT@0,POINT@1"); prints its pid. Fails as wait_held does.
+wait_held_rank() {
+  wh=0
+  while [ ! -s "$work/hold/held.$1" ]; do
+    alive "$2" || [ -s "$work/hold/held.$1" ] ||
+      { fail "pid $2 ended before rank $1's hold point"; return 1; }
+    wh=$((wh + 1)); [ $wh -lt 6000 ] || { fail "rank $1 of pid $2 not held after 120 s"; return 1; }
+    sleep 0.02
+  done
+  cut -d' ' -f1 "$work/hold/held.$1"
 }
 
 # held_field N: field N of the marker (1 pid, 2 rank, 3 point, 4 count)

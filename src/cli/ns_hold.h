@@ -3,10 +3,13 @@
  * catches a run in progress deterministically, however fast the machine (docs/RELIABILITY.md,
  * "How the tests hold a run"). With NORMSWEEP_TEST_HOLD=POINT[:COUNT][@RANK] and
  * NORMSWEEP_TEST_HOLD_DIR=DIR in the environment, the process of rank RANK (default 0) that
- * reaches POINT with a count >= COUNT (default 0), the first time it does, writes DIR/held
- * ("PID RANK POINT COUNT", atomically) and waits there until DIR/release exists or a stop signal
- * has set the stop flag (at most NS_HOLD_MAX_SECONDS). One hold per process. Points: "mpi-init"
- * (here: the stop handlers installed, before MPI_Init), those of ns_sweep_hooks.hold and
+ * reaches POINT with a count >= COUNT (default 0), the first time it does, writes DIR/held.RANK
+ * and DIR/held ("PID RANK POINT COUNT", atomically) and waits there until DIR/release exists or a
+ * stop signal has set the stop flag (at most NS_HOLD_MAX_SECONDS). Several SPECs separated by
+ * commas, each naming another rank, hold several ranks at once (each its own point). One hold per
+ * process. Points: "mpi-init"
+ * (here: the stop handlers installed, before MPI_Init), those of ns_sweep_hooks.hold ("opened",
+ * "journal", "task", "ready") and
  * ns_train_hooks.hold, and "temp" (count 0): mkmodel, archive, verify and dump, once their
  * temporary (file or extraction directory) exists and before they complete (ns_mkmodel_opts,
  * ns_run_archive_options, ns_verify_options hold; dump's own loop). Without NORMSWEEP_TEST_HOLD

@@ -89,6 +89,7 @@ int ns_sweep_worker(sweep_ctx *c, ns_err *err)
     uint64_t reported = 0;
     ns_sweep_hold(c, "task", reported);
     MPI_TRY(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, c->comm), "send");
+    ns_sweep_hold(c, "ready", 0); /* the first request sent, its answer not yet read */
     for (;;) {
         MPI_Status st;
         MPI_TRY(MPI_Probe(0, MPI_ANY_TAG, c->comm, &st), "probe");
