@@ -43,3 +43,5 @@ ns-dist-git-commit:
 
 # ns_asset_ref: the resolved asset, a plain type (header only).
 noinst_HEADERS += src/common/ns_asset_ref.h
+# header-only: the SIMD helpers of norm and analysis (built with their vectorising flags)
+noinst_HEADERS += src/common/ns_simd.h
