@@ -208,9 +208,10 @@ int ns_cmd_run(int argc, char **argv)
     free(seg);
     free(sweep_path);
     if (out.unresponsive || code == NS_EXIT_FAILURE) {
-        /* MPI cannot be shut down (a silent rank), or a runtime failure: leave at once, without
-         * the libraries' exit handlers (HDF5's crash on a file whose close failed, e.g. the
-         * output on a full disk; the temporary file is already removed). */
+        /* MPI cannot be shut down (a silent rank), or a runtime failure (another rank may be
+         * gone): leave at once, without MPI_Finalize or the libraries' exit handlers. HDF5's
+         * handler, which crashed on a file whose close failed, is off for every command
+         * (io/ns_hdf5.h); the temporary file is already removed. */
         fflush(NULL);
         _Exit(code);
     }

@@ -136,7 +136,8 @@ int ns_sweep_spread_round(ns_sweep_spread *sp, size_t q, const double *blocks, n
         return ns_fail(err, NS_ERR_INVALID, "bootstrap: a round moves more values than MPI's int "
                        "counts hold");
     sp->got += got / (sp->part ? sp->part : 1);
-    MPI_TRY(MPI_Alltoallv(sp->send ? sp->send : blocks, scnt, sdsp, MPI_DOUBLE, to, rcnt, rdsp, MPI_DOUBLE, sp->comm),
+    MPI_TRY(MPI_Alltoallv(sp->send ? sp->send : blocks, scnt, sdsp, MPI_DOUBLE, to, rcnt, rdsp,
+                          MPI_DOUBLE, sp->comm),
             "move the bootstrap's per-shard values to the ranks that use them");
     return NS_OK;
 }
