@@ -57,14 +57,8 @@ EOF
 # is held at the start of its task loop until rank 1 has sent its first request and is held
 # there too (tests/hold.sh); released together, rank 0's first service finds the request and
 # answers it with a task before computing any of its own
-hold_at "journal:0@0,ready:0@1"
-"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" tiny.yaml 2> sweep.log &
-run_pid=$!
-hold_off
-wait_held_rank 0 $run_pid > /dev/null || { cat sweep.log; exit 1; }
-wait_held_rank 1 $run_pid > /dev/null || { cat sweep.log; exit 1; }
-release
-wait $run_pid || { cat sweep.log; echo "FAIL: the sweep did not run"; exit 1; }
+run_shared sweep.log "$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" tiny.yaml ||
+  { cat sweep.log; echo "FAIL: the sweep did not run"; exit 1; }
 cp sweep.log runs/tiny/run.log
 grep -q "workers computed [1-9][0-9]* task(s), .* s per task ([1-9][0-9]* journalled in their own files)" sweep.log ||
   { cat sweep.log; fail "rank 1 journalled none of its results itself"; }

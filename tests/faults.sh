@@ -107,7 +107,8 @@ else
   # result and the rest to rank 0, whose journal.nsj is on the same full disk): exit 1, and a resume
   # at -np 2 completes
   tmpfs j2 1m || fail "mount j2"
-  run_np 2 f.yaml --output d1b.nc --checkpoint-dir j2/ck 2> log1b; rc=$?
+  # (rank 1 must compute tasks: both ranks start held, tests/hold.sh's run_shared)
+  run_shared log1b run_np 2 f.yaml --output d1b.nc --checkpoint-dir j2/ck; rc=$?
   expect_rc 1 log1b "journal and part on a full disk"
   grep -q "normsweep run: write j2/ck/journal.nsj: No space left on device" log1b ||
     { cat log1b >&2; fail "journal and part on a full disk: no message naming journal.nsj"; }
@@ -181,9 +182,11 @@ if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 1 ]; then trap '' XFSZ; ulimit -
 exec "$@"
 EOF
 chmod +x rank1_fsize.sh
+# Rank 1 must compute more tasks than its part can hold: both ranks start held (run_shared), so
+# rank 1 gets the first task and its share of the rest, whatever the machine's speed.
 mkdir run6
-mpi_launch -np 2 ./rank1_fsize.sh "$NORMSWEEP" f.yaml --output run6/d6.nc \
-  --checkpoint-dir run6/checkpoint 2> run6/run.log; rc=$?
+run_shared run6/run.log mpi_launch -np 2 ./rank1_fsize.sh "$NORMSWEEP" f.yaml --output run6/d6.nc \
+  --checkpoint-dir run6/checkpoint; rc=$?
 expect_rc 0 run6/run.log "a worker's part over a file size limit"
 grep -qx "normsweep: rank 1: write run6/checkpoint/journal.s1.r1.nsj: File too large: its results go through rank 0 from now on" run6/run.log ||
   { cat run6/run.log >&2; fail "part over a file size limit: rank 0 did not say why rank 1's part stopped"; }

@@ -44,6 +44,25 @@ wait_held_rank() {
   cut -d' ' -f1 "$work/hold/held.$1"
 }
 
+# run_shared LOG CMD...: CMD, an MPI launch of normsweep on 2 ranks or more (stderr to LOG), with
+# rank 0 held at the start of its task loop until rank 1 has sent its first request and is held
+# too; released together, rank 0's first service answers that request with a task before it
+# computes one of its own. So rank 1 computes (and journals in its own part) at least one task and
+# rank 0 at least one, however fast either starts: left alone, a fast rank 0 can finish a small
+# sweep before rank 1 has asked (archive_verify's 4 tasks did, in a fresh Debian chroot). Returns
+# CMD's status.
+run_shared() {
+  rs_log=$1; shift
+  hold_at "journal:0@0,ready:0@1"
+  "$@" 2> "$rs_log" &
+  rs_pid=$!
+  hold_off
+  wait_held_rank 0 $rs_pid > /dev/null || { cat "$rs_log" >&2; exit 1; }
+  wait_held_rank 1 $rs_pid > /dev/null || { cat "$rs_log" >&2; exit 1; }
+  release
+  wait $rs_pid
+}
+
 # held_field N: field N of the marker (1 pid, 2 rank, 3 point, 4 count)
 held_field() { cut -d' ' -f"$1" "$work/hold/held"; }
 

@@ -16,7 +16,9 @@ t0=$(date +%s)
 step() { echo "sweep_trust: $* ($(( $(date +%s) - t0 )) s)"; }
 # 16 shards: about a second at -np 2
 sed 's/count: 120/count: 16/' slow.yaml > short.yaml
-run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref 2> logref || { cat logref >&2; fail "reference run"; }
+# (2) needs records of both ranks in ckref: both start held (tests/hold.sh's run_shared)
+run_shared logref run_np 2 short.yaml --output ref.nc --checkpoint-dir ckref ||
+  { cat logref >&2; fail "reference run"; }
 data_cdl ref.nc > ref.cdl
 
 # ---- (1) two runners on one checkpoint directory, 20 times -------------------------------------
