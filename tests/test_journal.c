@@ -17,7 +17,7 @@
 
 #include "ns_test.h"
 #include "common/ns_lock.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
 
 #define NPAY 5

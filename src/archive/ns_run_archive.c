@@ -25,7 +25,7 @@
 #include "archive/ns_run_files.h"
 #include "assets/ns_assets.h"
 #include "io/ns_nc_read.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 
 #define NS_ASSET_LINE 4096
 

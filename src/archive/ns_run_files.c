@@ -14,7 +14,7 @@
 
 #include "archive/ns_archive_layout.h"
 #include "common/ns_file.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 
 static int own(ns_run_files *l, char *s, ns_err *err)
 {

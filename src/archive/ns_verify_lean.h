@@ -11,7 +11,7 @@
 #include "corpus/ns_corpus.h"
 #include "model/ns_model.h"
 #include "rows/ns_plan.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
 #include "sweep/ns_sweep_config.h"
 

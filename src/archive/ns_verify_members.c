@@ -12,7 +12,7 @@
 #include "archive/ns_archive_provenance.h"
 #include "archive/ns_archive_readme.h"
 #include "common/ns_file.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 
 #define SHOWN 200 /* characters of a value shown */
 

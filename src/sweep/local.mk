@@ -7,7 +7,6 @@ src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep
 	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h \
 	src/sweep/ns_sweep_check.c src/sweep/ns_sweep_check.h \
 	src/sweep/ns_sweep_inputs.c src/sweep/ns_sweep_inputs.h \
-	src/sweep/ns_journal.c src/sweep/ns_journal.h \
 	src/sweep/ns_results.c src/sweep/ns_results.h \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
@@ -38,11 +37,6 @@ TESTS += tests/test_sweep_config tests/validate_cli.sh
 EXTRA_DIST += tests/validate_cli.sh
 
 # tests of the sweep runner
-check_PROGRAMS += tests/test_journal
-tests_test_journal_SOURCES = tests/test_journal.c
-tests_test_journal_CPPFLAGS = $(NS_TEST_CPP)
-tests_test_journal_LDADD = $(NS_TEST_LIBS)
-TESTS += tests/test_journal
 TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh \
 	tests/sweep_vs_dump.sh tests/sweep_trust.sh tests/sweep_unshared.sh tests/output_cf.sh
 EXTRA_DIST += tests/sweep_common.sh tests/hold.sh tests/sweep_determinism.sh tests/sweep_resume.sh \

@@ -14,7 +14,7 @@
 #include "analysis/ns_intervals.h"
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 
 #define NS_RESULTS_MISSING UINT64_MAX
 

@@ -14,7 +14,7 @@
 #include "common/ns_lock.h"
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 #include "sweep/ns_sweep_check.h"
 #include "sweep/ns_sweep_yaml.h"
 #include "tokenizer/ns_tokenizer.h"

@@ -13,7 +13,7 @@
 #include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
 #include "sweep/ns_sweep.h"
 #include "sweep/ns_sweep_config.h"

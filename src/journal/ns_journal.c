@@ -1,6 +1,6 @@
 /* ns_journal: append-only, checksummed record of completed tasks, synced in groups (see
  * ns_journal.h). */
-#include "sweep/ns_journal.h"
+#include "journal/ns_journal.h"
 
 #include <dirent.h>
 #include <errno.h>
