@@ -221,8 +221,8 @@ d, task, scale, add = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(s
 done = False
 for src in sorted(glob.glob(d + '/journal*.nsj')):
     data = bytearray(open(src, 'rb').read())
-    # layout (src/journal/ns_journal_file_internal.h): 128-byte header with the u64 payload length at offset 16;
-    # records of 80 bytes (u32 magic, u32 pad, u64 len, 64 hex sha256 of task+payload), u64 task,
+    # layout (src/journal/ns_journal_file_internal.h): 128-byte header with the u64 payload
+    # length at offset 16; records of 80 bytes (u32 magic, u32 pad, u64 len, 64 hex sha256 of task+payload), u64 task,
     # payload
     plen = struct.unpack_from('=Q', data, 16)[0]
     pos = 128

@@ -65,7 +65,8 @@ resume_ok() {
   same_data "$ref" "$1" "$3: resume vs uninterrupted"
 }
 # whole_records FILE: FILE (a journal file) is its 128-byte header and whole records of 88 bytes
-# plus the payload length its header records (src/journal/ns_journal_file_internal.h), else fail; prints how many
+# plus the payload length its header records (src/journal/ns_journal_file_internal.h), else
+# fail; prints how many
 whole_records() {
   plen=$(od -An -tu8 -j16 -N8 "$1" | tr -d ' ')
   size=$(stat -c %s "$1")
