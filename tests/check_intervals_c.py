@@ -10,6 +10,7 @@ file's bootstrap_statistics names is there.
     check_intervals_c.py POSTPROCESS_DIR FILE.nc [B]
 
 B: the resamples the file must record (the sweep's bootstrap.resamples; default 2000)."""
+import math
 import sys
 
 import numpy as np
@@ -67,6 +68,44 @@ for ni in range(len(run.var["normalizer"])):
         if nm.endswith("_hmedian") and not finite.any():
             problems.append("normalizer %d %s: no interval with a finite lower end (the "
                             "comparison is empty)" % (ni, nm))
+# Where the intervals are (docs/STATISTICS.md, "At which temperatures"), from the rule as written,
+# not from the report's code: the claims' temperatures are the grid's T nearest 1 in log (the
+# first of a tie) and its grid neighbours; entropy_norm_mean_hmedian, jac_exact_max_hmax and
+# jac_exact_T_slope have intervals at every T, every other statistic with a T axis only at the
+# claims' temperatures (NaN ends elsewhere) and its estimate at every T.
+with netCDF4.Dataset(path) as ds:
+    T = [float(t) for t in ds["T"][:]]
+    ref = min(range(len(T)), key=lambda k: (abs(math.log(T[k])), k))
+    claim = [k for k in (ref - 1, ref, ref + 1) if 0 <= k < len(T)]
+    want_attr = " ".join("%.17g" % T[k] for k in claim)
+    if ds.getncattr("bootstrap_interval_T") != want_attr:
+        problems.append("bootstrap_interval_T = %r, not %r" % (ds.getncattr("bootstrap_interval_T"),
+                                                                want_attr))
+    off_T = [k for k in range(len(T)) if k not in claim]
+    seen_off = 0
+    for nm in names:
+        dims = ds[nm].dimensions
+        if "T" not in dims:
+            continue
+        ax = dims.index("T")
+        est = np.ma.filled(ds[nm][:], np.nan)
+        lo = np.ma.filled(ds[nm + "_ci_low"][:], np.nan)
+        every = nm in ("entropy_norm_mean_hmedian", "jac_exact_max_hmax")
+        for k in range(len(T)):
+            e, l_ = np.take(est, k, axis=ax), np.take(lo, k, axis=ax)
+            has_ci = bool(np.isfinite(l_).any())
+            if every or k in claim:
+                if not has_ci and np.isfinite(e).any():
+                    problems.append("%s: no interval at T = %g" % (nm, T[k]))
+            else:
+                seen_off += 1
+                if has_ci:
+                    problems.append("%s: an interval at T = %g, not a claims' temperature"
+                                    % (nm, T[k]))
+                if nm.startswith(("distance_mean", "ns_frac_mean")) and not np.isfinite(e).any():
+                    problems.append("%s: no estimate at T = %g" % (nm, T[k]))
+print("check_intervals_c: claims' temperatures %s; %d (statistic, T) pairs off them checked to "
+      "have estimates and no interval" % (want_attr, seen_off))
 for p in problems[:30]:
     print("check_intervals_c:", p)
 print("check_intervals_c: %d statistics (%d values) compared bit for bit; without an interval in "

@@ -227,6 +227,50 @@ static void test_wmeans(void)
     free(W);
 }
 
+/* ns_boot_wsums against the plain formula, written out: for every resample and column, the
+ * sum over the drawn shards in index order (zero-weight shards skipped), bit for bit; n covers
+ * the 32-column blocks, the 4-column blocks and the single columns; values of both signs,
+ * zeros of both signs, and large and tiny magnitudes (so the order of the additions shows). */
+static void wsums_case(size_t S, size_t n, size_t B, ns_rng *r)
+{
+    size_t R = B + 1;
+    uint32_t *W = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL_FATAL(ns_boot_weights(5, S, B, &W, &err), NS_OK);
+    double *wd = malloc(R * S * sizeof *wd), *x = malloc(S * n * sizeof *x);
+    double *out = malloc(R * n * sizeof *out);
+    CU_ASSERT_FATAL(wd && x && out);
+    for (size_t i = 0; i < R * S; i++)
+        wd[i] = (double)W[i];
+    for (size_t i = 0; i < S * n; i++) {
+        double u = ns_rng_uniform(r);
+        x[i] = i % 7 == 0 ? 0.0 : i % 11 == 0 ? -0.0 : (u - 0.5) * (i % 3 == 0 ? 1e12 : 1e-3);
+    }
+    ns_boot_wsums(wd, x, R, S, n, out);
+    size_t bad = 0;
+    for (size_t b = 0; b < R; b++)
+        for (size_t j = 0; j < n; j++) {
+            double t = 0.0;
+            for (size_t s = 0; s < S; s++)
+                if (W[b * S + s])
+                    t += (double)W[b * S + s] * x[s * n + j];
+            bad += !same_bits(out[b * n + j], t);
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    free(W), free(wd), free(x), free(out);
+}
+
+static void test_wsums(void)
+{
+    ns_rng r;
+    ns_rng_init(&r, 9);
+    wsums_case(1, 1, 20, &r);
+    wsums_case(13, 3, 30, &r);
+    wsums_case(48, 112, 40, &r);   /* cell_tn's columns: 7 means x 16 heads */
+    wsums_case(97, 37, 25, &r);    /* one block of 32, one of 4, one single */
+    wsums_case(300, 64, 10, &r);
+}
+
 /* One KS case over B resamples: S shards of `rows` values each, values v(i) = (i * mult) % mod (ties when mod
  * is small), every `nan_b`-th value of b missing (0: none), a[0] = +inf when inf_a. */
 static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a, double alpha,
@@ -310,6 +354,7 @@ int main(void)
     CU_add_test(s, "percentile interval vs a full sort", test_interval);
     CU_add_test(s, "medians and maxima over head sets vs per-set sorts", test_sets);
     CU_add_test(s, "weighted means, with and without the uniform-count shortcut", test_wmeans);
+    CU_add_test(s, "weighted sums of every resample at once vs the written-out sums", test_wsums);
     CU_add_test(s, "KS statistic and decision of every resample vs the written-out resample",
                 test_ks);
     return ns_test_run_all();

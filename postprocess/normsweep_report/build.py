@@ -69,7 +69,7 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
           progress=None):
     ni = 0
     ti = int(np.argmin(np.abs(np.log(run.T))))
-    t_ks = [t for t in (ti - 1, ti, ti + 1) if 0 <= t < len(run.T)]
+    t_ks = stats.claim_T(run.T)
     t0 = time.time()
     comp = stats.Computed(run, ni, resamples if run.has_samples() else None, t_ks, progress)
     by_shards = stats.ncrit_by_shards(run, ni, ti)

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from . import bootstrap, claims, files, ks  # noqa: E402
+from . import bootstrap, claims, files, ks, stats  # noqa: E402
 
 MIN_PT = 8
 plt.rcParams.update({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
@@ -40,7 +40,10 @@ class Figures:
         self.model_line = "model: %s" % name
         if run.is_standin() or str(run.attr("model_fallback", "false")) == "true":
             self.model_line += " (stand-in, not GPT-2: not comparable with the paper's figures)"
-        self.band_note = ("bands: 95 % shard-bootstrap intervals" if comp.samples or
+        self.band_note = ("bands: 95 %% shard-bootstrap intervals (at T = %s, where the claims are "
+                          "judged; the other panels show estimates only)"
+                          % ", ".join("%g" % run.T[t] for t in stats.claim_T(run.T))
+                          if comp.samples or
                           any(s.source == "file" for s in comp.stats.values())
                           else "no intervals (the file has neither samples nor intervals)")
 

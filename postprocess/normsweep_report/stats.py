@@ -137,6 +137,20 @@ def loglog_slope(x, y, sel):
     return np.where((m >= 2) & np.isfinite(s), s, np.nan)
 
 
+# Statistics with intervals at every temperature; every other one of the catalogue has them only
+# at the claims' temperatures (claim_T), its estimate alone elsewhere: the C reduction's rule
+# (analysis/ns_intervals.h, docs/STATISTICS.md "What gets an interval").
+EVERY_T = ("entropy_norm", "jac_exact_max", "jac_exact_T_slope")
+
+
+def claim_T(T):
+    """Grid indices of the claims' temperatures: T_ref, the T nearest 1 in log (the first of a
+    tie), and its neighbours on the grid."""
+    T = np.asarray(T, float)
+    ti = int(np.argmin(np.abs(np.log(T))))
+    return [t for t in (ti - 1, ti, ti + 1) if 0 <= t < len(T)]
+
+
 def plateau_points(N, L):
     """(N_a, N_b) indices at context length L: the largest grid N <= 20 and the largest grid
     N > 20 below L (None when the grid has no such N)."""
@@ -294,6 +308,13 @@ class Computed:
             d = CATALOGUE_DIMS.get(name) or dims.get(v.ndim - 2, ())
             if v.shape[0] > 1:
                 lo, hi, mlo, mhi = bootstrap.interval(v[1:])
+                if name not in EVERY_T and "T" in d:  # no interval off the claims' T
+                    keep = np.zeros(len(self.run.T), bool)
+                    keep[claim_T(self.run.T)] = True
+                    shape = [1] * len(d)
+                    shape[d.index("T")] = len(keep)
+                    off = ~keep.reshape(shape)
+                    lo, hi, mlo, mhi = (np.where(off, np.nan, x) for x in (lo, hi, mlo, mhi))
                 out[nm] = Stat(nm, d, v[0], lo, hi, (mlo, mhi), "bootstrap")
                 out[nm].reps = v[1:]
             else:

@@ -61,6 +61,49 @@ NS_HOT void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *c
         out[j] = num[j] > 0.0 ? tot[j] / num[j] : NAN;
 }
 
+/* Columns [j0, j0 + 32) of resample b's sums: eight accumulators of four lanes, each lane one
+ * column, so each column's sum runs over the shards in index order. */
+NS_INLINE void wsums32(const double *wb, const double *x, size_t S, size_t n, size_t j0,
+                       double *out)
+{
+    v4d a0 = splat(0.0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (size_t s = 0; s < S; s++) {
+        v4d ws = splat(wb[s]);
+        const double *xs = x + s * n + j0;
+        a0 += ws * load4(xs), a1 += ws * load4(xs + 4);
+        a2 += ws * load4(xs + 8), a3 += ws * load4(xs + 12);
+        a4 += ws * load4(xs + 16), a5 += ws * load4(xs + 20);
+        a6 += ws * load4(xs + 24), a7 += ws * load4(xs + 28);
+    }
+    store4(out + j0, a0), store4(out + j0 + 4, a1), store4(out + j0 + 8, a2);
+    store4(out + j0 + 12, a3), store4(out + j0 + 16, a4), store4(out + j0 + 20, a5);
+    store4(out + j0 + 24, a6), store4(out + j0 + 28, a7);
+}
+
+NS_HOT void ns_boot_wsums(const double *wd, const double *x, size_t R, size_t S, size_t n,
+                          double *out)
+{
+    for (size_t b = 0; b < R; b++) {
+        const double *wb = wd + b * S;
+        double *ob = out + b * n;
+        size_t j0 = 0;
+        for (; j0 + 32 <= n; j0 += 32)
+            wsums32(wb, x, S, n, j0, ob);
+        for (; j0 + 4 <= n; j0 += 4) {
+            v4d a = splat(0.0);
+            for (size_t s = 0; s < S; s++)
+                a += splat(wb[s]) * load4(x + s * n + j0);
+            store4(ob + j0, a);
+        }
+        for (; j0 < n; j0++) {
+            double a = 0.0;
+            for (size_t s = 0; s < S; s++)
+                a += wb[s] * x[s * n + j0];
+            ob[j0] = a;
+        }
+    }
+}
+
 NS_HOT void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out)
 {
     for (size_t j = 0; j < n; j++)

@@ -34,6 +34,15 @@ int ns_boot_weights(uint64_t seed, size_t S, size_t B, uint32_t **W, ns_err *err
  * multiplicities of a resample add up to S: the weighted count, an exact integer, is that). */
 void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, size_t S, size_t n,
                     double *scratch, double *out);
+/* The numerators of ns_boot_wmeans for R resamples and n cells at once, with the same bits:
+ * out[b n + j] = the sum over shards s in index order of wd[b S + s] x[s n + j], each product
+ * rounded once and added left to right from +0. wd (R, S) holds the multiplicities as doubles;
+ * x (S, n) must be finite: a shard of weight 0 then adds +0 or -0, which leaves every partial
+ * sum as it was (a sum that starts at +0 is never -0), exactly as skipping it. For finite x
+ * only: the caller takes ns_boot_wmeans's path otherwise (0 times an infinity is NaN). Columns
+ * in blocks of 32 and 4 (vector accumulators held across the shards), resample by resample:
+ * the cost of B S n multiplications and additions, without branches. */
+void ns_boot_wsums(const double *wd, const double *x, size_t R, size_t S, size_t n, double *out);
 /* For each of n cells j: the largest mx[s n + j] over the shards with w[s] > 0; NaN when none
  * is above -inf. */
 void ns_boot_wmaxes(const uint32_t *w, const double *mx, size_t S, size_t n, double *out);

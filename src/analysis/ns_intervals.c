@@ -77,6 +77,7 @@ typedef struct ci_ws {
     const ns_ci_input *in;
     ns_intervals *out;
     const uint32_t *W;       /* (R, n_shards): row 0 the full sample */
+    double *Wd;              /* the same as doubles, for ns_boot_wsums */
     size_t R, H, nsets, lo_r, hi_r;
     unsigned char *member;   /* (nsets, H) at the current (L, T) */
     double *head;            /* (NS_BOOT_MEANS + 2, R, H): per-head replicates */
@@ -85,14 +86,18 @@ typedef struct ci_ws {
     size_t *set_idx, *set_start; /* the sets as index lists: (nsets H), (nsets + 1) */
     ns_boot_sets sets;
     ns_boot_set_ws sws;
-    double *colx, *coly;     /* (S, H): per-shard columns of one cell, every head */
-    double *scratch;         /* (3 H) */
+    double *colx, *coly;     /* (S, C): per-shard columns of one cell, every head and mean
+                                (C up to NS_BOOT_MEANS H) */
+    double *tot, *num;       /* (R, C): their weighted sums */
+    double *mv;              /* (R, C): the means of cell_tn's columns */
+    unsigned char *uni;      /* (C): every shard has the same count in column j */
+    double *scratch;         /* (3 C) */
     double *tmp;             /* (R) */
     double *keep;            /* (3, nL, nN, nsets, R): distance, distance_expected, bound at T */
     uint32_t *Wown;
     double *u, *v;           /* (max(nL, nT)) */
     unsigned char *sel;      /* (max(nL, nT)) */
-    ns_boot_ks *ks;
+    ns_boot_ks *ks, *ks1;    /* the KS tests of B + 1 replicates, and of the estimate alone */
     int64_t *kk, *kna, *knb; /* (R) one cell's KS statistics and sizes */
     double *kd;              /* (R, H) the heads' KS distances of one cell */
     unsigned char *pass;     /* (2, nN, R, H): the test passes (p > alpha) */
@@ -118,13 +123,17 @@ static size_t at(const ci_ws *w, ns_ci_dims d, size_t ni, size_t Li, size_t Ti, 
 /* jac_exact_max_hmax's replicates at (ni, Ti, Li, set): (nnorm, nT, nL, nsets, R). */
 static double *jac_at(const ci_ws *w, size_t ni, size_t Ti, size_t Li, size_t s)
 {
-    return w->out->jac_reps + (((ni * w->in->nT + Ti) * w->in->nL + Li) * w->nsets + s) * w->R;
+    return w->out->jac_reps +
+           (((ni * w->in->nT + Ti) * w->in->nL + Li) * w->nsets + s) * (w->in->B + 1);
 }
 
-/* Store a statistic's replicates reps[0..R) (0: the estimate) at index i of statistic id. */
+/* Store a statistic's replicates reps[0..R) (0: the estimate) at index i of statistic id; with
+ * R = 1 (a temperature without intervals) the estimate alone, its ends left NaN. */
 static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
 {
     w->out->est[id][i] = reps[0];
+    if (w->R == 1)
+        return;
     memcpy(w->tmp, reps + 1, (w->R - 1) * sizeof *w->tmp);
     ns_boot_interval(w->tmp, w->R - 1, w->lo_r, w->hi_r, &w->out->lo[id][i], &w->out->hi[id][i]);
 }
@@ -150,34 +159,56 @@ static const double *part(const ci_ws *w, size_t ni, size_t Li, size_t h, size_t
     return w->in->block[((ni * w->in->nL + Li) * w->H + h) * w->in->nT + Ti];
 }
 
-/* The per-shard columns at offset off of every head's T part of (ni, Li, Ti), as (S, H) arrays:
- * x[s][h] = part[off + s], and when y, y[s][h] = part[off + S + s]. */
-static void columns(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t off, double *x, double *y)
+/* The per-shard columns at offset off of every head's T part of (ni, Li, Ti) into columns
+ * [c0, c0 + H) of (S, C) arrays: x[s][c0 + h] = part[off + s], and when y, y[s][c0 + h] =
+ * part[off + S + s]. */
+static void columns(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t off, size_t C, size_t c0,
+                    double *x, double *y)
 {
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards;
     for (size_t h = 0; h < w->H; h++) {
         const double *blk = part(w, ni, Li, h, Ti) + off;
         for (size_t s = 0; s < S; s++) {
-            x[s * w->H + h] = blk[s];
+            x[s * C + c0 + h] = blk[s];
             if (y)
-                y[s * w->H + h] = blk[S + s];
+                y[s * C + c0 + h] = blk[S + s];
         }
     }
 }
 
-/* head[b][h] = the weighted means of the columns x (sums), y (counts) for every replicate b. */
-static void means(ci_ws *w, double *head)
+/* out[b][j] = the weighted mean of columns j of colx (sums) and coly (counts), (S, C), for
+ * every replicate b: ns_boot_wmeans's bits. Finite sums (the rule) go through ns_boot_wsums,
+ * every replicate and column at once; a column whose shards all have the same count c_j has
+ * the weighted count c_j S exactly, any other the exact integer sum of ns_boot_wsums. A
+ * non-finite sum anywhere takes ns_boot_wmeans, replicate by replicate. */
+static void means(ci_ws *w, size_t C, double *out)
 {
-    size_t S = w->in->n_shards, H = w->H;
-    int uniform = 1;
-    for (size_t j = 0; j < S * H && uniform; j++)
-        uniform = w->coly[j] == w->coly[j % H];
-    for (size_t h = 0; h < H; h++)
-        w->scratch[2 * H + h] = w->coly[h] * (double)S;
-    for (size_t b = 0; b < w->R; b++)
-        ns_boot_wmeans(w->W + b * S, w->colx, uniform ? NULL : w->coly, S, H, w->scratch,
-                       head + b * H);
+    size_t S = w->in->n_shards, R = w->R;
+    const double *x = w->colx, *y = w->coly;
+    int finite = 1, uniform = 1;
+    for (size_t j = 0; j < S * C && finite; j++)
+        finite = isfinite(x[j]);
+    for (size_t j = 0; j < C; j++) {
+        w->uni[j] = 1;
+        for (size_t s = 1; s < S && w->uni[j]; s++)
+            w->uni[j] = y[s * C + j] == y[j];
+        uniform &= w->uni[j];
+        w->scratch[2 * C + j] = y[j] * (double)S;
+    }
+    if (!finite) {
+        for (size_t b = 0; b < R; b++)
+            ns_boot_wmeans(w->W + b * S, x, uniform ? NULL : y, S, C, w->scratch, out + b * C);
+        return;
+    }
+    ns_boot_wsums(w->Wd, x, R, S, C, w->tot);
+    if (!uniform)
+        ns_boot_wsums(w->Wd, y, R, S, C, w->num);
+    for (size_t b = 0; b < R; b++)
+        for (size_t j = 0; j < C; j++) {
+            double n = w->uni[j] ? w->scratch[2 * C + j] : w->num[b * C + j];
+            out[b * C + j] = n > 0.0 ? w->tot[b * C + j] / n : NAN;
+        }
 }
 
 /* The head sets at (ni, Li, Ti): all, sharp, flat (by the file's entropy_norm_mean), layers. */
@@ -209,9 +240,9 @@ static void cell_t(ci_ws *w, size_t ni, size_t Li, size_t Ti)
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards;
     double *ent = w->head, *jac = w->head + w->H * w->R;
-    columns(w, ni, Li, Ti, ns_boot_shard_entropy(in->nN, S), w->colx, w->coly);
-    means(w, ent);
-    columns(w, ni, Li, Ti, ns_boot_shard_jac(in->nN, S), w->colx, NULL);
+    columns(w, ni, Li, Ti, ns_boot_shard_entropy(in->nN, S), w->H, 0, w->colx, w->coly);
+    means(w, w->H, ent);
+    columns(w, ni, Li, Ti, ns_boot_shard_jac(in->nN, S), w->H, 0, w->colx, NULL);
     for (size_t b = 0; b < w->R; b++)
         ns_boot_wmaxes(w->W + b * S, w->colx, S, w->H, jac + b * w->H);
     aggregate(w, ent, 0);
@@ -228,11 +259,13 @@ static void cell_t(ci_ws *w, size_t ni, size_t Li, size_t Ti)
 static void cell_tn(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni)
 {
     const ns_ci_input *in = w->in;
-    size_t S = in->n_shards, HR = w->H * w->R;
-    for (size_t k = 0; k < NS_BOOT_MEANS; k++) {
-        columns(w, ni, Li, Ti, ns_boot_shard_mean(in->nN, S, k, Ni), w->colx, w->coly);
-        means(w, w->head + k * HR);
-    }
+    size_t S = in->n_shards, H = w->H, HR = H * w->R, C = NS_BOOT_MEANS * H;
+    for (size_t k = 0; k < NS_BOOT_MEANS; k++)
+        columns(w, ni, Li, Ti, ns_boot_shard_mean(in->nN, S, k, Ni), C, k * H, w->colx, w->coly);
+    means(w, C, w->mv);
+    for (size_t b = 0; b < w->R; b++)
+        for (size_t k = 0; k < NS_BOOT_MEANS; k++)
+            memcpy(w->head + k * HR + b * H, w->mv + b * C + k * H, H * sizeof *w->head);
     const double *frac = w->head + NS_CI_NS_FRAC * HR;
     for (size_t j = 0; j < HR; j++) {
         w->head[NS_CI_NS_UPPER_GAP * HR + j] = frac[j] - w->head[NS_CI_NS_UPPER * HR + j];
@@ -264,13 +297,14 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
         unsigned char *comp = w->comp + (q * in->nN + Ni) * R * H;
         for (size_t h = 0; h < H; h++) {
             const double *blk = part(w, ni, Li, h, Ti);
-            ns_boot_ks_cell(w->ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
+            ns_boot_ks_cell(R == 1 ? w->ks1 : w->ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
             int64_t na = -1, nb = -1, kmax = 0; /* the threshold of the last sizes seen */
             for (size_t r = 0; r < R; r++) {
                 int64_t den = w->kna[r] * w->knb[r];
                 if (den > 0 && (w->kna[r] != na || w->knb[r] != nb)) {
                     na = w->kna[r], nb = w->knb[r];
-                    NS_TRY(ns_boot_ks_threshold(w->ks, na, nb, in->ks_alpha, &kmax, err));
+                    NS_TRY(ns_boot_ks_threshold(R == 1 ? w->ks1 : w->ks, na, nb, in->ks_alpha,
+                                                &kmax, err));
                 }
                 w->kd[r * H + h] = den > 0 ? (double)w->kk[r] / (double)den : NAN;
                 pass[r * H + h] = den > 0 && w->kk[r] < kmax;
@@ -424,17 +458,39 @@ static void ws_free(ci_ws *w)
 {
     free(w->member), free(w->head), free(w->agg), free(w->vals), free(w->tmp);
     free(w->colx), free(w->coly), free(w->scratch);
+    free(w->tot), free(w->num), free(w->mv), free(w->uni), free(w->Wd);
     free(w->set_idx), free(w->set_start), free(w->sws.vals);
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
     free(w->kk), free(w->kna), free(w->knb), free(w->kd), free(w->pass);
     free(w->comp), free(w->nlo), free(w->nhi), free(w->cols);
     ns_boot_ks_free(w->ks);
+    ns_boot_ks_free(w->ks1);
+}
+
+size_t ns_intervals_claim_T(const double *T, size_t nT, size_t *t)
+{
+    if (nT == 0)
+        return 0;
+    size_t ref = 0, n = 0;
+    for (size_t k = 1; k < nT; k++)
+        if (fabs(log(T[k])) < fabs(log(T[ref])))
+            ref = k;
+    if (ref > 0)
+        t[n++] = ref - 1;
+    t[n++] = ref;
+    if (ref + 1 < nT)
+        t[n++] = ref + 1;
+    return n;
 }
 
 int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
 {
     memset(out, 0, sizeof *out);
     out->B = in->B;
+    size_t ct[NS_CI_MAX_T];
+    out->n_ci_T = ns_intervals_claim_T(in->T, in->nT, ct);
+    for (size_t k = 0; k < out->n_ci_T; k++)
+        out->ci_T[k] = in->T[ct[k]];
     out->nsets = 3 + in->nlayers;
     size_t lo_r, hi_r;
     NS_TRY(ns_boot_ranks(in->B, &lo_r, &hi_r, err));
@@ -477,18 +533,27 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->set_idx = malloc(w->nsets * H * sizeof *w->set_idx);
     w->set_start = malloc((w->nsets + 1) * sizeof *w->set_start);
     w->sws = (ns_boot_set_ws){malloc(H * sizeof(double))};
-    w->colx = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
-    w->coly = malloc((in->n_shards ? in->n_shards : 1) * H * sizeof(double));
-    w->scratch = malloc(3 * H * sizeof(double));
+    size_t C = NS_BOOT_MEANS * H, S1 = in->n_shards ? in->n_shards : 1;
+    w->colx = malloc(S1 * C * sizeof(double));
+    w->coly = malloc(S1 * C * sizeof(double));
+    w->scratch = malloc(3 * C * sizeof(double));
+    w->tot = malloc(w->R * C * sizeof(double));
+    w->num = malloc(w->R * C * sizeof(double));
+    w->mv = malloc(w->R * C * sizeof(double));
+    w->uni = malloc(C);
+    w->Wd = malloc(w->R * S1 * sizeof(double));
     w->tmp = malloc(w->R * sizeof(double));
     w->keep = malloc((3 * in->nL * in->nN * w->nsets * w->R + 1) * sizeof(double));
     w->u = malloc(m * sizeof(double)), w->v = malloc(m * sizeof(double)), w->sel = malloc(m);
     if (!w->member || !w->head || !w->agg || !w->vals || !w->tmp || !w->keep || !w->u || !w->v ||
-        !w->sel || !w->colx || !w->coly || !w->scratch || !w->set_idx ||
+        !w->sel || !w->colx || !w->coly || !w->scratch || !w->set_idx || !w->tot || !w->num ||
+        !w->mv || !w->uni || !w->Wd ||
         !w->set_start || !w->sws.vals)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu resamples, %zu heads, "
                        "%zu shards)", in->B, w->H, in->n_shards);
     NS_TRY(ns_boot_weights(in->seed, in->n_shards, in->B, &w->Wown, err));
+    for (size_t j = 0; j < w->R * in->n_shards; j++)
+        w->Wd[j] = (double)w->Wown[j];
     size_t RH = w->R * H, nN = in->nN ? in->nN : 1;
     w->kk = malloc(w->R * sizeof *w->kk);
     w->kna = malloc(w->R * sizeof *w->kna);
@@ -503,6 +568,7 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
         !w->nhi || !w->cols)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the KS tests of %zu "
                        "resamples, %zu heads)", in->B, w->H);
+    NS_TRY(ns_boot_ks_new(in->n_shards, in->rows, 1, w->Wown, &w->ks1, err));
     return ns_boot_ks_new(in->n_shards, in->rows, w->R, w->Wown, &w->ks, err);
 }
 
@@ -518,11 +584,17 @@ int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_interval
     memset(&w, 0, sizeof w);
     int rc = setup(in, out, &w, err);
     w.W = w.Wown;
+    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(in->T, in->nT, ct);
     for (size_t g = g0; rc == NS_OK && g < g1; g++) {
         size_t ni = g / in->nT, Ti = g % in->nT;
+        int claims = 0; /* a temperature of the claims: every statistic's interval */
+        for (size_t k = 0; k < nct; k++)
+            claims |= ct[k] == Ti;
         for (size_t Li = 0; rc == NS_OK && Li < in->nL; Li++) {
+            w.R = in->B + 1;
             membership(&w, ni, Li, Ti);
             cell_t(&w, ni, Li, Ti);
+            w.R = claims ? in->B + 1 : 1;
             for (size_t Ni = 0; rc == NS_OK && Ni < in->nN; Ni++) {
                 cell_tn(&w, ni, Li, Ti, Ni);
                 rc = cell_ks(&w, ni, Li, Ti, Ni, err);
@@ -533,6 +605,7 @@ int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_interval
         l_slopes(&w, ni, Ti);
         plateau(&w, ni, Ti);
     }
+    w.R = in->B + 1;
     ws_free(&w);
     return rc;
 }

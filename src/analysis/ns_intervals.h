@@ -52,6 +52,16 @@ typedef struct ns_ci_info {
 } ns_ci_info;
 const ns_ci_info *ns_ci_info_of(ns_ci_id id);
 
+/* Where the intervals are: entropy_norm_mean_hmedian, jac_exact_max_hmax and jac_exact_T_slope
+ * at every T; every other statistic (those over N, n_crit, the L slopes, the plateau and the
+ * bound ratio) only at the claims' temperatures: T_ref, the grid's T nearest 1 in log (the first
+ * of a tie), and its neighbours on the grid (docs/STATISTICS.md, "What gets an interval"). At the
+ * other temperatures they have their estimate (the full sample) and no interval (NaN ends):
+ * the verdicts read none there, and the resamples there would cost most of the bootstrap. */
+#define NS_CI_MAX_T 3
+/* The grid indices of the claims' temperatures into t[0..NS_CI_MAX_T); returns how many. */
+size_t ns_intervals_claim_T(const double *T, size_t nT, size_t *t);
+
 /* Head sets: 0 all, 1 sharp, 2 flat, 3 + k layer k; a head is sharp at (L, T) when its mean
  * entropy_norm is below NS_CI_SHARP_BELOW, flat when at least that. */
 #define NS_CI_SHARP_BELOW 0.5
@@ -78,6 +88,8 @@ typedef struct ns_intervals {
     double *est[NS_CI_COUNT], *lo[NS_CI_COUNT], *hi[NS_CI_COUNT];
     double *jac_reps;             /* (nnorm, nT, nL, nsets, B + 1): jac_exact_max_hmax's
                                      replicates, for the T slopes */
+    double ci_T[NS_CI_MAX_T];     /* the claims' temperatures (ns_intervals_claim_T) */
+    size_t n_ci_T;
 } ns_intervals;
 
 /* Values of a statistic of dims d: nnorm x (its dims) x nsets. */

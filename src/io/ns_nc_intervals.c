@@ -90,10 +90,21 @@ void ns_nc_intervals_describe(const ns_intervals *iv, ns_nc_intervals *o)
                          ns_ci_info_of((ns_ci_id)id)->name);
         used += n > 0 && (size_t)n < sizeof o->stats - used ? (size_t)n : 0;
     }
+    used = 0;
+    for (size_t k = 0; k < iv->n_ci_T; k++) {
+        int n = snprintf(o->temps + used, sizeof o->temps - used, "%s%.17g", k ? " " : "",
+                         iv->ci_T[k]);
+        used += n > 0 && (size_t)n < sizeof o->temps - used ? (size_t)n : 0;
+    }
     snprintf(o->rule, sizeof o->rule, "shard (block) bootstrap, docs/STATISTICS.md \"Uncertainty: "
              "the shard bootstrap\": resample b draws shard_count shards with replacement from "
-             "ns_rng keyed (0x626f6f7473747270 \"bootstrp\", seed, b); 95 %% percentile intervals");
+             "ns_rng keyed (0x626f6f7473747270 \"bootstrp\", seed, b); 95 %% percentile intervals; "
+             "entropy_norm_mean_hmedian, jac_exact_max_hmax and jac_exact_T_slope have them at "
+             "every T, every other statistic only at the claims' temperatures "
+             "(bootstrap_interval_T: the grid's T nearest 1 and its neighbours), its estimate "
+             "alone (NaN ends) at the others");
     o->attrs[0] = (ns_nc_attr){.name = "bootstrap_rule", .text = o->rule};
     o->attrs[1] = (ns_nc_attr){.name = "bootstrap_resamples", .ival = (long long)iv->B};
     o->attrs[2] = (ns_nc_attr){.name = "bootstrap_statistics", .text = o->stats};
+    o->attrs[3] = (ns_nc_attr){.name = "bootstrap_interval_T", .text = o->temps};
 }

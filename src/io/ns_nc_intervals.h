@@ -2,7 +2,8 @@
  * intervals in the NetCDF file"): the head_set dimension and its names, and for each statistic
  * NAME of analysis/ns_intervals.h the variables NAME, NAME_ci_low and NAME_ci_high over
  * (normalizer, its dims, head_set) with their attributes, and the global attributes
- * bootstrap_rule, bootstrap_resamples and bootstrap_statistics. The sweep file's layout
+ * bootstrap_rule, bootstrap_resamples, bootstrap_statistics and bootstrap_interval_T (the claims'
+ * temperatures: ns_intervals_claim_T). The sweep file's layout
  * (ns_nc_results) appends them, so they are written and compared by one description. */
 #ifndef NS_NC_INTERVALS_H
 #define NS_NC_INTERVALS_H
@@ -13,7 +14,7 @@
 #include "io/ns_nc_write.h"
 
 #define NS_NC_INTERVALS_VARS (3 * NS_CI_COUNT + 1)
-#define NS_NC_INTERVALS_ATTRS 3
+#define NS_NC_INTERVALS_ATTRS 4
 
 typedef struct ns_nc_intervals {
     ns_nc_dim dims[2];                      /* head_set, head_set_strlen */
@@ -21,7 +22,7 @@ typedef struct ns_nc_intervals {
     size_t nvars;
     ns_nc_attr attrs[NS_NC_INTERVALS_ATTRS];
     char text[NS_NC_INTERVALS_VARS][4][192]; /* the variables' names and attribute texts */
-    char rule[256], stats[1024];
+    char rule[640], stats[1024], temps[96];
 } ns_nc_intervals;
 
 /* Describe iv (borrowed: the variables point into it) in *out. */
