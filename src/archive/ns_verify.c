@@ -35,6 +35,7 @@
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_read.h"
 #include "io/ns_nc_results.h"
+#include "io/ns_nc_results_compare.h"
 #include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"

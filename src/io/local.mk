@@ -5,7 +5,8 @@ noinst_LIBRARIES += src/io/libns_io.a
 src_io_libns_io_a_SOURCES = src/io/ns_nc_write.c src/io/ns_nc_write.h src/io/ns_nc.c src/io/ns_nc_internal.h \
 	src/io/ns_hdf5.c src/io/ns_hdf5.h \
 	src/io/ns_provenance.c src/io/ns_provenance.h \
-	src/io/ns_nc_results.c src/io/ns_nc_results.h \
+	src/io/ns_nc_results.c src/io/ns_nc_results.h src/io/ns_nc_results_internal.h \
+	src/io/ns_nc_results_compare.c src/io/ns_nc_results_compare.h \
 	src/io/ns_nc_intervals.c src/io/ns_nc_intervals.h \
 	src/io/ns_nc_dump.c src/io/ns_nc_dump.h \
 	src/io/ns_nc_read.c src/io/ns_nc_read.h \
