@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "norm/ns_norm_jac.h"
 #include "norm/ns_norm_jac_internal.h"
-#include "norm/ns_norm_row_internal.h"
+#include "norm/ns_norm_row.h"
 #include "norm/ns_normalize_internal.h"
 
 static void print_all(const double *x, size_t L)

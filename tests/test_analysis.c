@@ -21,6 +21,7 @@
 #include "norm/ns_jacobian.h"
 #include "norm/ns_jacobian_internal.h"
 #include "analysis/ns_metrics.h"
+#include "analysis/ns_reduce.h"
 #include "norm/ns_normalize.h"
 #include "analysis/ns_rng.h"
 #include "analysis/ns_row.h"
@@ -638,6 +639,8 @@ static void brute_row(const ns_analysis_params *p, const ns_head_key *key, const
         b->v[NS_M_ENTROPY_NORM][t][0][0] = L >= 2 ? (double)(h / logl((long double)L)) : NAN;
         b->v[NS_M_N_EFF][t][0][0] = (double)expl(h);
         b->v[NS_M_JAC_EXACT][t][0][0] = brute_jac_exact(&p->normalizer, a, L, T);
+        b->v[NS_M_MASS][t][0][0] = 1.0; /* the brute force's normalizers are on the simplex */
+        b->v[NS_M_SINK_MASS][t][0][0] = (double)al[0];
         if (ns_topn_rank_is_T_free(&p->normalizer))
             b->v[NS_M_JAC_LEMMA2][t][0][0] =
                 brute_lemma2(z, L, ns_normalizer_inv_temp(&p->normalizer, L, T));
@@ -723,7 +726,8 @@ static void test_layout_and_table(void)
     const char *stems[NS_M_COUNT] = {"distance", "distance_d1", "distance_bound",
                                      "distance_expected", "distance_random", "ns_frac",
                                      "ns_lower", "ns_upper", "delta", "jac_exact", "jac_lemma2",
-                                     "entropy", "entropy_norm", "n_eff", "jac_fd"};
+                                     "entropy", "entropy_norm", "n_eff", "jac_fd", "mass",
+                                     "sink_mass"};
     for (int id = 0; id < NS_M_COUNT; id++) {
         const ns_metric_info *mi = ns_metric_info_of((ns_metric_id)id);
         CU_ASSERT_PTR_NOT_NULL_FATAL(mi);
@@ -738,8 +742,10 @@ static void test_layout_and_table(void)
         ns_row_layout lay;
         ns_row_layout_init(&lay, nT, nN, neps, t_free);
         /* 7 (T, N) metrics, d1 per N (T-free ranking) or per (T, N), delta, 4 per-T
-         * (jac_exact, jac_lemma2, entropy, entropy_norm), jac_fd; n_eff derived */
-        CU_ASSERT_EQUAL(lay.total, 7 * nT * nN + (t_free ? nN : nT * nN) + 1 + 4 * nT + nT * neps);
+         * (jac_exact, jac_lemma2, entropy, entropy_norm), jac_fd, 2 per-T (mass, sink_mass);
+         * n_eff derived */
+        CU_ASSERT_EQUAL(lay.total,
+                        7 * nT * nN + (t_free ? nN : nT * nN) + 1 + 4 * nT + nT * neps + 2 * nT);
         CU_ASSERT_EQUAL(lay.offset[NS_M_N_EFF], SIZE_MAX);
         int seen[256] = {0};
         for (int id = 0; id < NS_M_COUNT; id++) {
@@ -778,7 +784,7 @@ static void test_layout_and_table(void)
     /* a layout with no N (a row too short for every N of the grid) */
     ns_row_layout lay0;
     ns_row_layout_init(&lay0, 2, 0, 1, 1);
-    CU_ASSERT_EQUAL(lay0.total, 1 + 4 * 2 + 2);
+    CU_ASSERT_EQUAL(lay0.total, 1 + 4 * 2 + 2 + 2 * 2);
 }
 
 static void test_jac_bound_and_violation_rule(void)
@@ -1479,7 +1485,7 @@ static void test_permutation_invariance(void)
                     support[t] += al[i] > 0.0;
             }
             for (int id = 0; id < NS_M_COUNT; id++) {
-                if (id == NS_M_DISTANCE_RANDOM)
+                if (id == NS_M_DISTANCE_RANDOM || id == NS_M_SINK_MASS) /* key 0 is a position */
                     continue;
                 ns_metric_dims dims = ns_metric_info_of((ns_metric_id)id)->dims;
                 for (size_t t = 0; t < 3; t++)
@@ -1641,6 +1647,163 @@ static void test_determinism_and_keys(void)
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
+/* ---- issue 36: mass, sink_mass, empty rows, stick-breaking --------------------------------- */
+
+/* Hand-made rows (every normalizer): key 0 alone (the others 1e30 below it, so their weights are
+ * 0 in double for every normalizer that can make them 0) and a uniform row (equal logits):
+ * sink_mass = p_0 is 1 and 1/L (stick-breaking: beta (1 - beta)^(L-1) / m), mass 1 on the
+ * simplex and the formula's sum off it (1e-14 relative: a sum of L doubles against exp and
+ * log1p of the closed form). */
+static void test_sink_hand_rows(void)
+{
+    size_t Lm = 8, d = 4;
+    size_t N[2] = {1, 3};
+    double T[2] = {0.5, 2.0}, eps[1] = {1e-4};
+    ns_head_key key = {0, 0, 0};
+    size_t rows[1] = {Lm - 1};
+    for (int k = 0; k <= NS_NORM_STICKBREAKING; k++) {
+        ns_normalizer f = ns_normalizer_default((ns_normalizer_kind)k);
+        if (k == NS_NORM_ENTMAX)
+            f.alpha = 1.7;
+        ns_analysis_params p = {N, 2, T, 2, eps, 1, f, 1, 2, 3};
+        for (int uniform = 0; uniform <= 1; uniform++) {
+            test_head h = make_head(Lm, d, 11, 1.0);
+            fill_logits_equal(&h, uniform ? 2.0f : -1e30f);
+            h.logits[(Lm - 1) * Lm] = 2.0f; /* key 0 of the last row */
+            ns_row_layout lay;
+            double *out = analyze(&p, &key, &h, rows, 1, NS_KERNEL_FAST, &lay);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+            for (size_t t = 0; t < 2; t++) {
+                double sink = val(&lay, out, Lm, NS_M_SINK_MASS, t, 0, 0);
+                double mass = val(&lay, out, Lm, NS_M_MASS, t, 0, 0);
+                double y = 2.0 / T[t], L = (double)Lm, want_sink, want_mass;
+                if (uniform) {
+                    want_sink = 1.0 / L;
+                    want_mass = k == NS_NORM_SOFTMAX1   ? L * exp(y) / (1.0 + L * exp(y))
+                                : k == NS_NORM_SIGMOID  ? L / (1.0 + exp(-(y - log(L))))
+                                : k == NS_NORM_SOFTPICK ? 1.0
+                                : k == NS_NORM_RELU     ? y
+                                                        : 1.0;
+                } else { /* key 0 alone: sigmoid's others are sigmoid(-huge) = 0 too; softpick's
+                          * others have |e^y - 1| = 1 in its denominator */
+                    want_sink = 1.0;
+                    want_mass = k == NS_NORM_SOFTMAX1   ? exp(y) / (1.0 + exp(y))
+                                : k == NS_NORM_SIGMOID  ? 1.0 / (1.0 + exp(-(y - log(L))))
+                                : k == NS_NORM_SOFTPICK ? expm1(y) / (expm1(y) + (L - 1.0))
+                                : k == NS_NORM_RELU     ? y / L
+                                : k == NS_NORM_STICKBREAKING ? 1.0 / (1.0 + exp(-y))
+                                                        : 1.0;
+                }
+                if (k == NS_NORM_STICKBREAKING && uniform) { /* beta = sigmoid(y) */
+                    double beta = 1.0 / (1.0 + exp(-y));
+                    want_mass = 1.0 - pow(1.0 - beta, L);
+                    want_sink = beta * pow(1.0 - beta, L - 1.0) / want_mass;
+                }
+                /* p_0 = a_0 / m with m a sum of L doubles: a few ulps; stick-breaking's
+                 * closed forms above round in pow: 1e-13 */
+                double stol = k == NS_NORM_STICKBREAKING ? 1e-13 : 16 * DBL_EPSILON;
+                if (!close_to(sink, want_sink, stol, 0.0)) {
+                    CU_FAIL("sink_mass");
+                    fprintf(stderr, "%s uniform %d T %g: sink_mass %.17g, want %.17g\n",
+                            ns_normalizer_name(f.kind), uniform, T[t], sink, want_sink);
+                }
+                if (!close_to(mass, want_mass, 1e-14, 0.0)) {
+                    CU_FAIL("mass");
+                    fprintf(stderr, "%s uniform %d T %g: mass %.17g, want %.17g\n",
+                            ns_normalizer_name(f.kind), uniform, T[t], mass, want_mass);
+                }
+                if (k <= NS_NORM_ENTMAX) {
+                    CU_ASSERT_EQUAL(mass, 1.0); /* by definition on the simplex */
+                }
+            }
+            free(out);
+            free_head(&h);
+        }
+    }
+}
+
+/* Empty rows: softpick and relu with every z_j <= 0 (softpick's every z = 0 too) have mass 0,
+ * every shape metric missing, jac_fd of a defined; the reduction counts them in empty_rows and
+ * not in skipped_rows, and a row with mass (z_0 > 0) in neither. Stick-breaking: distance_random
+ * missing at every N (key order), distance defined. Counts exact. */
+static void test_empty_rows_and_stickbreaking(void)
+{
+    size_t Lm = 6, d = 3;
+    size_t N[2] = {1, 2};
+    double T[1] = {1.0}, eps[1] = {1e-3};
+    ns_head_key key = {1, 0, 0};
+    size_t rows[3] = {5, 5, 5};
+    for (int k = NS_NORM_SOFTPICK; k <= NS_NORM_STICKBREAKING; k++) {
+        ns_analysis_params p = {N, 2, T, 1, eps, 1, ns_normalizer_default((ns_normalizer_kind)k),
+                                1, 2, 3};
+        test_head h[3] = {make_head(Lm, d, 5, 1.0), make_head(Lm, d, 6, 1.0),
+                          make_head(Lm, d, 7, 1.0)};
+        fill_logits_equal(&h[0], 0.0f);   /* every z = 0 */
+        fill_logits_equal(&h[1], -0.75f); /* every z < 0 */
+        fill_logits_equal(&h[2], -0.75f);
+        h[2].logits[5 * Lm] = 0.5f;       /* one z > 0: a row with mass */
+        ns_row_layout lay;
+        double *out[3];
+        for (int r = 0; r < 3; r++) {
+            out[r] = analyze(&p, &key, &h[r], rows + r, 1, NS_KERNEL_FAST, &lay);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(out[r]);
+        }
+        double *recs = malloc(3 * lay.total * sizeof *recs);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(recs);
+        for (int r = 0; r < 3; r++)
+            memcpy(recs + r * lay.total, out[r], lay.total * sizeof *recs);
+        int empties = k == NS_NORM_STICKBREAKING ? 0 : 2;
+        for (int r = 0; r < 3; r++) {
+            double *row = out[r];
+            int empty = r < empties;
+            CU_ASSERT_EQUAL(val(&lay, row, Lm, NS_M_MASS, 0, 0, 0) == 0.0, empty);
+            CU_ASSERT_EQUAL(isnan(val(&lay, row, Lm, NS_M_SINK_MASS, 0, 0, 0)), empty);
+            CU_ASSERT_EQUAL(isnan(val(&lay, row, Lm, NS_M_ENTROPY, 0, 0, 0)), empty);
+            CU_ASSERT(!isnan(val(&lay, row, Lm, NS_M_JAC_FD, 0, 0, 0)));
+            CU_ASSERT(!isnan(val(&lay, row, Lm, NS_M_DELTA, 0, 0, 0)));
+            for (size_t n = 0; n < 2; n++) {
+                CU_ASSERT_EQUAL(isnan(val(&lay, row, Lm, NS_M_DISTANCE, 0, n, 0)), empty);
+                CU_ASSERT_EQUAL(isnan(val(&lay, row, Lm, NS_M_NS_FRAC, 0, n, 0)), empty);
+                CU_ASSERT_EQUAL(isnan(val(&lay, row, Lm, NS_M_DISTANCE_RANDOM, 0, n, 0)),
+                                empty || k == NS_NORM_STICKBREAKING);
+            }
+            /* jac_exact: exact for relu (1/(T L) or 0), missing for softpick and stick-breaking */
+            double je = val(&lay, row, Lm, NS_M_JAC_EXACT, 0, 0, 0);
+            if (k == NS_NORM_RELU) {
+                CU_ASSERT_EQUAL(je, empty ? 0.0 : 1.0 / (double)Lm);
+            } else {
+                CU_ASSERT(isnan(je));
+            }
+        }
+        ns_slice_shape sh = {.lay = &lay, .L = Lm, .N = N, .nN = 2, .T = T, .nT = 1,
+                             .neps = 1, .ks_alpha = 0.01};
+        ns_slice_layout sl;
+        ns_slice_layout_init(&sl, &sh);
+        double *res = malloc(sl.total * sizeof *res);
+        ns_reduce_ws *rws = NULL;
+        ns_err err;
+        CU_ASSERT_FATAL(res && ns_reduce_ws_new(3, &rws, &err) == NS_OK);
+        CU_ASSERT_EQUAL_FATAL(ns_reduce_slice(&sh, recs, 3, lay.total, rws, res, &err), NS_OK);
+        CU_ASSERT_EQUAL(res[sl.count[NS_C_EMPTY_ROWS]], (double)empties);
+        for (size_t n = 0; n < 2; n++) {
+            CU_ASSERT_EQUAL(res[sl.count[NS_C_SKIPPED_ROWS] + n], 0.0);
+            CU_ASSERT_EQUAL(res[sl.count[NS_C_THM1_CHECKED] + n], (double)(3 - empties));
+        }
+        CU_ASSERT_EQUAL(res[sl.stats[NS_M_MASS] + NS_ST_COUNT], 3.0); /* 0 is a value */
+        CU_ASSERT_EQUAL(res[sl.stats[NS_M_SINK_MASS] + NS_ST_COUNT], (double)(3 - empties));
+        if (k == NS_NORM_STICKBREAKING) { /* d_random missing: its KS test too */
+            CU_ASSERT(isnan(res[sl.ks_stat[NS_KS_RANDOM]]) && isnan(res[sl.ks_p[NS_KS_RANDOM]]));
+        }
+        ns_reduce_ws_free(rws);
+        free(res);
+        free(recs);
+        for (int r = 0; r < 3; r++) {
+            free(out[r]);
+            free_head(&h[r]);
+        }
+    }
+}
+
 static void test_bad_inputs(void)
 {
     test_head h = make_head(8, 4, 1, 1.0);
@@ -1722,5 +1885,8 @@ int main(void)
     CU_add_test(s, "sphere and raw scaling", test_sphere_scaling);
     CU_add_test(s, "determinism and generator keys", test_determinism_and_keys);
     CU_add_test(s, "bad inputs name what is wrong", test_bad_inputs);
+    CU_add_test(s, "issue 36: sink_mass and mass on hand-made rows", test_sink_hand_rows);
+    CU_add_test(s, "issue 36: empty rows counted, stick-breaking's d_random missing",
+                test_empty_rows_and_stickbreaking);
     return ns_test_run_all();
 }

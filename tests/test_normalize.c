@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "norm/ns_jacobian.h"
-#include "norm/ns_norm_row_internal.h"
+#include "norm/ns_norm_row.h"
 #include "norm/ns_normalize.h"
 #include "norm/ns_normalize_internal.h"
 #include "ns_test.h"
@@ -257,9 +257,40 @@ static void test_family_row_same_bits(void)
     CU_ASSERT(underflow > 0); /* the cases reach weights that underflow to 0 */
 }
 
-/* Issue 36's six names: refused where a sweep, a model or training reads a name (the message
- * stays today's), read by ns_normalizer_parse_any with their defaults; ns_normalize refuses the
- * five off the simplex and an entmax alpha that is not > 1. */
+/* Labels: the parameter of entmax and sigmoid always, ssmax's only when asked (two ssmax), as
+ * the shortest text that reads back as the double; two default sigmoids are the same normalizer. */
+static void test_labels(void)
+{
+    char buf[64];
+    ns_normalizer f = {.kind = NS_NORM_ENTMAX, .alpha = 1.3};
+    CU_ASSERT_EQUAL(ns_normalizer_label(&f, 0, buf, sizeof buf), 16);
+    CU_ASSERT_STRING_EQUAL(buf, "entmax alpha=1.3");
+    f.alpha = 1.0 + 0x1p-52;
+    ns_normalizer_label(&f, 0, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "entmax alpha=1.0000000000000002");
+    CU_ASSERT_EQUAL(strtod(buf + 13, NULL), f.alpha);
+    f = ns_normalizer_default(NS_NORM_SIGMOID);
+    ns_normalizer_label(&f, 0, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "sigmoid b=-log(L)");
+    ns_normalizer g = {.kind = NS_NORM_SIGMOID, .b = -2.0};
+    ns_normalizer_label(&g, 0, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "sigmoid b=-2");
+    CU_ASSERT(ns_normalizer_same(&f, &f) && !ns_normalizer_same(&f, &g));
+    ns_normalizer s1 = {.kind = NS_NORM_SSMAX, .s = 0.1};
+    ns_normalizer_label(&s1, 0, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "ssmax");
+    ns_normalizer_label(&s1, 1, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "ssmax s=0.1");
+    ns_normalizer r = ns_normalizer_default(NS_NORM_SOFTMAX1);
+    ns_normalizer_label(&r, 1, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "softmax1");
+    for (int k = 0; k <= NS_NORM_STICKBREAKING; k++)
+        CU_ASSERT_EQUAL(ns_normalizer_on_simplex((ns_normalizer_kind)k), k <= NS_NORM_ENTMAX);
+}
+
+/* Issue 36's six names: refused where a model or training reads a name (saying they are not yet
+ * usable there), read by ns_normalizer_parse_any (a sweep file, dump) with their defaults;
+ * ns_normalize refuses the five off the simplex and an entmax alpha that is not > 1. */
 static void test_issue36_names(void)
 {
     const char *names[] = {"softmax", "ssmax", "sparsemax", "entmax15", "entmax",
@@ -270,12 +301,15 @@ static void test_issue36_names(void)
         ns_normalizer f;
         CU_ASSERT_EQUAL(ns_normalizer_parse(names[i], &k, &err), i < 4 ? NS_OK : NS_ERR_INVALID);
         if (i >= 4)
-            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown normalizer"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not yet usable in a model or in training"));
         CU_ASSERT_EQUAL_FATAL(ns_normalizer_parse_any(names[i], &f, &err), NS_OK);
         CU_ASSERT_EQUAL((int)f.kind, i);
         CU_ASSERT_STRING_EQUAL(ns_normalizer_name(f.kind), names[i]);
     }
     ns_normalizer f;
+    ns_normalizer_kind k2;
+    CU_ASSERT_EQUAL(ns_normalizer_parse("softmax2", &k2, &err), NS_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown normalizer 'softmax2'"));
     CU_ASSERT_EQUAL(ns_normalizer_parse_any("softmax2", &f, &err), NS_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'softmax2'"));
     CU_ASSERT_EQUAL(ns_normalizer_default(NS_NORM_SSMAX).s, 1.0);
@@ -392,6 +426,7 @@ int main(void)
     CU_add_test(s, "large z / T stays finite", test_no_overflow);
     CU_add_test(s, "softmax-family row: the same bits as one by one", test_family_row_same_bits);
     CU_add_test(s, "issue 36: names, defaults, refusals", test_issue36_names);
+    CU_add_test(s, "labels with parameters", test_labels);
     CU_add_test(s, "alpha-entmax: 1.5 = entmax15 bits, 2 = sparsemax", test_entmax_alpha);
     CU_add_test(s, "norm row: errors, the simplex ones unchanged", test_norm_row_errors);
     return ns_test_run_all();

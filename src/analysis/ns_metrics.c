@@ -60,6 +60,17 @@ static const ns_metric_info ns_metric_table[NS_M_COUNT] = {
         "finite-difference sensitivity max_u ||F((z + eps u)/T) - F(z/T)|| / eps", "1",
         "over the probe set (e_a - e_b)/sqrt 2 and `probes` random unit directions; a secant, "
         "not a derivative, when eps/T is large; METRICS.md section 7"},
+    [NS_M_MASS] = {"mass", NS_DIMS_T,
+        "row mass m = sum_j a_j of the normalizer's weights", "1",
+        "1 by definition for softmax, ssmax, sparsemax, entmax15 and entmax (not the rounded sum); "
+        "the sum in key order for softmax1, sigmoid, softpick, relu and stickbreaking; 0 for an "
+        "empty row (every a_j = 0), whose shape metrics are missing and which is counted in "
+        "empty_rows; METRICS.md section 2.1"},
+    [NS_M_SINK_MASS] = {"sink_mass", NS_DIMS_T,
+        "share of the row's mass on the window's first key p_0 = a_0 / m", "1",
+        "the weight on key 0 of p = a / m (a_0 itself on the simplex), so that it compares across "
+        "normalizers; missing for an empty row; sink_heads_frac thresholds its per-head mean at "
+        "0.3; METRICS.md section 8.1"},
 };
 
 const ns_metric_info *ns_metric_info_of(ns_metric_id id)

@@ -31,6 +31,8 @@ typedef enum ns_metric_id {
     NS_M_ENTROPY_NORM,      /* entropy / log(keys of the row) */
     NS_M_N_EFF,             /* exp(entropy) (derived) */
     NS_M_JAC_FD,            /* finite-difference sensitivity per eps */
+    NS_M_MASS,              /* the row mass m = sum_j a_j (1 on the simplex; issue 36) */
+    NS_M_SINK_MASS,         /* p_0 = a_0 / m, the share of the mass on the window's first key */
     NS_M_COUNT
 } ns_metric_id;
 

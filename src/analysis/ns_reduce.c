@@ -76,6 +76,12 @@ static const ns_count_info ns_count_table[NS_C_COUNT] = {
     [NS_C_JAC_FD_CHECKED] = {"jac_fd_checked", NS_CD_TE,
         "rows where jac_fd was checked against min(1/(4T), sqrt 2)",
         "rows with jac_fd defined (each row once)", NS_C_JAC_FD_CHECKED},
+    [NS_C_EMPTY_ROWS] = {"empty_rows", NS_CD_T,
+        "rows skipped because their mass is 0 (every weight a_j = 0)",
+        "rows with mass m = 0 exactly (log m = -inf: softpick or relu with every z_j <= 0): no "
+        "shape p = a / m, so every shape metric (Theorem 1 and 2, entropy, sink_mass) is missing "
+        "at that T; counted here and not in skipped_rows; always 0 for the normalizers on the "
+        "simplex", NS_C_EMPTY_ROWS},
 };
 
 const ns_count_info *ns_count_info_of(ns_count_id id)
@@ -216,7 +222,15 @@ static int reduce_ks(const ns_slice_shape *sh, const ns_slice_layout *sl, const 
     return NS_OK;
 }
 
-/* Theorem 1 and 2 counts of one (t, n) cell over the S rows. */
+/* 1 when the record's row is empty at t: a mass but no shape (sink_mass is missing exactly then). */
+static int row_empty(const ns_slice_shape *sh, const double *row, size_t t)
+{
+    return !isnan(ns_row_value(sh->lay, row, sh->L, NS_M_MASS, t, 0, 0)) &&
+           isnan(ns_row_value(sh->lay, row, sh->L, NS_M_SINK_MASS, t, 0, 0));
+}
+
+/* Theorem 1 and 2 counts of one (t, n) cell over the S rows (an empty row is counted in
+ * empty_rows, not in skipped_rows). */
 static void count_theorems(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
                            size_t t, size_t n, double *c /* [NS_C_COUNT] */)
 {
@@ -225,7 +239,7 @@ static void count_theorems(const ns_slice_shape *sh, const double *recs, size_t 
         const double *row = recs + k * stride;
         double d = ns_row_value(lay, row, sh->L, NS_M_DISTANCE, t, n, 0);
         if (isnan(d)) {
-            c[NS_C_SKIPPED_ROWS]++;
+            c[NS_C_SKIPPED_ROWS] += !row_empty(sh, row, t);
             continue;
         }
         double db = ns_row_value(lay, row, sh->L, NS_M_DISTANCE_BOUND, t, n, 0);
@@ -264,8 +278,10 @@ static void count_jacobians(const ns_slice_shape *sh, const ns_slice_layout *sl,
     double *lc = out + sl->count[NS_C_LEMMA2_CHECKED] + t;
     double *fv = out + sl->count[NS_C_JAC_FD_VIOL] + t * sh->neps;
     double *fc = out + sl->count[NS_C_JAC_FD_CHECKED] + t * sh->neps;
+    double *empty = out + sl->count[NS_C_EMPTY_ROWS] + t;
     for (size_t k = 0; k < S; k++) {
         const double *row = recs + k * stride;
+        *empty += row_empty(sh, row, t);
         double je = ns_row_value(lay, row, sh->L, NS_M_JAC_EXACT, t, 0, 0);
         double jl = ns_row_value(lay, row, sh->L, NS_M_JAC_LEMMA2, t, 0, 0);
         if (!isnan(je)) {

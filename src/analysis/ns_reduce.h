@@ -43,6 +43,7 @@ typedef enum ns_count_id {
     NS_C_JAC_EXACT_VIOL, NS_C_JAC_EXACT_CHECKED, /* jac_exact > jac_bound (relative 1e-6) */
     NS_C_LEMMA2_VIOL, NS_C_LEMMA2_CHECKED,       /* jac_exact > jac_lemma2 (relative 1e-6) */
     NS_C_JAC_FD_VIOL, NS_C_JAC_FD_CHECKED,       /* jac_fd(eps) > jac_bound (relative 1e-6) */
+    NS_C_EMPTY_ROWS,         /* rows whose mass is 0: no shape p, every shape metric missing */
     NS_C_COUNT
 } ns_count_id;
 

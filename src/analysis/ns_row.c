@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "norm/ns_jacobian.h"
+#include "norm/ns_norm_jac.h"
+#include "norm/ns_norm_row.h"
 #include "analysis/ns_rng.h"
 #include "analysis/ns_row_kernels_internal.h"
 #include "analysis/ns_topn.h"
@@ -54,6 +56,8 @@ struct ns_analysis_ws {
     double *alpha, *lalpha; /* (L_max) each */
     double *work;      /* (2 L_max + 2): normalizer and Theorem 2 scratch */
     double *zp, *ap;   /* (L_max) each: perturbed logits and weights */
+    double *na, *np;   /* (L_max) each: a normalizer's weights a off the simplex, a perturbed p */
+    double *nwork;     /* (ns_norm_row_work(L_max)): ns_norm_row_eval's work */
     double *u;         /* ((probes + 1) L_max): jac_fd directions */
     double *v[9];      /* (L_max) each: kernel scratch */
     double *s, *sr, *xbar; /* (d) each */
@@ -66,9 +70,9 @@ struct ns_analysis_ws {
 double ns_analysis_ws_bytes(unsigned probes, size_t L_max, size_t d)
 {
     double L = (double)L_max, D = (double)d, P = (double)probes + 1.0;
-    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, u, v[9], s/sr/xbar/xsum */
+    /* X, G, gdiag/delta/mnorm/z/alpha/lalpha, work, zp/ap, na/np/nwork, u, v[9], s/sr/xbar/xsum */
     double nd = L * D + L * (double)NS_GRAM_LD(L_max) + 6.0 * L + (2.0 * L + 2.0) + 2.0 * L +
-                P * L + 9.0 * L + 4.0 * D;
+                2.0 * L + (double)ns_norm_row_work(L_max) + P * L + 9.0 * L + 4.0 * D;
     return nd * sizeof(double) + 2.0 * L * sizeof(size_t) + L * sizeof(ns_rank_item) + 2.0 * L;
 }
 
@@ -107,6 +111,9 @@ int ns_analysis_ws_new(const ns_analysis_params *p, size_t L_max, size_t d, ns_a
     ws->work = q, q += 2 * L_max + 2;
     ws->zp = q, q += L_max;
     ws->ap = q, q += L_max;
+    ws->na = q, q += L_max;
+    ws->np = q, q += L_max;
+    ws->nwork = q, q += ns_norm_row_work(L_max);
     ws->u = q, q += ((size_t)p->probes + 1) * L_max;
     for (int k = 0; k < 9; k++)
         ws->v[k] = q, q += L_max;
@@ -199,16 +206,23 @@ static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, size_t nu,
         }
         return NS_OK;
     }
+    int on_simplex = ns_normalizer_on_simplex(p->normalizer.kind);
+    const double *a0 = on_simplex ? ws->alpha : ws->na; /* the Jacobian of a, not of p */
     for (size_t e = 0; e < p->neps; e++) {
         double eps = p->eps[e], best = 0.0;
         for (size_t k = 0; k < nu; k++) {
             const double *v = u + k * L;
             for (size_t i = 0; i < L; i++)
                 ws->zp[i] = ws->z[i] + eps * v[i];
-            NS_TRY(ns_normalize(&p->normalizer, ws->zp, L, T, ws->ap, ws->work, err));
+            if (on_simplex) {
+                NS_TRY(ns_normalize(&p->normalizer, ws->zp, L, T, ws->ap, ws->work, err));
+            } else {
+                ns_norm_row r = {.a = ws->ap, .p = ws->np, .logp = NULL};
+                NS_TRY(ns_norm_row_eval(&p->normalizer, ws->zp, L, T, &r, ws->nwork, err));
+            }
             double acc = 0.0;
             for (size_t i = 0; i < L; i++) {
-                double dd = ws->ap[i] - ws->alpha[i];
+                double dd = ws->ap[i] - a0[i];
                 acc += dd * dd;
             }
             double g = sqrt(acc) / eps;
@@ -326,6 +340,43 @@ static int ns_check_head(const ns_analysis_params *p, const ns_head_input *in,
     return NS_OK;
 }
 
+/* The weights of one row at T into ws: the shape p (alpha) and log p (lalpha) the theorems use,
+ * and for a normalizer off the simplex its own weights a (na); and the metrics that need no more:
+ * mass, sink_mass, jac_exact, jac_lemma2 (METRICS.md sections 2.1, 7, 8.1). *empty: the row's
+ * mass is 0 (every a_j = 0), so its shape metrics stay missing. */
+static int ns_weights_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, size_t L, size_t t,
+                           const ns_row_layout *lay, double *row, int *empty, ns_err *err)
+{
+    const ns_normalizer *f = &p->normalizer;
+    double T = p->T[t], mass = 1.0, jac, lemma2 = NAN; /* on the simplex m = 1 by definition */
+    *empty = 0;
+    if (ns_topn_rank_is_T_free(f)) {
+        double f2sum = 0.0;
+        ns_softmax_family_row(f, ws->z, L, T, ws->alpha, ws->lalpha, &f2sum);
+        jac = ns_jac_exact_norm(f, ws->alpha, L, T, ws->work);
+        lemma2 = ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(f, L, T), f2sum);
+    } else if (ns_normalizer_on_simplex(f->kind)) {
+        NS_TRY(ns_normalize(f, ws->z, L, T, ws->alpha, ws->work, err));
+        ns_log_weights(f, ws->z, ws->alpha, L, T, ws->lalpha);
+        jac = ns_jac_exact_norm(f, ws->alpha, L, T, ws->work);
+    } else {
+        ns_norm_row r = {.a = ws->na, .p = ws->alpha, .logp = ws->lalpha};
+        NS_TRY(ns_norm_row_eval(f, ws->z, L, T, &r, ws->nwork, err));
+        mass = r.m;
+        *empty = !isfinite(r.log_m); /* -inf: every a_j is 0 (log m is never +inf or NaN) */
+        /* exact where norm/ has a closed form; softpick's and stick-breaking's only as a dense
+         * O(L^3) SVD: missing in a sweep (jac_fd measures them) */
+        jac = f->kind == NS_NORM_SOFTPICK || f->kind == NS_NORM_STICKBREAKING
+                  ? NAN
+                  : ns_norm_jac_norm(f, ws->z, L, T, &r, ws->nwork);
+    }
+    row[ns_row_index(lay, NS_M_MASS, t, 0, 0)] = mass;
+    row[ns_row_index(lay, NS_M_SINK_MASS, t, 0, 0)] = *empty ? NAN : ws->alpha[0];
+    row[ns_row_index(lay, NS_M_JAC_EXACT, t, 0, 0)] = jac;
+    row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] = lemma2;
+    return NS_OK;
+}
+
 /* The metrics of one row m at temperature index t (the row's z, X, G are in place). */
 static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
                        const ns_row_request *rq, size_t Ln, size_t t, size_t nu, ns_kernel kernel,
@@ -335,25 +386,19 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     const ns_row_layout *lay = rq->lay;
     double *row = rq->out, T = p->T[t];
     int t_free = ns_topn_rank_is_T_free(&p->normalizer); /* the softmax family */
-    double f2sum = 0.0;
-    if (t_free) {
-        ns_softmax_family_row(&p->normalizer, ws->z, L, T, ws->alpha, ws->lalpha, &f2sum);
-    } else {
-        NS_TRY(ns_normalize(&p->normalizer, ws->z, L, T, ws->alpha, ws->work, err));
-        ns_log_weights(&p->normalizer, ws->z, ws->alpha, L, T, ws->lalpha);
-    }
+    int empty;
+    NS_TRY(ns_weights_at_T(ws, p, L, t, lay, row, &empty, err));
+    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, kernel, err));
+    if (empty)
+        return NS_OK; /* no shape p: its metrics stay missing (counted in empty_rows) */
+    /* off the simplex ranked by log p: the order of p, exact where p underflows */
     if (!t_free || t == 0)
-        ns_topn_rank_row(ws->order, ws->items, &p->normalizer, ws->z, ws->alpha, L, T);
-
-    row[ns_row_index(lay, NS_M_JAC_EXACT, t, 0, 0)] =
-        ns_jac_exact_norm(&p->normalizer, ws->alpha, L, T, ws->work);
-    row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] =
-        t_free ? ns_jac_lemma2(ws->z, L, ns_normalizer_inv_temp(&p->normalizer, L, T), f2sum)
-               : NAN;
+        ns_topn_rank_row(ws->order, ws->items, &p->normalizer, ws->z,
+                         ns_normalizer_on_simplex(p->normalizer.kind) ? ws->alpha : ws->lalpha,
+                         L, T);
     double h = ns_entropy(ws->alpha, ws->lalpha, L);
     row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
     row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;
-    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, kernel, err));
 
     size_t nN = 0; /* the N's this row has: below its L keys (and within the layout) */
     while (nN < lay->nN && p->N[nN] < L)
@@ -378,6 +423,9 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
         ns_row_n_fast(&c);
     else
         ns_row_n_reference(&c);
+    if (p->normalizer.kind == NS_NORM_STICKBREAKING) /* key order matters: no exchangeable */
+        for (size_t n = 0; n < nN; n++)              /* random-subset reference (METRICS 2.1) */
+            row[ns_row_index(lay, NS_M_DISTANCE_RANDOM, t, n, 0)] = NAN;
     return NS_OK;
 }
 

@@ -40,7 +40,8 @@ static void dump_usage(FILE *out)
             "                      [--model DIR|NAME] [--tokenizer DIR|NAME] [--logits]\n"
             "                      [--strip-gutenberg true|false]\n"
             "                      [--N n1,n2,.. [--T t1,..] [--eps e1,..] [--normalizer NAME]\n"
-            "                       [--s S] [--sphere true|false] [--seed S] [--probes P]]\n"
+            "                       [--s S | --b B | --alpha A] [--sphere true|false] [--seed S]\n"
+            "                       [--probes P]]\n"
             "\n"
             "One window through the sweep's own stages: FILE is read and tokenized as a sweep's\n"
             "corpus (the Project Gutenberg header and licence stripped unless\n"
@@ -68,15 +69,20 @@ static void dump_usage(FILE *out)
             "\n"
             "Metrics of docs/METRICS.md for the window's last row (query L-1, L keys) of every\n"
             "(layer, head), written when --N is given, by the sweep's own code with the sweep's\n"
-            "defaults: every metric of the table (distance ... jac_fd, entropy, n_eff) over\n"
-            "(T, N, layer, head), (T, layer, head), (T, eps, layer, head) or (layer, head); doubles,\n"
-            "NaN = missing. Lists are comma-separated, sorted on output.\n"
+            "defaults: every metric of the table (distance ... jac_fd, entropy, n_eff, mass,\n"
+            "sink_mass) over (T, N, layer, head), (T, layer, head), (T, eps, layer, head) or\n"
+            "(layer, head); doubles, NaN = missing. Lists are comma-separated, sorted on output.\n"
             "  --N LIST           top-N sizes, each >= 1\n"
             "  --T LIST           temperatures in [1e-100, 1e100] (default 1)\n"
             "  --eps LIST         finite-difference steps for jac_fd in [1e-100, 1e100] (default\n"
             "                     1e-3)\n"
-            "  --normalizer NAME  softmax (default), ssmax, sparsemax or entmax15\n"
+            "  --normalizer NAME  softmax (default), ssmax, sparsemax, entmax15, entmax, softmax1,\n"
+            "                     sigmoid, softpick, relu or stickbreaking (docs/METRICS.md 2)\n"
             "  --s S              ssmax parameter (> 0; required by ssmax, only for ssmax)\n"
+            "  --b B              sigmoid's bias in [-1000, 1000] (only for sigmoid; default\n"
+            "                     -log(L), L the row's keys)\n"
+            "  --alpha A          entmax's alpha in (1, 1000] (required by entmax, only for it;\n"
+            "                     1.5 is entmax15)\n"
             "  --sphere true|false  scale every value vector to norm 1 (default true)\n"
             "  --seed S           key of the counter-based generator (default 0)\n"
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
@@ -92,6 +98,8 @@ typedef struct dump_opts {
     const char *model, *tokenizer, *text, *out;
     size_t offset, length;
     int have_offset, have_length, have_N, have_s;
+    int have_b, have_alpha;      /* --b, --alpha given (into prm_b, prm_alpha) */
+    double prm_b, prm_alpha;
     int logits;                  /* --logits */
     const char *metric_opt;      /* first metric option seen, for "needs --N" */
     ns_sweep_config cfg;         /* the analysis settings: the sweep's defaults, overridden */
@@ -182,18 +190,29 @@ static int parse_bool(const char *opt, const char *s, int *out, ns_err *err)
 static int parse_metric_opt(dump_opts *o, int c, const char *arg, ns_err *err)
 {
     ns_sweep_config *cfg = &o->cfg;
-    static const char *const names[] = {"--T", "--eps", "--normalizer", "--s", "--sphere",
-                                        "--seed", "--probes"};
+    static const char *const names[] = {"--T",    "--eps",  "--normalizer", "--s", "--sphere",
+                                        "--seed", "--probes", NULL, "--b", "--alpha"};
     if (!o->metric_opt)
         o->metric_opt = names[c - 258];
     switch (c) {
     case 258: return parse_list("--T", &ns_plan_range_scale, arg, NULL, &cfg->T, &cfg->nT, err);
     case 259:
         return parse_list("--eps", &ns_plan_range_scale, arg, NULL, &cfg->eps, &cfg->neps, err);
-    case 260:
-        if (ns_normalizer_parse(arg, &cfg->normalizers[0].kind, NULL) != NS_OK)
-            return ns_fail(err, NS_ERR_INVALID, "--normalizer: unknown normalizer '%s' (expected "
-                           "softmax, ssmax, sparsemax or entmax15)", arg);
+    case 260: {
+        ns_normalizer f;
+        ns_err e;
+        if (ns_normalizer_parse_any(arg, &f, &e) != NS_OK)
+            return ns_fail(err, NS_ERR_INVALID, "--normalizer: %s", e.msg);
+        cfg->normalizers[0].kind = f.kind;
+        return NS_OK;
+    }
+    case 266:
+        NS_TRY(ns_range_parse_real(&ns_plan_range_b, "--b", arg, &o->prm_b, err));
+        o->have_b = 1;
+        return NS_OK;
+    case 267:
+        NS_TRY(ns_range_parse_real(&ns_plan_range_alpha, "--alpha", arg, &o->prm_alpha, err));
+        o->have_alpha = 1;
         return NS_OK;
     case 261:
         NS_TRY(ns_range_parse_real(&ns_plan_range_s, "--s", arg, &cfg->normalizers[0].s, err));
@@ -220,12 +239,26 @@ static int dump_check(dump_opts *o, ns_err *err)
     if (!o->have_N && o->metric_opt)
         return ns_fail(err, NS_ERR_INVALID,
                        "%s needs --N (metrics are computed only when --N is given)", o->metric_opt);
-    ns_normalizer_kind k = o->cfg.normalizers[0].kind;
+    ns_normalizer *f = &o->cfg.normalizers[0];
+    ns_normalizer_kind k = f->kind;
     if (k == NS_NORM_SSMAX && !o->have_s)
         return ns_fail(err, NS_ERR_INVALID, "--normalizer ssmax needs its parameter --s S");
     if (k != NS_NORM_SSMAX && o->have_s)
         return ns_fail(err, NS_ERR_INVALID, "--s applies only to --normalizer ssmax, not to %s",
                        ns_normalizer_name(k));
+    if (k != NS_NORM_SIGMOID && o->have_b)
+        return ns_fail(err, NS_ERR_INVALID, "--b applies only to --normalizer sigmoid, not to %s",
+                       ns_normalizer_name(k));
+    if (k == NS_NORM_ENTMAX && !o->have_alpha)
+        return ns_fail(err, NS_ERR_INVALID, "--normalizer entmax needs its parameter --alpha A "
+                       "(alpha > 1; 1.5 is entmax15)");
+    if (k != NS_NORM_ENTMAX && o->have_alpha)
+        return ns_fail(err, NS_ERR_INVALID, "--alpha applies only to --normalizer entmax, not to "
+                       "%s", ns_normalizer_name(k));
+    if (k == NS_NORM_SIGMOID)
+        f->b = o->have_b ? o->prm_b : NAN; /* NaN: -log(L) */
+    else if (k == NS_NORM_ENTMAX)
+        f->alpha = o->prm_alpha;
     return NS_OK;
 }
 
@@ -242,6 +275,7 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         {"s", required_argument, NULL, 261},      {"sphere", required_argument, NULL, 262},
         {"seed", required_argument, NULL, 263},   {"probes", required_argument, NULL, 264},
         {"strip-gutenberg", required_argument, NULL, 265},
+        {"b", required_argument, NULL, 266},      {"alpha", required_argument, NULL, 267},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -267,7 +301,7 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
             NS_TRY(parse_list("--N", &ns_plan_range_N, optarg, &o->cfg.N, NULL, &o->cfg.nN, err));
             o->have_N = 1;
             break;
-        case 258: case 259: case 260: case 261: case 262: case 263: case 264:
+        case 258: case 259: case 260: case 261: case 262: case 263: case 264: case 266: case 267:
             NS_TRY(parse_metric_opt(o, c, optarg, err));
             break;
         case 265: NS_TRY(parse_bool("--strip-gutenberg", optarg, &o->cfg.strip_gutenberg, err)); break;
@@ -334,6 +368,7 @@ typedef struct dump_run_state {
     int logits;
     const char *out;
     volatile sig_atomic_t *stop;  /* a signal asks to stop: the file's temporary is removed */
+    char norm_label[64];          /* the normalizer with its parameter (ns_normalizer_label) */
 } dump_run_state;
 
 static void state_free(dump_run_state *s)
@@ -478,10 +513,11 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
         .prov = &prov, .text_file = o->text, .text_sha256 = s->text_ref.sha256,
         .offset = o->offset, .text_tokens = s->corpus.tokens.n, .ln_eps = s->mc.norm_eps,
     };
+    ns_normalizer_label(&g->normalizers[0], 0, s->norm_label, sizeof s->norm_label);
     ns_nc_dump_metrics m = {
         .N = g->N, .nN = g->nN, .T = g->T, .nT = g->nT, .eps = g->eps, .neps = g->neps,
         .jac_bound = s->jac_bound, .row = o->length - 1,
-        .normalizer = ns_normalizer_name(g->normalizers[0].kind),
+        .normalizer = s->norm_label,
         .normalizer_s = g->normalizers[0].kind == NS_NORM_SSMAX ? g->normalizers[0].s : NAN,
         .sphere = g->sphere, .seed = g->seed, .probes = g->probes,
     };

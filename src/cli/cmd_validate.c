@@ -190,7 +190,9 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
         print_sizes("heads", cfg->heads, cfg->nheads);
     printf(", normalizers %zu (", cfg->nnormalizers);
     for (size_t i = 0; i < cfg->nnormalizers; i++) {
-        printf("%s%s", i ? " " : "", ns_normalizer_name(cfg->normalizers[i].kind));
+        char label[64]; /* with its parameter: "entmax alpha=1.3", "sigmoid b=-log(L)" */
+        ns_normalizer_label(&cfg->normalizers[i], 0, label, sizeof label);
+        printf("%s%s", i ? " " : "", label);
         if (cfg->normalizers[i].kind == NS_NORM_SSMAX)
             printf(" s=%g", cfg->normalizers[i].s);
     }

@@ -40,7 +40,8 @@ typedef struct ns_nc_dump_metrics {
     const double *eps; size_t neps;  /* each > 0 */
     const double *jac_bound;         /* (nT): min(1/(4T), sqrt 2) */
     size_t row;                      /* query row analysed ("metrics_row", L - 1) */
-    const char *normalizer;          /* "normalizer": softmax, ssmax, sparsemax, entmax15 */
+    const char *normalizer;          /* "normalizer": its label (ns_normalizer_label): "softmax",
+                                        "entmax alpha=1.3", "sigmoid b=-log(L)" */
     double normalizer_s;             /* "normalizer_s" (ssmax only; NaN leaves it out) */
     int sphere;                      /* "sphere": "true" / "false" */
     unsigned long long seed;         /* "seed" (NC_UINT64) */

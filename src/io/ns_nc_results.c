@@ -14,7 +14,8 @@
 #include "io/ns_nc_intervals.h"
 #include "io/ns_nc_results_internal.h"
 
-#define NAME_LEN 32 /* characters of a normalizer's label ("ssmax s=" and a double) */
+#define NAME_LEN 32 /* characters of a normalizer's label at least (name_len: more when needed) */
+#define NS_SINK_EPSILON 0.3 /* sink_heads_frac's threshold (Gu et al. 2024, METRICS.md 8.1) */
 
 /* The quantiles of every metric (`quantile` coordinate): 0 and 1 are the minimum and maximum. */
 static const double quantiles[] = {0.0, 0.05, 0.5, 0.95, 1.0};
@@ -209,23 +210,28 @@ static const char *metric_dims(ns_metric_dims dims, int samples)
     return list[dims][samples];
 }
 
-/* The label of normalizer i: its name, with " s=" and the shortest text that reads back as its
- * s when the grid has another normalizer of the same name (two ssmax), so labels are unique. */
-static void normalizer_label(const ns_plan_grid *g, size_t i, char *buf)
+/* The label of normalizer i (ns_normalizer_label): ssmax's s only when the grid has another
+ * ssmax (two ssmax), entmax's alpha and sigmoid's b always, so labels are unique. */
+static int normalizer_label(const ns_plan_grid *g, size_t i, char *buf, size_t size)
 {
     const ns_normalizer *f = &g->normalizers[i];
     int twin = 0;
     for (size_t j = 0; j < g->nnormalizers; j++)
         twin |= j != i && g->normalizers[j].kind == f->kind;
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, "%s", ns_normalizer_name(f->kind));
-    for (int digits = 1; twin && digits <= 17; digits++) {
-        snprintf(tmp, sizeof tmp, "%s s=%.*g", ns_normalizer_name(f->kind), digits, f->s);
-        if (strtod(tmp + strlen(ns_normalizer_name(f->kind)) + 3, NULL) == f->s)
-            break;
+    return ns_normalizer_label(f, twin, buf, size);
+}
+
+/* The name_strlen dimension: NAME_LEN, or the longest label when one is longer. */
+static size_t name_len(const ns_plan_grid *g)
+{
+    size_t len = NAME_LEN;
+    for (size_t i = 0; i < g->nnormalizers; i++) {
+        char tmp[64];
+        size_t n = (size_t)normalizer_label(g, i, tmp, sizeof tmp);
+        if (n > len)
+            len = n;
     }
-    size_t n = strlen(tmp); /* at most "ssmax s=" and 24 characters: below NAME_LEN */
-    memcpy(buf, tmp, n < NAME_LEN ? n : NAME_LEN);
+    return len;
 }
 
 /* The per-row sample's coordinates (keep_samples: true only). */
@@ -252,7 +258,8 @@ static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, siz
 static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
     const ns_plan_grid *g = &d->plan->g;
-    char *names = own(rd, g->nnormalizers * NAME_LEN);
+    size_t nlen = name_len(g);
+    char *names = own(rd, g->nnormalizers * nlen);
     double *s = own(rd, g->nnormalizers * sizeof *s);
     int32_t *L = own(rd, g->nL * sizeof *L), *N = own(rd, (g->nN + 1) * sizeof *N);
     int32_t *layer = own(rd, g->nlayers * sizeof *layer), *head = own(rd, g->nheads * sizeof *head);
@@ -262,7 +269,9 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     if (rd->nomem)
         return;
     for (size_t i = 0; i < g->nnormalizers; i++) {
-        normalizer_label(g, i, names + i * NAME_LEN);
+        char tmp[64];
+        size_t n = (size_t)normalizer_label(g, i, tmp, sizeof tmp);
+        memcpy(names + i * nlen, tmp, n < nlen ? n : nlen);
         s[i] = g->normalizers[i].kind == NS_NORM_SSMAX ? g->normalizers[i].s : NAN;
     }
     for (size_t i = 0; i < g->nL; i++)
@@ -283,8 +292,18 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     if ((v = add_var(rd, "normalizer", NS_NC_CHAR, "normalizer,name_strlen", names,
                      "attention normalizer", NULL))) {
         ns_nc_var_text(v, "_Encoding", "utf-8"); /* read as text, not bytes, by xarray */
-        ns_nc_var_text(v, "comment", "the normalizer's name (\"ssmax s=VALUE\" when the grid has "
-                                     "two ssmax); select with .sel(normalizer='softmax')");
+        int params = 0;
+        for (size_t i = 0; i < g->nnormalizers; i++)
+            params |= g->normalizers[i].kind == NS_NORM_ENTMAX ||
+                      g->normalizers[i].kind == NS_NORM_SIGMOID;
+        ns_nc_var_text(v, "comment",
+                       params ? "the normalizer's name with its parameter: \"entmax alpha=VALUE\", "
+                                "\"sigmoid b=VALUE\" or \"sigmoid b=-log(L)\" (the default, each "
+                                "row's own number of keys L), \"ssmax s=VALUE\" when the grid has "
+                                "two ssmax; VALUE the shortest text that reads back as the double; "
+                                "select with .sel(normalizer='sigmoid b=-log(L)')"
+                              : "the normalizer's name (\"ssmax s=VALUE\" when the grid has two "
+                                "ssmax); select with .sel(normalizer='softmax')");
     }
     add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
             "scalable softmax parameter s (missing for the other normalizers)", "1");
@@ -433,6 +452,40 @@ static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_s
     }
 }
 
+/* sink_heads_frac: per (normalizer, L, T, layer), the fraction of the grid's heads whose mean
+ * sink_mass exceeds NS_SINK_EPSILON, over the heads that have a mean (missing when none has). */
+static void add_sink_heads(ns_results_desc *rd, const ns_results_data *d,
+                           const ns_slice_layout *sl, size_t total)
+{
+    const ns_plan_grid *g = &d->plan->g;
+    size_t H = g->nheads, n = g->nnormalizers * g->nL * g->nT * g->nlayers;
+    double *mean = gather(rd, d, d->slices, total, sl->stats[NS_M_SINK_MASS] + NS_ST_MEAN,
+                          NS_ST_COUNT_ALL, g->nT, 1, 1);
+    double *frac = own(rd, n * sizeof *frac);
+    if (!mean || !frac)
+        return;
+    for (size_t i = 0; i < n; i++) { /* mean runs over (normalizer, L, T, layer, head) */
+        size_t with = 0, sinks = 0;
+        for (size_t h = 0; h < H; h++) {
+            double x = mean[i * H + h];
+            with += !isnan(x);
+            sinks += x > NS_SINK_EPSILON;
+        }
+        frac[i] = with ? (double)sinks / (double)with : NAN;
+    }
+    ns_nc_var *v = add_var(rd, "sink_heads_frac", NS_NC_DOUBLE, "normalizer,L,T,layer", frac,
+                           "fraction of heads whose mean sink_mass exceeds 0.3", "1");
+    if (!v)
+        return;
+    ns_nc_var_text(v, "comment",
+                   "over the grid's heads of the layer that have a mean sink_mass (sink_mass_mean: "
+                   "over every analysed row of every shard), the fraction with mean > 0.3 "
+                   "(strictly); the sink criterion epsilon = 0.3 of Gu et al., 'When Attention Sink "
+                   "Emerges in Language Models: An Empirical View' (ICLR 2025, arXiv 2410.10781), "
+                   "who threshold each sequence's mean over its queries and average the indicator; "
+                   "missing when no head has a mean; METRICS.md section 8.1");
+}
+
 static void add_ks(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
                    size_t total)
 {
@@ -525,7 +578,7 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
         ns_slice_layout_init(&sl, &sh);
     }
     ns_nc_dim dims[] = {
-        {"normalizer", g->nnormalizers}, {"name_strlen", NAME_LEN}, {"quantile", NQ},
+        {"normalizer", g->nnormalizers}, {"name_strlen", name_len(g)}, {"quantile", NQ},
         {"L", g->nL}, {"N", g->nN}, {"T", g->nT}, {"eps", g->neps}, {"layer", g->nlayers},
         {"head", g->nheads}, {"shard", d->n_shards}, {"sample", S},
     };
@@ -533,6 +586,7 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
     size_t ndims = sizeof dims / sizeof dims[0] - (d->samples ? 0 : 1); /* sample: kept rows */
     add_coords(rd, d, S);
     add_metrics(rd, d, &sl, total, S, stotal);
+    add_sink_heads(rd, d, &sl, total);
     add_ks(rd, d, &sl, total);
     add_counts(rd, d, &sl, total);
     if (d->intervals && (rd->iv = own(rd, sizeof *rd->iv))) {

@@ -75,6 +75,29 @@ static const char *const ns_rules[][2] = {
                    "and scheduling"},
     {"entropy_rule", "entropy = -sum alpha_i log alpha_i in nats with the exact log-weights "
                      "(0 log 0 = 0); entropy_norm = entropy / log L; n_eff = exp(entropy)"},
+    {"mass_rule", "mass m = sum_j a_j of the normalizer's own weights a: 1 by definition on the "
+                  "simplex (softmax, ssmax, sparsemax, entmax15, entmax), the sum in key order "
+                  "for softmax1, sigmoid, softpick, relu, stickbreaking; a row with m = 0 "
+                  "(log m = -inf: every a_j = 0) is empty: its shape metrics are missing and it is "
+                  "counted in empty_rows (not in skipped_rows)"},
+    {"shape_rule", "Theorem 1 and 2, both KS tests, entropy and N_s/N use p = a / m (from log a - "
+                   "log m where m under- or overflows double, so a row whose m rounds to 0 with "
+                   "log m finite is analysed); p = a on the simplex, bit for bit; off the simplex "
+                   "the top N is ranked by log p (ties by index); jac_exact and jac_fd are of a "
+                   "(d a / d z): jac_exact exact for softmax1, sigmoid, relu, entmax, missing for "
+                   "softpick and stickbreaking (jac_fd measures them)"},
+    {"sigmoid_bias_rule", "sigmoid(z_j / T + b): b as given, or by default b = -log(L) with L the "
+                          "row's own number of keys (Ramapuram et al., Theory, Analysis, and Best "
+                          "Practices for Sigmoid Self-Attention, ICLR 2025, arXiv 2409.04431: "
+                          "b = -log n, n the sequence length)"},
+    {"stickbreaking_rule", "stick-breaking's weights depend on key order, so a random subset of "
+                           "keys is no exchangeable reference: distance_random and the KS test "
+                           "against it (ks_random_*, n_crit_random) are missing for it"},
+    {"sink_rule", "sink_mass = p_0 = a_0 / m, the share of the row's mass on the window's first "
+                  "key (a_0 on the simplex), missing for an empty row; sink_heads_frac = the "
+                  "fraction of a layer's heads whose mean sink_mass exceeds 0.3 (Gu et al., When "
+                  "Attention Sink Emerges in Language Models: An Empirical View, ICLR 2025, arXiv "
+                  "2410.10781, epsilon = 0.3)"},
 };
 
 size_t ns_provenance_attrs(const ns_provenance *p, ns_nc_attr *a, size_t cap, char *buf,

@@ -24,10 +24,10 @@ static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, 
         if (!json_is_string(nv))
             return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_attn_normalizer\" is %s, "
                            "expected a string", path, ns_json_type_name(nv));
-        if (ns_normalizer_parse(json_string_value(nv), &cfg->attn_norm.kind, NULL) != NS_OK)
-            return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_attn_normalizer\" = \"%.64s\" "
-                           "is not a normalizer (softmax, ssmax, sparsemax or entmax15)", path,
-                           json_string_value(nv));
+        ns_err e;
+        if (ns_normalizer_parse(json_string_value(nv), &cfg->attn_norm.kind, &e) != NS_OK)
+            return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_attn_normalizer\": %s", path,
+                           e.msg);
     }
     int have;
     NS_TRY(ns_json_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,

@@ -4,8 +4,9 @@ noinst_LIBRARIES += src/norm/libns_norm.a
 src_norm_libns_norm_a_SOURCES = \
 	src/norm/ns_normalize.c src/norm/ns_normalize.h src/norm/ns_normalize_internal.h \
 	src/norm/ns_jacobian.c src/norm/ns_jacobian.h src/norm/ns_jacobian_internal.h \
-	src/norm/ns_norm_row.c src/norm/ns_norm_row_internal.h \
-	src/norm/ns_norm_jac.c src/norm/ns_norm_jac_internal.h src/norm/ns_norm_math_internal.h
+	src/norm/ns_norm_row.c src/norm/ns_norm_row.h \
+	src/norm/ns_norm_jac.c src/norm/ns_norm_jac.h src/norm/ns_norm_jac_internal.h \
+	src/norm/ns_norm_math_internal.h
 src_norm_libns_norm_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # The same flags as analysis (src/analysis/local.mk): vectorized elementwise loops, no
 # reassociation, no contraction into FMA, so the bits are those of every x86-64.
@@ -25,3 +26,4 @@ tests_norm_rows_CPPFLAGS = $(NS_TEST_CPP)
 tests_norm_rows_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/norm_rows.sh
 EXTRA_DIST += tests/norm_rows.sh tests/check_norm_rows.py
+

@@ -1,6 +1,7 @@
 /* ns_norm_jac: the Jacobian da/dz of every normalizer, issue 36's off the simplex included: its
  * exact spectral norm (closed form, secular equation, or a dense one-sided Jacobi SVD) and its
  * vector-Jacobian product. */
+#include "norm/ns_norm_jac.h"
 #include "norm/ns_norm_jac_internal.h"
 
 #include <float.h>

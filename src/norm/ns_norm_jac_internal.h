@@ -1,46 +1,18 @@
-/* ns_norm_jac_internal: the Jacobian da/dz of every normalizer, issue 36's off the simplex
- * included (the 1/T included): exact spectral norm and vector-Jacobian product, at a row that
- * ns_norm_row_eval computed. Private to norm/ until the sweep computes these normalizers (then
- * ns_norm_jac.h); the tests use it. */
+/* ns_norm_jac_internal: what the tests use of the Jacobians off the simplex beyond the row
+ * analysis -- the work ns_norm_jac_norm needs for the dense ones, and the vector-Jacobian product
+ * (the backward pass training will need). Not for use outside src/norm (and the tests). */
 #ifndef NS_NORM_JAC_INTERNAL_H
 #define NS_NORM_JAC_INTERNAL_H
 
 #include <stddef.h>
 
-#include "norm/ns_norm_row_internal.h"
+#include "norm/ns_norm_jac.h"
 
 /* Doubles of work ns_norm_jac_norm needs for L keys (L^2 + 3 L). */
 size_t ns_norm_jac_work(size_t L);
 
-/* || da/dz ||_2 (the 1/T included) at the row r that ns_norm_row_eval computed from z:
- *   simplex     ns_jac_exact_norm
- *   softmax1    lambda_max(diag(a) - a a^T) / T, secular equation (ns_jac_softmax1_max)
- *   sigmoid     max_j a_j (1 - a_j) / T (diagonal)
- *   relu        1 / (T L) when some z_j > 0, else 0 (relu'(0) = 0; diagonal)
- *   softpick    largest singular value of (diag(u) - a s^T) / T, u_j = [z_j > 0] e^(y_j) / D,
- *               s_k = sign(z_k) e^(y_k) / D, D = sum |e^y - 1| (one-sided Jacobi, dense);
- *               NaN when D = 0 (every z = 0: not differentiable)
- *   stickbreaking  largest singular value of J_jk = a_j (delta_jk (1 - beta_j) - [k > j] beta_k) / T
- *               (one-sided Jacobi, dense).
- * NaN for a bad normalizer. */
-double ns_norm_jac_norm(const ns_normalizer *f, const double *z, size_t L, double T,
-                        const ns_norm_row *r, double *work);
-
 /* out = (da/dz)^T g, the gradient of sum_j g_j a_j with respect to z (work: ns_norm_row_work(L)). */
 void ns_norm_jac_vjp(const ns_normalizer *f, const double *z, size_t L, double T,
                      const ns_norm_row *r, const double *g, double *out, double *work);
-
-/* Largest eigenvalue of diag(a) - a a^T (softmax1's Jacobian times T) over n weights, a0 = 1 -
- * sum a the implicit 0 logit's weight (computed as such, not as 1 - sum a): zero weights deflate;
- * a top tie gives it exactly; one positive weight a_1 a0 / (a_1 + a0); otherwise the root in
- * (a_(2), a_(1)) of sum_i a_i / (a_i - l) = a0 / l (the secular equation 1 = sum a_i^2 /
- * (a_i - l) without its cancellation near a_i = 1), by bisection until no double lies between
- * the ends. */
-double ns_jac_softmax1_max(const double *a, size_t n, double a0);
-
-/* Largest singular value of the n x n row-major matrix A (overwritten), by one-sided Jacobi
- * (Hestenes) on A scaled to a largest entry of 1, until every pair of columns is orthogonal to
- * working precision. O(n^3) per sweep: meant for the tests' and a row's small L. */
-double ns_jac_dense_norm(double *A, size_t n);
 
 #endif

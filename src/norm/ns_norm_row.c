@@ -1,6 +1,6 @@
 /* ns_norm_row: the weights a, mass m, shape p = a / m and log p of a row for every normalizer,
  * issue 36's off the simplex computed in log space (docs/METRICS.md section 2). */
-#include "norm/ns_norm_row_internal.h"
+#include "norm/ns_norm_row.h"
 
 #include <math.h>
 #include <string.h>

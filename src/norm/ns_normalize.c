@@ -4,14 +4,16 @@
 #include "norm/ns_normalize_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const ns_norm_names[] = {"softmax", "ssmax",  "sparsemax", "entmax15",
                                              "entmax",  "softmax1", "sigmoid",  "softpick",
                                              "relu",    "stickbreaking"};
-/* The first four are the ones a sweep, a model and training can use (issue 36 adds the rest). */
+/* The first four are the ones a model and training can use (a sweep and dump: all ten). */
 #define NS_NORM_USABLE 4
+#define NS_NORM_ALL (sizeof ns_norm_names / sizeof ns_norm_names[0])
 
 const char *ns_normalizer_name(ns_normalizer_kind kind)
 {
@@ -28,6 +30,12 @@ int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
             return NS_OK;
         }
     }
+    for (unsigned k = NS_NORM_USABLE; name && k < NS_NORM_ALL; k++)
+        if (strcmp(name, ns_norm_names[k]) == 0)
+            return ns_fail(err, NS_ERR_INVALID,
+                           "normalizer '%s' is not yet usable in a model or in training (only in a "
+                           "sweep file and in dump; expected softmax, ssmax, sparsemax or entmax15)",
+                           name);
     return ns_fail(err, NS_ERR_INVALID,
                    "unknown normalizer '%s' (expected softmax, ssmax, sparsemax or entmax15)",
                    name ? name : "(null)");
@@ -62,6 +70,50 @@ ns_normalizer ns_normalizer_default(ns_normalizer_kind kind)
 double ns_normalizer_sigmoid_bias(const ns_normalizer *f, size_t L)
 {
     return isnan(f->b) ? -log((double)L) : f->b;
+}
+
+int ns_normalizer_on_simplex(ns_normalizer_kind kind)
+{
+    return (unsigned)kind <= NS_NORM_ENTMAX;
+}
+
+/* "KEY=" and the shortest %.*g text of v that reads back as v, appended at buf + n. */
+static int ns_label_param(char *buf, size_t size, int n, const char *key, double v)
+{
+    int w = n;
+    for (int digits = 1; digits <= 17; digits++) {
+        char tmp[40];
+        snprintf(tmp, sizeof tmp, "%.*g", digits, v);
+        if (strtod(tmp, NULL) == v || digits == 17) {
+            size_t at = (size_t)n < size ? (size_t)n : size;
+            w = n + snprintf(buf + at, size - at, " %s=%s", key, tmp);
+            break;
+        }
+    }
+    return w;
+}
+
+int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s", ns_normalizer_name(f->kind));
+    if (f->kind == NS_NORM_SSMAX && show_s)
+        return ns_label_param(buf, size, n, "s", f->s);
+    if (f->kind == NS_NORM_ENTMAX)
+        return ns_label_param(buf, size, n, "alpha", f->alpha);
+    if (f->kind == NS_NORM_SIGMOID && isnan(f->b)) {
+        size_t at = (size_t)n < size ? (size_t)n : size;
+        return n + snprintf(buf + at, size - at, " b=-log(L)");
+    }
+    if (f->kind == NS_NORM_SIGMOID)
+        return ns_label_param(buf, size, n, "b", f->b);
+    return n;
+}
+
+int ns_normalizer_same(const ns_normalizer *f, const ns_normalizer *g)
+{
+    if (f->kind != g->kind)
+        return 0;
+    return f->s == g->s || (isnan(f->s) && isnan(g->s));
 }
 
 double ns_normalizer_inv_temp(const ns_normalizer *f, size_t L, double T)

@@ -1,6 +1,7 @@
 /* ns_normalize: attention normalizers with temperature (softmax, scalable softmax, sparsemax,
  * 1.5-entmax and alpha-entmax on the simplex; issue 36's normalizers whose weights need not sum
- * to 1 are named here and computed by ns_norm_row), in double precision. Pure functions. */
+ * to 1 are named here and computed by ns_norm_row), in double precision; every normalizer's name,
+ * parameter and label. Pure functions. */
 #ifndef NS_NORMALIZE_H
 #define NS_NORMALIZE_H
 
@@ -13,9 +14,10 @@ typedef enum ns_normalizer_kind {
     NS_NORM_SSMAX,      /* softmax of s * log(L) * z / T */
     NS_NORM_SPARSEMAX,  /* Euclidean projection of z / T onto the simplex */
     NS_NORM_ENTMAX15,   /* 1.5-entmax of z / T, exact sort-based */
-    /* Issue 36 (docs/METRICS.md section 2): not yet selectable in a sweep, a model or training
-     * (ns_normalizer_parse refuses their names). ENTMAX is on the simplex and goes through
-     * ns_normalize; the others' weights need not sum to 1: ns_norm_row (norm/ns_norm_row_internal.h). */
+    /* Issue 36 (docs/METRICS.md section 2): selectable in a sweep file and in dump
+     * (ns_normalizer_parse_any), not yet in a model or training (ns_normalizer_parse refuses
+     * them, saying so). ENTMAX is on the simplex and goes through ns_normalize; the others'
+     * weights need not sum to 1: ns_norm_row (norm/ns_norm_row.h). */
     NS_NORM_ENTMAX,        /* alpha-entmax of z / T, any alpha > 1 (threshold by bisection) */
     NS_NORM_SOFTMAX1,      /* exp(z_j / T) / (1 + sum_k exp(z_k / T)) */
     NS_NORM_SIGMOID,       /* sigmoid(z_j / T + b) */
@@ -35,11 +37,37 @@ typedef struct ns_normalizer {
     };
 } ns_normalizer;
 
-/* "softmax", "ssmax", "sparsemax", "entmax15" <-> kind (the four a sweep, a model and training
- * can use). parse returns NS_ERR_INVALID for others, issue 36's names included. name() also
- * names issue 36's kinds: "entmax", "softmax1", "sigmoid", "softpick", "relu", "stickbreaking". */
+/* "softmax", "ssmax", "sparsemax", "entmax15" <-> kind (the four a model and training can use).
+ * parse returns NS_ERR_INVALID for others: issue 36's names with a message that they are not yet
+ * usable in a model or training, any other as unknown. name() names every kind: also "entmax",
+ * "softmax1", "sigmoid", "softpick", "relu", "stickbreaking". */
 const char *ns_normalizer_name(ns_normalizer_kind kind);
 int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err);
+
+/* Every normalizer by name (the four above and issue 36's six: what a sweep file and dump
+ * accept), with its default parameter (ns_normalizer_default); NS_ERR_INVALID naming the others. */
+int ns_normalizer_parse_any(const char *name, ns_normalizer *f, ns_err *err);
+
+/* The defaults: ssmax s = 1, sigmoid b = NaN (-log L), entmax alpha = 1.5; 0 for the rest. */
+ns_normalizer ns_normalizer_default(ns_normalizer_kind kind);
+
+/* Sigmoid's bias for a row of L keys: f->b, or -log(L) when f->b is NaN (Ramapuram et al. 2024). */
+double ns_normalizer_sigmoid_bias(const ns_normalizer *f, size_t L);
+
+/* 1 for the normalizers whose weights lie on the simplex (softmax, ssmax, sparsemax, entmax15,
+ * entmax): their mass is 1 by definition and p = a; 0 for issue 36's five off it. */
+int ns_normalizer_on_simplex(ns_normalizer_kind kind);
+
+/* The normalizer's label in outputs (the NetCDF `normalizer` coordinate, validate, dump): its
+ * name, and its parameter as "NAME KEY=VALUE" with the shortest text that reads back as the
+ * double -- always for entmax ("entmax alpha=1.3") and sigmoid ("sigmoid b=-2", or
+ * "sigmoid b=-log(L)" for the default), for ssmax only when show_s ("ssmax s=0.5": a grid with
+ * two ssmax; one ssmax keeps the label "ssmax" it always had). Returns the label's length
+ * (snprintf's: at most 40). */
+int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t size);
+
+/* Two normalizers are the same (kind and parameter; two default sigmoids are the same). */
+int ns_normalizer_same(const ns_normalizer *f, const ns_normalizer *g);
 
 /* alpha[0..L) = F(z / T) for a normalizer on the simplex (the first four, and ENTMAX: alpha
  * 1.5 is entmax15's closed form, bit for bit; any other alpha > 1 the bisection of ns_entmax).

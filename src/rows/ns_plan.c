@@ -19,6 +19,9 @@ const ns_range ns_plan_range_N =
     NS_RANGE_INT(1, NS_RANGE_INT32_MAX, "the output stores N as a 32-bit integer");
 const ns_range ns_plan_range_scale = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
 const ns_range ns_plan_range_s = NS_RANGE_REAL(NS_PLAN_MIN_SCALE, NS_PLAN_MAX_SCALE, 0, NULL);
+const ns_range ns_plan_range_alpha =
+    NS_RANGE_REAL(1.0, 1000.0, NS_RANGE_MIN_OPEN, "entmax needs alpha > 1; 1.5 is entmax15");
+const ns_range ns_plan_range_b = NS_RANGE_REAL(-1000.0, 1000.0, 0, NULL);
 const ns_range ns_plan_range_layer =
     NS_RANGE_INT(0, NS_MODEL_MAX_LAYER - 1, "no model has more layers");
 const ns_range ns_plan_range_head =

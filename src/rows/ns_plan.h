@@ -17,7 +17,7 @@
 #include "common/ns_range.h"
 #include "model/ns_model.h"
 
-#define NS_PLAN_MAX_NORMALIZERS 4
+#define NS_PLAN_MAX_NORMALIZERS 16
 
 /* The grid as a sweep file or `dump`'s options give it (arrays borrowed; lists ascending and
  * free of repeats, as their parsers deliver them). */
@@ -53,6 +53,8 @@ extern const ns_range ns_plan_range_rows;
 extern const ns_range ns_plan_range_N;
 extern const ns_range ns_plan_range_scale;  /* T, eps */
 extern const ns_range ns_plan_range_s;
+extern const ns_range ns_plan_range_alpha; /* entmax's alpha: (1, 1000] */
+extern const ns_range ns_plan_range_b;     /* sigmoid's bias: [-1000, 1000] */
 extern const ns_range ns_plan_range_layer;
 extern const ns_range ns_plan_range_head;
 extern const ns_range ns_plan_range_probes;

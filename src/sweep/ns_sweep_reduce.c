@@ -232,6 +232,9 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
         sums[NS_C_LEMMA2_VIOL], sums[NS_C_LEMMA2_CHECKED],
         sums[NS_C_LEMMA2_VIOL] > 0 ? " -- A FINDING" : "", sums[NS_C_JAC_EXACT_VIOL],
         sums[NS_C_JAC_EXACT_CHECKED]);
+    if (sums[NS_C_EMPTY_ROWS] > 0)
+        add(buf, size, "empty rows: %.0f (row, T) pairs had mass 0 (every weight 0): their shape "
+            "metrics are missing, counted in empty_rows\n", sums[NS_C_EMPTY_ROWS]);
     size_t heads = g->nlayers * g->nheads, n = c->cfg.shard_count * g->rows;
     double crit = sqrt(-log(c->cfg.ks_alpha / 2) / 2) * sqrt(2.0 / (double)n);
     if (crit > 0.5)
@@ -242,8 +245,10 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
     if (!frac)
         return;
     for (size_t ni = 0; ni < g->nnormalizers; ni++) {
+        char label[64]; /* with entmax's alpha and sigmoid's b */
+        ns_normalizer_label(&g->normalizers[ni], 0, label, sizeof label);
         add(buf, size, "n_crit_expected (the paper's KS test) at T = %g, %s, median over heads "
-            "(no N passes: above every N):", g->T[t1], ns_normalizer_name(g->normalizers[ni].kind));
+            "(no N passes: above every N):", g->T[t1], label);
         for (size_t Li = 0; Li < g->nL; Li++) {
             size_t found = 0, known = 0, largest = 0;
             for (size_t i = 0; i < g->nN; i++)

@@ -618,25 +618,60 @@ static void parse_grid(ps *p, const yaml_node_t *n)
     }
 }
 
+/* A normalizer's parameter node (s, b or alpha: at most one, the one its kind takes) into *out;
+ * 0 when it is missing where required, present where not taken, or out of range (reported). */
+static int parse_norm_param(ps *p, const yaml_node_t *n, const char *name, ns_normalizer_kind kind,
+                            const yaml_node_t *const prm[3], ns_normalizer *out)
+{
+    static const char *const key[3] = {"s", "b", "alpha"};
+    static const char *const path[3] = {"normalizer.s", "normalizer.b", "normalizer.alpha"};
+    const ns_range *range[3] = {&ns_plan_range_s, &ns_plan_range_b, &ns_plan_range_alpha};
+    int takes = kind == NS_NORM_SSMAX ? 0 : kind == NS_NORM_SIGMOID ? 1 : kind == NS_NORM_ENTMAX ? 2
+                                                                                              : -1;
+    for (int k = 0; k < 3; k++)
+        if (prm[k] && k != takes) {
+            PROBLEM(p, prm[k], "%s: %s applies only to %s, not to %s", path[k], key[k],
+                    k == 0 ? "ssmax" : k == 1 ? "sigmoid" : "entmax", name);
+            return 0;
+        }
+    *out = ns_normalizer_default(kind);
+    if (takes < 0)
+        return 1;
+    if (!prm[takes]) {
+        if (kind == NS_NORM_SIGMOID)
+            return 1; /* b = -log L, the row's own (ns_normalizer_sigmoid_bias) */
+        PROBLEM(p, n, "normalizer: %s needs its parameter: write {name: %s, %s: VALUE}%s", name,
+                name, key[takes], kind == NS_NORM_ENTMAX ? " (alpha > 1; 1.5 is entmax15)" : "");
+        return 0;
+    }
+    double v;
+    if (get_num(p, prm[takes], path[takes], range[takes], NULL, &v) != 0)
+        return 0;
+    out->s = v; /* the union's one parameter: s, b or alpha */
+    return 1;
+}
+
+/* A normalizer: a name, or a mapping {name, s | b | alpha} (docs/SWEEP.md). */
 static void parse_one_normalizer(ps *p, const yaml_node_t *n, ns_normalizer *out,
                                  ns_sweep_mark *where, int *ok)
 {
     char b[64];
-    const yaml_node_t *name_node = n, *s_node = NULL;
+    const yaml_node_t *name_node = n, *prm[3] = {NULL, NULL, NULL};
     *ok = 0;
     *where = mark_of(n);
     if (n->type == YAML_MAPPING_NODE) {
-        static const char *const names[] = {"name", "s"};
-        yaml_node_t *v[2], *k[2];
-        walk_mapping(p, n, "normalizer", names, 2, v, k);
+        static const char *const names[] = {"name", "s", "b", "alpha"};
+        yaml_node_t *v[4], *k[4];
+        walk_mapping(p, n, "normalizer", names, 4, v, k);
         if (!v[0]) {
             PROBLEM(p, n, "normalizer: missing required key 'name'");
             return;
         }
         name_node = v[0];
-        s_node = v[1];
+        prm[0] = v[1], prm[1] = v[2], prm[2] = v[3];
     } else if (n->type != YAML_SCALAR_NODE) {
-        PROBLEM(p, n, "normalizer: expected a name or {name, s}, got %s", describe(n, b, sizeof b));
+        PROBLEM(p, n, "normalizer: expected a name or {name, s | b | alpha}, got %s",
+                describe(n, b, sizeof b));
         return;
     }
     if (name_node->type != YAML_SCALAR_NODE || is_null(name_node)) {
@@ -644,31 +679,13 @@ static void parse_one_normalizer(ps *p, const yaml_node_t *n, ns_normalizer *out
                 describe(name_node, b, sizeof b));
         return;
     }
-    ns_normalizer_kind kind;
+    ns_normalizer f;
     ns_err e;
-    if (ns_normalizer_parse(sval(name_node), &kind, &e) != NS_OK) {
-        PROBLEM(p, name_node,
-                "normalizer: unknown normalizer '%s' (expected softmax, ssmax, sparsemax or "
-                "entmax15)",
-                sval(name_node));
+    if (ns_normalizer_parse_any(sval(name_node), &f, &e) != NS_OK) {
+        PROBLEM(p, name_node, "normalizer: %s", e.msg);
         return;
     }
-    out->kind = kind;
-    out->s = 0;
-    if (kind == NS_NORM_SSMAX) {
-        if (!s_node) {
-            PROBLEM(p, n, "normalizer: ssmax needs its parameter: write {name: ssmax, s: VALUE}");
-            return;
-        }
-        double s;
-        if (get_num(p, s_node, "normalizer.s", &ns_plan_range_s, NULL, &s) != 0)
-            return;
-        out->s = s;
-    } else if (s_node) {
-        PROBLEM(p, s_node, "normalizer.s: s applies only to ssmax, not to %s", sval(name_node));
-        return;
-    }
-    *ok = 1;
+    *ok = parse_norm_param(p, n, sval(name_node), f.kind, prm, out);
 }
 
 static void parse_normalizers(ps *p, const yaml_node_t *n)
@@ -702,7 +719,7 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
         int ok;
         if (list[i]->type == YAML_SEQUENCE_NODE) {
             char b[64];
-            PROBLEM(p, list[i], "normalizer: expected a name or {name, s}, got %s",
+            PROBLEM(p, list[i], "normalizer: expected a name or {name, s | b | alpha}, got %s",
                     describe(list[i], b, sizeof b));
             continue;
         }
@@ -710,7 +727,7 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
         if (!ok)
             continue;
         size_t j = 0;
-        while (j < count && !(got[j].kind == f.kind && got[j].s == f.s))
+        while (j < count && !ns_normalizer_same(&got[j], &f))
             j++;
         if (j < count) {
             problem_at(p, where, "normalizer: duplicate normalizer '%s' (first at line %zu, column %zu)",

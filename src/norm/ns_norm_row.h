@@ -1,13 +1,12 @@
-/* ns_norm_row_internal: one row of any normalizer as issue 36's metrics need it -- the
- * unnormalised weights a = F(z / T), the row mass m = sum_j a_j, the shape p = a / m that the
- * theorems need, log p (their Jacobians: ns_norm_jac_internal.h).
- * docs/METRICS.md section 2 defines each normalizer. Private to norm/ until the sweep computes
- * these normalizers (issue 36's next step makes it the public ns_norm_row.h); the tests use it.
+/* ns_norm_row: one row of any normalizer as issue 36's metrics need it -- the unnormalised
+ * weights a = F(z / T), the row mass m = sum_j a_j, the shape p = a / m that the theorems need,
+ * log p (their Jacobians: ns_norm_jac.h). docs/METRICS.md section 2 defines each normalizer; the
+ * row analysis (analysis/ns_row.c) uses it for the normalizers off the simplex.
  *
  * A row is the keys 0..L-1 of one query, in key order, the query's own key last (stick-breaking
  * depends on that order; the others do not). */
-#ifndef NS_NORM_ROW_INTERNAL_H
-#define NS_NORM_ROW_INTERNAL_H
+#ifndef NS_NORM_ROW_H
+#define NS_NORM_ROW_H
 
 #include <stddef.h>
 
