@@ -70,7 +70,8 @@ Z_MAX = 5.0
 
 TN = ["distance", "distance_d1", "distance_bound", "distance_expected", "distance_random",
       "ns_frac", "ns_lower", "ns_upper"]
-ALL = TN + ["delta", "jac_exact", "jac_lemma2", "entropy", "entropy_norm", "n_eff", "jac_fd"]
+ALL = TN + ["delta", "jac_exact", "jac_lemma2", "entropy", "entropy_norm", "n_eff", "jac_fd",
+            "mass", "sink_mass"]
 DETERMINISTIC = [m for m in ALL if m not in ("distance_random", "jac_fd")]
 
 
@@ -268,6 +269,11 @@ def check_file(path):
                     abs_w = WEIGHT_REL * (L + 1) * max(1.0, M) ** 2
                 else:
                     continue
+                # the row mass (1 by definition on the simplex, METRICS.md 2.1) and the sink share
+                # alpha_0 (8.1), to the weights' own tolerance
+                ck.true(f"mass[{where}] is exactly 1", got["mass"][t, l, h] == 1.0)
+                ck.close(f"sink_mass[{where}]", got["sink_mass"][t, l, h], float(alpha[0]), tol,
+                         1e-300 if Z is not None else WEIGHT_REL)
                 # Lemma 2 and the exact Jacobian
                 if Z is not None:
                     want, logt = lemma2(z, L, c)

@@ -70,7 +70,8 @@ if dump --offset 7000 --length 32 --N 1,2,5 --T 0.5,1 --eps 1e-3 --logits --prob
   for spec in distance:1.000001 distance_d1:1.000001 distance_bound:1.000001 \
               distance_expected:1.000001 distance_random:1.000001 distance_random:=distance \
               ns_frac:1.000001 ns_lower:1.000001 ns_upper:1.000001 delta:1.000001 \
-              jac_exact:1.000001 jac_lemma2:1.000001 jac_fd:1.001; do
+              jac_exact:1.000001 jac_lemma2:1.000001 jac_fd:1.001 sink_mass:1.000001 \
+              mass:1.000001; do
     var=${spec%%:*}; how=${spec#*:}
     py corrupt "$tmp/K.nc" "$tmp/K_bad.nc" "$var" "$how" || { bad "corrupt $spec"; continue; }
     if py check "$tmp/K_bad.nc" >/dev/null; then

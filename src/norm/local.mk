@@ -27,3 +27,8 @@ tests_norm_rows_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/norm_rows.sh
 EXTRA_DIST += tests/norm_rows.sh tests/check_norm_rows.py
 
+# Issue 36's normalizers in dump (tests/check_dump_norms.py recomputes every metric from the
+# published formulas) and in a sweep over all ten (tests/check_sweep_norms.py, archive, verify).
+TESTS += tests/dump_norms.sh tests/sweep_norms.sh
+EXTRA_DIST += tests/dump_norms.sh tests/check_dump_norms.py tests/sweep_norms.sh \
+	tests/check_sweep_norms.py
