@@ -190,6 +190,18 @@ def jac_exact(alpha, c):
     return float(np.max(np.linalg.eigvalsh(J))) if len(alpha) > 0 else 0.0
 
 
+def row_vectors(V, l, h, L, sphere):
+    """The row's vectors x (each scaled to norm 1 when sphere, a zero vector left as it is) and
+    M (METRICS.md section 1)."""
+    v = V[l, h, :L, :]
+    x = v.copy()
+    if sphere:
+        nrm = np.sqrt((v * v).sum(axis=1))
+        x = np.where(nrm[:, None] > 0, v / np.where(nrm > 0, nrm, 1)[:, None], v)
+    M = 1.0 if sphere else float(np.sqrt((x * x).sum(axis=1)).max())
+    return x, M
+
+
 def read(ds, name):
     v = ds.variables[name]
     v.set_auto_mask(False)
@@ -233,12 +245,7 @@ def check_file(path):
     n_skip_tie = 0
     for l in range(NL):
         for h in range(H):
-            v = V[l, h, :L, :]
-            x = v.copy()
-            if sphere:
-                nrm = np.sqrt((v * v).sum(axis=1))
-                x = np.where(nrm[:, None] > 0, v / np.where(nrm > 0, nrm, 1)[:, None], v)
-            M = 1.0 if sphere else float(np.sqrt((x * x).sum(axis=1)).max())
+            x, M = row_vectors(V, l, h, L, sphere)
             delta = float(pair_dist(x, x)[~np.eye(L, dtype=bool)].min()) if L > 1 else math.nan
             # delta's pair is chosen on a Gram matrix in C: a wrong pick among pairs within
             # 1e-15 in squared distance moves delta by <= 1e-15 / (2 delta)

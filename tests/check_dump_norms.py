@@ -56,7 +56,8 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_norm_rows import ref_weights  # noqa: E402  (the published formulas, in mpmath)
-from check_dump_metrics import Checker, read, row_metrics, xi_values, pair_dist, subset_distance  # noqa: E402
+from check_dump_metrics import (Checker, read, row_metrics, row_vectors, xi_values,  # noqa: E402
+                                pair_dist, subset_distance)
 
 mpmath.mp.dps = 60
 EPS = 2.0 ** -52
@@ -132,12 +133,7 @@ def check(path, expect_empty):
     n_empty = n_tie = 0
     for l in range(NL):
         for h in range(H):
-            v = V[l, h, :L, :]
-            x = v.copy()
-            if sphere:
-                nrm = np.sqrt((v * v).sum(axis=1))
-                x = np.where(nrm[:, None] > 0, v / np.where(nrm > 0, nrm, 1)[:, None], v)
-            M = 1.0 if sphere else float(np.sqrt((x * x).sum(axis=1)).max())
+            x, M = row_vectors(V, l, h, L, sphere)
             z = Z[l, h, row, :L]
             delta = float(pair_dist(x, x)[~np.eye(L, dtype=bool)].min()) if L > 1 else math.nan
             ck.close(f"delta[{label} l{l} h{h}]", got["delta"][l, h], delta, EXACT_REL,

@@ -112,6 +112,13 @@ expect_error "--N: 4 appears more than once" --N 4,2,4
 expect_error "--normalizer: unknown normalizer 'softermax'" --N 4 --normalizer softermax
 expect_error "--normalizer ssmax needs its parameter --s" --N 4 --normalizer ssmax
 expect_error "--s applies only to --normalizer ssmax" --N 4 --s 2
+expect_error "--normalizer entmax needs its parameter --alpha A" --N 4 --normalizer entmax
+expect_error "--alpha: 1 is out of range (1, 1e3]" --N 4 --normalizer entmax --alpha 1
+expect_error "--alpha applies only to --normalizer entmax, not to softmax" --N 4 --alpha 1.5
+expect_error "--b applies only to --normalizer sigmoid, not to relu" --N 4 --normalizer relu --b 1
+expect_error "--b: 2000 is out of range [-1e3, 1e3]" --N 4 --normalizer sigmoid --b 2000
+expect_error "--normalizer: unknown normalizer 'softmax2'" --N 4 --normalizer softmax2
+expect_error "--b needs --N" --b 1
 expect_error "--sphere: expected true or false, got 'yes'" --N 4 --sphere yes
 expect_error "--probes: 5000 is out of range 0..4096" --N 4 --probes 5000
 expect_error "--seed: -1 is out of range 0..18446744073709551615" --N 4 --seed -1

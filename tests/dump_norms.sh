@@ -6,8 +6,8 @@
 # formulas (mpmath; tolerances and their reasons in its docstring). A model whose logits are all
 # exactly 0 (mkmodel --arch llama --init-std 1e-25: every q . k underflows float32) makes every
 # softpick and relu row empty: counted exactly, every shape metric missing. Negative controls: a
-# mass, a sink_mass, a distance and a jac_fd moved by 1e-6 relative must be caught. Option
-# errors exit 2.
+# mass, a sink_mass, a distance and a jac_fd moved by 1e-6 relative must be caught (the option
+# errors of --alpha and --b are tests/dump_metrics.sh's).
 set -u
 : "${NORMSWEEP:?}" "${NS_TEST_MODEL_DIR:?}" "${NS_TEST_CORPUS:?}" "${NS_TEST_TOKENIZER_DIR:?}" \
   "${top_srcdir:?}" "${PYTHON_DEBIAN:=/usr/bin/python3}"
@@ -86,28 +86,5 @@ else
   bad "mkmodel --init-std 1e-25"
 fi
 
-# Option errors: exit 2, one line, no output left
-expect_error() {
-  pattern=$1; shift
-  rm -f "$tmp"/err.nc*
-  dump --model "$NS_TEST_MODEL_DIR" --offset 5000 --length 16 --out "$tmp/err.nc" "$@" \
-    >"$tmp/stdout" 2>"$tmp/stderr"
-  got=$?
-  if [ "$got" -ne 2 ]; then
-    bad "dump $* exited $got, expected 2"; cat "$tmp/stderr"
-  elif ! grep -qF -- "$pattern" "$tmp/stderr"; then
-    bad "dump $*: message lacks '$pattern':"; cat "$tmp/stderr"
-  elif [ "$(wc -l <"$tmp/stderr")" -ne 1 ]; then
-    bad "dump $*: expected a one-line message:"; cat "$tmp/stderr"
-  fi
-  if ls "$tmp"/err.nc* >/dev/null 2>&1; then bad "dump $* left output behind"; fi
-}
-expect_error "--normalizer entmax needs its parameter --alpha A" --N 4 --normalizer entmax
-expect_error "--alpha: 1 is out of range (1, 1e3]" --N 4 --normalizer entmax --alpha 1
-expect_error "--alpha applies only to --normalizer entmax, not to softmax" --N 4 --alpha 1.5
-expect_error "--b applies only to --normalizer sigmoid, not to relu" --N 4 --normalizer relu --b 1
-expect_error "--b: 2000 is out of range [-1e3, 1e3]" --N 4 --normalizer sigmoid --b 2000
-expect_error "--normalizer: unknown normalizer 'softmax2'" --N 4 --normalizer softmax2
-expect_error "--b needs --N" --b 1
 if "$NORMSWEEP" dump --help | grep -q -- "--alpha A"; then ok "dump --help lists --alpha"; else bad "dump --help"; fi
 exit $fail
