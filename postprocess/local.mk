@@ -9,7 +9,7 @@ NS_REPORT_PY = postprocess/normsweep_report/__init__.py postprocess/normsweep_re
 	postprocess/normsweep_report/claims.py postprocess/normsweep_report/figures.py \
 	postprocess/normsweep_report/page.py postprocess/normsweep_report/build.py \
 	postprocess/normsweep_report/training.py postprocess/normsweep_report/cli.py \
-	postprocess/normsweep_report/files.py
+	postprocess/normsweep_report/files.py postprocess/normsweep_report/compare.py
 dist_noinst_SCRIPTS += postprocess/report
 nobase_dist_pkgdata_DATA += $(NS_REPORT_PY)
 EXTRA_DIST += tests/postprocess_report.sh tests/check_report.py tests/report_stats.sh \

@@ -113,6 +113,37 @@ printf '{"format": "normsweep-assets-1", "sets": [' >"$tmp/broken.json"
 expect 2 "broken manifest" -- env NORMSWEEP_MANIFEST="$tmp/broken.json" "$NORMSWEEP" assets list --dir "$A"
 has "broken.json" "broken manifest"
 
+# ---- "sha256": "unconfirmed" (the real models of docs/MODELS.md): never downloaded without
+# --accept-unconfirmed, used when present or in the mirror (its sum computed and printed)
+mkdir -p "$m/uncm" && printf 'weights\n' >"$m/uncm/w.bin"
+cat >"$tmp/unconf.json" <<EOF
+{"format": "normsweep-assets-1", "sets": [
+ {"name": "unc", "kind": "model", "main_file": "w.bin", "fetch": "if-available",
+  "files": [{"name": "w.bin", "sha256": "unconfirmed", "size": null, "mirror_path": "unc/w.bin",
+             "urls": ["http://127.0.0.1:1/w.bin"]}]},
+ {"name": "uncm", "kind": "model", "main_file": "w.bin", "fetch": "if-available",
+  "files": [{"name": "w.bin", "sha256": "unconfirmed", "mirror_path": "uncm/w.bin",
+             "urls": ["http://127.0.0.1:1/w.bin"]}]}
+]}
+EOF
+U="env NORMSWEEP_MANIFEST=$tmp/unconf.json $NORMSWEEP"
+expect 1 "fetch unconfirmed" -- $U assets fetch unc --dir "$tmp/u" --mirror "$m"
+has "unc/w.bin: not in the mirror" "fetch unconfirmed"
+has "its SHA-256 is unconfirmed in the manifest" "fetch unconfirmed"
+has "normsweep assets fetch --accept-unconfirmed unc" "fetch unconfirmed"
+grep -q "download failed" "$tmp/out" && fail "fetch unconfirmed tried the download"
+expect 1 "fetch unconfirmed --accept-unconfirmed" -- \
+  $U assets fetch unc --accept-unconfirmed --dir "$tmp/u" --mirror "$m"
+has "download failed: http://127.0.0.1:1/w.bin" "fetch unconfirmed --accept-unconfirmed"
+expect 0 "default fetch, unconfirmed sets" -- $U assets fetch --dir "$tmp/u" --mirror "$m"
+has "unc: skipped (optional)" "default fetch, unconfirmed sets"
+has "is unconfirmed" "default fetch, unconfirmed sets"
+has "sha256 $(sha "$m/uncm/w.bin")" "default fetch, unconfirmed sets (the mirror's file used)"
+expect 0 "list unconfirmed" -- $U assets list --dir "$tmp/u" --mirror "$m"
+grep -q "w.bin  *missing  *unconfirmed" "$tmp/out" ||
+  { fail "list does not say unconfirmed"; sed 's/^/  | /' "$tmp/out"; }
+expect 2 "--accept-unconfirmed outside fetch" -- $U assets list --accept-unconfirmed
+
 # ---- the project's manifest and the suite's assets (fetched before the tests by check_DATA)
 unset NORMSWEEP_MANIFEST
 if [ -n "${NS_TEST_TOKENIZER_DIR:-}" ] && [ -n "$suite_assets" ]; then

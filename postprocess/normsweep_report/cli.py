@@ -68,6 +68,10 @@ def main(argv):
     ap.add_argument("--out", required=True, help="directory for the figures and the report")
     ap.add_argument("--training", metavar="GRID_DIR",
                     help="a normsweep train-grid output directory: writes training.html")
+    ap.add_argument("--compare", nargs="+", metavar="RUN",
+                    help="several models side by side: two or more sweep outputs, or a "
+                    "campaign's output directory (normsweep run CAMPAIGN.yaml): one colour per "
+                    "model, a verdict column per model (docs/REPORT.md)")
     ap.add_argument("--format", default="png,pdf",
                     help="figure formats, comma-separated: png, pdf, svg (default png,pdf; png "
                     "is always written, the page embeds it)")
@@ -76,20 +80,23 @@ def main(argv):
                     "at least %d)" % (bootstrap.DEFAULT_RESAMPLES, bootstrap.MIN_RESAMPLES))
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args(argv)
-    if not args.run and not args.training:
-        ap.error("give a sweep's NetCDF file, --training GRID_DIR, or both")
+    if args.compare and (args.run or args.training):
+        ap.error("--compare takes the sweeps to compare itself (no RUN, no --training)")
+    if not args.run and not args.training and not args.compare:
+        ap.error("give a sweep's NetCDF file, --training GRID_DIR, or both; or --compare")
     formats = [f for f in args.format.split(",") if f]
     if "png" not in formats:
         formats.insert(0, "png")
     bad = [f for f in formats if f not in ("png", "pdf", "svg")]
-    rep = trep = None
+    rep = trep = crep = None
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     progress = None if args.quiet else (lambda m: sys.stderr.write("report: bootstrap: %s\n" % m))
     try:
         if bad:
             raise InputError("--format: unknown format(s) %s (png, pdf, svg)" % ", ".join(bad))
-        problem = output_path_problem(args.out, written_here, [("the sweep output", args.run)])
+        problem = output_path_problem(args.out, written_here, [("the sweep output", args.run)] +
+                                      [("a compared sweep", p) for p in args.compare or []])
         if problem:
             raise InputError(problem)
         if args.resamples < bootstrap.MIN_RESAMPLES:
@@ -107,6 +114,9 @@ def main(argv):
             rep = build.build(run, args.out, formats, args.resamples, bool(cells), progress)
         if cells:
             trep = training.build(args.training, args.out, formats)
+        if args.compare:
+            from . import compare
+            crep = compare.build(args.compare, args.out, formats, args.resamples, progress)
     except InputError as exc:
         sys.stderr.write("report: %s\n" % exc)
         return 2
@@ -128,6 +138,11 @@ def main(argv):
         if rep["model"]["caveat"]:
             print("report: caveat: %s" % rep["model"]["caveat"])
         print("report: intervals: %s" % rep["uncertainty"]["description"])
+        print("report: wrote %s" % os.path.join(args.out, "report.html"))
+    if crep:
+        for c in crep["claims"]:
+            print("report: %s (%s): %s" % (c["claim"], c["figure"], "; ".join(
+                "%s %s" % (k, v) for k, v in c["verdicts"].items())))
         print("report: wrote %s" % os.path.join(args.out, "report.html"))
     if trep:
         for n, a in trep["unstable_at_low_T"].items():

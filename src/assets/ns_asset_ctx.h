@@ -21,6 +21,7 @@ typedef struct ns_assets_ctx {
     int no_download;         /* download nothing, but say when a download could supply a file
                                 (ns_assets_fetch.download 0) */
     int copy;                /* copy mirror files instead of symlinking them */
+    int accept_unconfirmed;  /* download files whose manifest checksum is "unconfirmed" */
     long connect_timeout_s;  /* per download attempt (default 10) */
     ns_assets_log_fn log;    /* progress lines and warnings; NULL: silent */
     void *log_user;

@@ -201,6 +201,12 @@ int ns_assets_set_available(ns_assets_ctx *ctx, const ns_asset_set *set, char *w
         ns_assets_mirror_lookup(ctx, f, mpath, sizeof mpath, mwhy, sizeof mwhy);
         if (mpath[0] || f->archive_file)
             continue; /* an extracted file is available when its archive is (checked itself) */
+        if (f->unconfirmed && !ctx->accept_unconfirmed && f->n_urls) {
+            snprintf(why, len, "%s: %s, and its SHA-256 is unconfirmed in the manifest: not "
+                     "downloaded without `normsweep assets fetch --accept-unconfirmed %s`",
+                     f->name, mwhy, set->name);
+            return 0;
+        }
         if (f->n_urls == 0 || ctx->offline) {
             snprintf(why, len, "%s: %s, and %s", f->name, mwhy,
                      f->n_urls ? "downloads are disabled (offline)" : "it has no download URL");

@@ -391,6 +391,12 @@ acquire:
         if (file->n_urls == 0)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and the manifest lists no download URL",
                            set->name, file->name, why);
+        if (file->unconfirmed && !ctx->accept_unconfirmed)
+            return ns_fail(err, NS_ERR_IO, "%s/%s: %s; its SHA-256 is unconfirmed in the manifest "
+                           "(no two independent public sources could be checked), so it is not "
+                           "downloaded: `normsweep assets fetch --accept-unconfirmed %s` downloads "
+                           "it from %s and prints the SHA-256 to pin", set->name, file->name, why,
+                           set->name, file->urls[0]);
         if (ctx->offline)
             return ns_fail(err, NS_ERR_IO, "%s/%s: %s, and downloads are disabled (offline); "
                            "would download %s", set->name, file->name, why, file->urls[0]);

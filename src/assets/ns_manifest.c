@@ -115,16 +115,18 @@ static int get_str(json_t *obj, const char *key, int required, char **out, const
     return NS_OK;
 }
 
-static int parse_sha(json_t *fo, char sha[65], const char *where, ns_err *err)
+static int parse_sha(json_t *fo, char sha[65], int *unconfirmed, const char *where, ns_err *err)
 {
     sha[0] = '\0';
+    *unconfirmed = 0;
     json_t *v = json_object_get(fo, "sha256");
     if (!v || json_is_null(v))
         return NS_OK;
     if (!json_is_string(v))
         return ns_fail(err, NS_ERR_FORMAT, "%s: \"sha256\" must be a string", where);
     const char *s = json_string_value(v);
-    if (strcmp(s, "unknown") == 0 || !*s)
+    *unconfirmed = strcmp(s, "unconfirmed") == 0;
+    if (strcmp(s, "unknown") == 0 || *unconfirmed || !*s)
         return NS_OK;
     if (strlen(s) != 64)
         return ns_fail(err, NS_ERR_FORMAT, "%s: sha256 \"%s\" is not 64 hex digits", where, s);
@@ -148,7 +150,7 @@ static int parse_file(json_t *fo, ns_asset_file *f, const char *setname, size_t 
     snprintf(where, sizeof where, "set \"%s\" file \"%s\"", setname, f->name);
     if (!is_plain_name(f->name))
         return ns_fail(err, NS_ERR_FORMAT, "%s: name must be a plain file name", where);
-    NS_TRY(parse_sha(fo, f->sha256, where, err));
+    NS_TRY(parse_sha(fo, f->sha256, &f->unconfirmed, where, err));
     f->size = -1;
     json_t *sz = json_object_get(fo, "size");
     if (sz && !json_is_null(sz)) {

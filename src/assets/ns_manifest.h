@@ -20,6 +20,9 @@ typedef struct ns_asset_file {
     char *archive_file;  /* "from_archive": made by extracting archive_member from this earlier
                             file of the set (a package, e.g. an npm tarball); NULL when none */
     char *archive_member;
+    int unconfirmed;     /* "sha256": "unconfirmed": not known from two independent public
+                            sources; never downloaded unless the fetch accepts that (the sum is
+                            then computed and printed, as for "unknown") */
 } ns_asset_file;
 
 /* A named set of files that live together in one directory of the assets directory. */

@@ -20,6 +20,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: normsweep assets list   [--dir DIR] [--mirror DIR] [--manifest FILE]\n"
             "       normsweep assets fetch  [SET...] [--dir DIR] [--mirror DIR] [--offline] [--copy]\n"
+            "                               [--accept-unconfirmed]\n"
             "       normsweep assets verify [SET...] [--dir DIR]\n"
             "       normsweep assets path   SET [--dir DIR]\n"
             "\n"
@@ -46,6 +47,12 @@ static void usage(FILE *out)
             "  --offline        never download (also NORMSWEEP_OFFLINE=1)\n"
             "  --copy           copy files from the mirror instead of symlinking them (also turns\n"
             "                   existing symlinks into copies)\n"
+            "  --accept-unconfirmed\n"
+            "                   download files whose manifest checksum is \"unconfirmed\" (the\n"
+            "                   real models of docs/MODELS.md whose SHA-256 no two independent\n"
+            "                   public sources confirmed); their sums are printed, to be pinned.\n"
+            "                   Without it such files are refused unless already present or in\n"
+            "                   the mirror\n"
             "  -h, --help       show this help\n"
             "\n"
             "Exit status: 0 success, 1 a set could not be fetched or a file is missing,\n"
@@ -58,6 +65,7 @@ typedef struct assets_opts {
     const char *manifest;
     int offline;
     int copy;
+    int accept_unconfirmed;
 } assets_opts;
 
 static int parse_opts(int argc, char **argv, assets_opts *o, int *help)
@@ -66,6 +74,7 @@ static int parse_opts(int argc, char **argv, assets_opts *o, int *help)
         {"dir", required_argument, NULL, 'd'},     {"mirror", required_argument, NULL, 'm'},
         {"manifest", required_argument, NULL, 'M'}, {"offline", no_argument, NULL, 'o'},
         {"copy", no_argument, NULL, 'c'},           {"help", no_argument, NULL, 'h'},
+        {"accept-unconfirmed", no_argument, NULL, 'u'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     *help = 0;
@@ -79,6 +88,7 @@ static int parse_opts(int argc, char **argv, assets_opts *o, int *help)
         case 'M': o->manifest = optarg; break;
         case 'o': o->offline = 1; break;
         case 'c': o->copy = 1; break;
+        case 'u': o->accept_unconfirmed = 1; break;
         case 'h': *help = 1; break;
         case ':':
             fprintf(stderr, "normsweep assets %s: option '%s' needs a value\n", argv[0],
@@ -105,6 +115,7 @@ static int setup(const char *cmd, const assets_opts *o, ns_assets_ctx *ctx, ns_m
     if (o->offline)
         ctx->offline = 1;
     ctx->copy = o->copy;
+    ctx->accept_unconfirmed = o->accept_unconfirmed;
     ctx->log = out_line;
     if (o->manifest)
         snprintf(path, sizeof path, "%s", o->manifest);
@@ -164,7 +175,10 @@ static int cmd_list(ns_assets_ctx *ctx, const ns_manifest *m)
                                 : st.present ? "present"
                                 : st.is_link ? "dangling"
                                              : "missing";
-            const char *sha = f->sha256[0] ? f->sha256 : st.stamp_sha256[0] ? st.stamp_sha256 : "unknown";
+            const char *sha = f->sha256[0]          ? f->sha256
+                              : st.stamp_sha256[0] ? st.stamp_sha256
+                              : f->unconfirmed     ? "unconfirmed"
+                                                   : "unknown";
             char size[32] = "?";
             if (f->size >= 0)
                 snprintf(size, sizeof size, "%lld", f->size);
@@ -334,8 +348,9 @@ int ns_cmd_assets(int argc, char **argv)
                 strcmp(sub, "path") == 0 ? "needs exactly one SET" : "takes no SET");
         return NS_EXIT_USAGE;
     }
-    if ((o.copy || o.offline) && strcmp(sub, "fetch") != 0) {
-        fprintf(stderr, "normsweep %s: --copy and --offline apply to fetch only\n", cmd);
+    if ((o.copy || o.offline || o.accept_unconfirmed) && strcmp(sub, "fetch") != 0) {
+        fprintf(stderr, "normsweep %s: --copy, --offline and --accept-unconfirmed apply to fetch "
+                "only\n", cmd);
         return NS_EXIT_USAGE;
     }
     ns_assets_ctx ctx;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ns_campaign_cli.h"
 #include "cli/ns_cli.h"
 #include "cli/ns_hold.h"
 #include "common/ns_range.h"
@@ -55,6 +56,13 @@ static void run_usage(FILE *out)
             "\n"
             "SIGTERM, SIGINT or SIGUSR1 (or a file CHECKPOINT_DIR/STOP) make the sweep save every\n"
             "result and exit 3; --resume continues. Progress goes to stderr.\n"
+            "\n"
+            "A campaign (a sweep file with models: instead of model:; docs/SWEEP.md, \"Campaigns\")\n"
+            "runs the same grid on each model in file order after checking every one: model ID\n"
+            "writes OUTPUT_DIR/ID/ID.nc from its sweep file OUTPUT_DIR/ID/ID.yaml, with its journal\n"
+            "in OUTPUT_DIR/ID/checkpoint; OUTPUT_DIR/campaign.json gives each model's output,\n"
+            "model_sha256 and state. --output names OUTPUT_DIR (default: the file's output_dir,\n"
+            "else runs/<stem>); --resume keeps the finished models and continues the others.\n"
             "\n"
             "Assets (docs/ASSETS.md): the model, tokenizer and corpus come from the asset cache\n"
             "(NORMSWEEP_ASSETS, default ~/.cache/normsweep/assets) or a mirror directory\n"
@@ -175,6 +183,21 @@ int ns_cmd_run(int argc, char **argv)
         return NS_EXIT_FAILURE;
     }
     opt.sweep_path = sweep_path;
+    if (sweep_path) { /* a campaign (models:) runs model by model */
+        ns_campaign camp;
+        char *text = NULL;
+        size_t len = 0;
+        p = ns_cli_campaign_read("run", sweep_path, opt.output, &camp, &text, &len);
+        if (p == NS_EXIT_OK && camp.n)
+            p = ns_cli_campaign_run(&camp, text, len, &opt, argc, argv);
+        int was_campaign = camp.n > 0;
+        ns_campaign_free(&camp);
+        free(text);
+        if (p != NS_EXIT_OK || was_campaign) {
+            free(sweep_path);
+            return p;
+        }
+    }
     volatile sig_atomic_t *stop;
     int rank, size;
     ns_hold hold;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/ns_boot_shard.h"
+#include "cli/ns_campaign_cli.h"
 #include "cli/ns_cli.h"
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
@@ -43,8 +44,13 @@ static void usage(FILE *out)
             "and from how many ranks on a run writes intervals (at most 1 GiB per rank, or\n"
             "NORMSWEEP_BOOTSTRAP_MAX_BYTES; docs/STATISTICS.md).\n"
             "\n"
+            "A campaign (models: instead of model:; docs/SWEEP.md, \"Campaigns\") is checked model\n"
+            "by model, each with its summary; a model that cannot be had here is named with the\n"
+            "`normsweep assets fetch` that would download it.\n"
+            "\n"
             "Exit status: 0 valid (a summary is printed), 2 problems found (each printed),\n"
-            "1 runtime failure.\n");
+            "1 runtime failure, 5 a campaign valid for every model here but some models\n"
+            "cannot be had here (named).\n");
 }
 
 static void print_sizes(const char *name, const size_t *v, size_t n)
@@ -264,6 +270,99 @@ static int check_outputs(const ns_sweep_config *cfg, const ns_sweep_marks *marks
     return ns_fail(err, NS_ERR_INVALID, "1 problem in %s", cfg->source_path);
 }
 
+/* One model of a campaign: its sweep text checked as `validate` checks a file (schema first,
+ * against the model and the corpus unless schema_only), its summary printed. A model that
+ * cannot be had here is named and not checked further (*missing). Returns an exit code. */
+static int validate_model(const ns_campaign *c, size_t i, ns_assets_ctx *ctx, int schema_only,
+                          int allow_fetch, const ns_model_pin *pin, double boot_cap, int *missing)
+{
+    const ns_campaign_model *m = &c->models[i];
+    char why[1024];
+    *missing = !schema_only && ns_cli_campaign_missing(ctx, m->model, why, sizeof why);
+    printf("[%s] model %zu of %zu: %s (its sweep file: %s)\n", m->id, i + 1, c->n, m->model,
+           m->sweep_path);
+    if (*missing) {
+        printf("[%s] not here, so checked by schema only: %s\n", m->id, why);
+        fprintf(stderr, "%s:%zu:%zu: [%s] model '%s' is not here: %s\n", c->path, m->mark.line,
+                m->mark.col, m->id, m->model, why);
+        schema_only = 1;
+    }
+    ns_sweep_config cfg;
+    ns_sweep_marks marks;
+    ns_sweep_inputs *in = calloc(1, sizeof *in);
+    ns_sweep_diags diags = {0};
+    ns_err err;
+    ns_err_clear(&err);
+    if (!in)
+        return NS_EXIT_FAILURE;
+    ns_assets_fetch fetch = {.allow = allow_fetch, .log = ns_cli_log_line, .log_user = NULL};
+    int rc = ns_sweep_load_text(m->text, m->len, c->path, NULL, pin, &fetch,
+                                schema_only ? NS_SWEEP_SCHEMA_ONLY : 0, &cfg, &marks, in,
+                                &diags, &err);
+    if (rc == NS_OK && !schema_only)
+        rc = check_outputs(&cfg, &marks, in, &diags, &err);
+    if (rc == NS_OK && schema_only)
+        rc = ns_sweep_expand_all(&cfg, 1, 1, &err);
+    if (ns_campaign_fix_diags(c, i, &diags) != NS_OK)
+        rc = ns_fail(&err, NS_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < diags.n; k++)
+        fprintf(stderr, "%s\n", diags.items[k].text);
+    int code = NS_EXIT_OK;
+    if (rc == NS_OK && !*missing) {
+        grid_counts grid;
+        count_grid(&cfg, &grid);
+        print_summary(&cfg, in, &grid, schema_only, boot_cap);
+    } else if (rc != NS_OK) {
+        code = rc == NS_ERR_INVALID ? NS_EXIT_USAGE : ns_cli_report("validate", &err);
+    }
+    ns_sweep_inputs_free(in);
+    free(in);
+    ns_sweep_marks_free(&marks);
+    ns_sweep_diags_free(&diags);
+    ns_sweep_config_free(&cfg);
+    return code;
+}
+
+/* A campaign: every model in turn. Exit 2 when a model has problems, else
+ * NS_EXIT_MODELS_MISSING when some models cannot be had here, else 0. */
+static int validate_campaign(const ns_campaign *c, int schema_only, int allow_fetch,
+                             const ns_model_pin *pin, double boot_cap)
+{
+    ns_assets_ctx ctx;
+    ns_err err;
+    if (ns_assets_ctx_init(&ctx, NULL, NULL, &err) != NS_OK)
+        return ns_cli_report("validate", &err);
+    int code0 = ns_cli_campaign_schema(c, "validate");
+    if (code0 != NS_EXIT_OK)
+        return code0;
+    printf("%s: a campaign of %zu models, output directory %s (OUTPUT_DIR/<id>/<id>.nc)\n",
+           c->path, c->n, c->output_dir);
+    size_t bad = 0, missing = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        int miss = 0, code = validate_model(c, i, &ctx, schema_only, allow_fetch, pin, boot_cap,
+                                            &miss);
+        if (code == NS_EXIT_FAILURE)
+            return code;
+        bad += code != NS_EXIT_OK;
+        missing += miss;
+        if (code == NS_EXIT_OK && i == 0 && schema_only)
+            break; /* the same text for every model but model: and tokenizer: */
+    }
+    if (bad) {
+        fprintf(stderr, "normsweep validate: %zu of the %zu models of %s have problems\n", bad,
+                c->n, c->path);
+        return NS_EXIT_USAGE;
+    }
+    if (missing) {
+        printf("%s: valid for the %zu of %zu models here; %zu cannot be had here (named above): "
+               "`run` refuses the campaign until `normsweep assets fetch` brings them (exit %d)\n",
+               c->path, c->n - missing, c->n, missing, NS_EXIT_MODELS_MISSING);
+        return NS_EXIT_MODELS_MISSING;
+    }
+    printf("%s: valid for all %zu models\n", c->path, c->n);
+    return NS_EXIT_OK;
+}
+
 int ns_cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"schema-only", no_argument, NULL, 's'},
@@ -311,6 +410,22 @@ int ns_cmd_validate(int argc, char **argv)
         return NS_EXIT_FAILURE;
     }
 
+    if (path) { /* a campaign (models:) is checked model by model */
+        ns_campaign camp;
+        char *text = NULL;
+        size_t len = 0;
+        int code = ns_cli_campaign_read("validate", path, NULL, &camp, &text, &len);
+        int was_campaign = camp.n > 0;
+        if (code == NS_EXIT_OK && was_campaign)
+            code = validate_campaign(&camp, schema_only, allow_fetch, pinned ? &pin : NULL,
+                                     boot_cap);
+        ns_campaign_free(&camp);
+        free(text);
+        if (code != NS_EXIT_OK || was_campaign) {
+            free(path);
+            return code;
+        }
+    }
     ns_sweep_config cfg;
     ns_sweep_marks marks;
     ns_sweep_inputs *in = calloc(1, sizeof *in); /* large (asset paths): not on the stack */

@@ -15,7 +15,9 @@ enum ns_exit_code {
     NS_EXIT_FAILURE = 1,     /* runtime failure (I/O, library, corrupt input found mid-run) */
     NS_EXIT_USAGE = 2,       /* bad command line or invalid input detected before any work */
     NS_EXIT_INTERRUPTED = 3, /* stopped by SIGTERM/SIGINT after saving the journal: --resume continues */
-    NS_EXIT_VERIFY_FAILED = 4 /* `verify` ran and found a difference */
+    NS_EXIT_VERIFY_FAILED = 4, /* `verify` ran and found a difference */
+    NS_EXIT_MODELS_MISSING = 5 /* `validate` of a campaign: valid for every model here, some
+                                  models cannot be had here (listed) */
 };
 
 /* Print "normsweep <cmd>: <message>" on stderr and return the exit code matching err->code

@@ -22,8 +22,7 @@ static int parse_count(const char *s, size_t n, unsigned long long *out)
     return 0;
 }
 
-/* The launcher's rank of this process (before MPI_Init), else 0. */
-static int launcher_rank(void)
+int ns_hold_launcher_rank(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                        "SLURM_PROCID"};
@@ -68,7 +67,7 @@ int ns_hold_init(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop)
 {
     memset(h, 0, sizeof *h);
     h->stop = stop;
-    h->rank = launcher_rank();
+    h->rank = ns_hold_launcher_rank();
     const char *spec = getenv("NORMSWEEP_TEST_HOLD");
     if (!spec || !*spec)
         return 0;

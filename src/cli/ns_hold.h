@@ -37,6 +37,10 @@ typedef struct ns_hold {
  * existing NORMSWEEP_TEST_HOLD_DIR. */
 int ns_hold_init(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop);
 
+/* The launcher's rank of this process, read before MPI_Init from the launcher's environment
+ * (Open MPI, MPICH/PMI, PMIx, Slurm), else 0: who speaks for a command before MPI starts. */
+int ns_hold_launcher_rank(void);
+
 /* The hook (user: an ns_hold): hold here when point, count and rank match (see above). */
 void ns_hold_at(void *user, const char *point, unsigned long long count);
 

@@ -7,6 +7,7 @@ src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_sweep_config.c src/sweep/ns_sweep
 	src/sweep/ns_sweep_yaml.c src/sweep/ns_sweep_yaml.h \
 	src/sweep/ns_sweep_check.c src/sweep/ns_sweep_check.h \
 	src/sweep/ns_sweep_inputs.c src/sweep/ns_sweep_inputs.h \
+	src/sweep/ns_campaign.c src/sweep/ns_campaign.h \
 	src/sweep/ns_results.c src/sweep/ns_results.h \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
@@ -35,6 +36,14 @@ tests_test_sweep_config_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_sweep_config_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_sweep_config tests/validate_cli.sh
 EXTRA_DIST += tests/validate_cli.sh
+# campaign files: the parser (test_campaign); validate, run, resume, the side-by-side report
+# (campaign.sh; docs/SWEEP.md, "Campaigns")
+check_PROGRAMS += tests/test_campaign
+tests_test_campaign_SOURCES = tests/test_campaign.c
+tests_test_campaign_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_campaign_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_campaign tests/campaign.sh
+EXTRA_DIST += tests/campaign.sh
 
 # tests of the sweep runner
 TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh \

@@ -390,30 +390,41 @@ int ns_sweep_load_model(const char *path, const char *model, const ns_model_pin 
                         int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
                         ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err)
 {
-    ns_sweep_marks local_marks;
-    memset(&local_marks, 0, sizeof local_marks);
-    ns_sweep_marks *mk = marks ? marks : &local_marks;
     char *text = NULL;
     size_t len = 0;
     int rc;
     memset(cfg, 0, sizeof *cfg);
+    if (marks)
+        memset(marks, 0, sizeof *marks);
+    if (in)
+        memset(in, 0, sizeof *in);
+    if (path) {
+        if ((rc = ns_file_read_all(path, NS_SWEEP_MAX_FILE, &text, &len, err)) != NS_OK)
+            return rc;
+    } else if (!(text = strdup(ns_sweep_default_yaml()))) {
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    } else {
+        len = strlen(text);
+    }
+    rc = ns_sweep_load_text(text, len, path ? path : NS_SWEEP_DEFAULT_NAME, model, pin, fetch,
+                            flags, cfg, marks, in, diags, err);
+    free(text);
+    return rc;
+}
+
+int ns_sweep_load_text(const char *text, size_t len, const char *name, const char *model,
+                       const ns_model_pin *pin, const ns_assets_fetch *fetch, int flags,
+                       ns_sweep_config *cfg, ns_sweep_marks *marks, ns_sweep_inputs *in,
+                       ns_sweep_diags *diags, ns_err *err)
+{
+    ns_sweep_marks local_marks;
+    memset(&local_marks, 0, sizeof local_marks);
+    ns_sweep_marks *mk = marks ? marks : &local_marks;
+    memset(cfg, 0, sizeof *cfg);
     memset(mk, 0, sizeof *mk);
     if (in)
         memset(in, 0, sizeof *in);
-
-    if (path) {
-        if ((rc = ns_file_read_all(path, NS_SWEEP_MAX_FILE, &text, &len, err)) != NS_OK)
-            goto done;
-    } else {
-        const char *t = ns_sweep_default_yaml();
-        len = strlen(t);
-        if (!(text = strdup(t))) {
-            rc = ns_fail(err, NS_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    }
-    const char *name = path ? path : NS_SWEEP_DEFAULT_NAME;
-    rc = ns_sweep_parse(text, len, name, cfg, mk, diags, err);
+    int rc = ns_sweep_parse(text, len, name, cfg, mk, diags, err);
     if (rc == NS_ERR_NOMEM)
         goto done;
     if (rc == NS_OK && model) { /* the caller's model replaces the file's `model:` */
@@ -446,7 +457,6 @@ int ns_sweep_load_model(const char *path, const char *model, const ns_model_pin 
                      diags->nerrors == 1 ? "" : "s", name);
 
 done:
-    free(text);
     if (!marks)
         ns_sweep_marks_free(&local_marks);
     return rc;

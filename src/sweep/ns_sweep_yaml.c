@@ -17,11 +17,10 @@
 
 /* A range {from, to, step} may expand to at most this many values (guards against typos), a
  * list to at most NS_SWEEP_MAX_ITEMS (aliases can repeat a range many times over), and flow
- * collections nest at most NS_SWEEP_MAX_DEPTH deep (libyaml's cost grows with the square of
+ * collections nest at most NS_SWEEP_MAX_DEPTH (ns_sweep_yaml.h) deep (libyaml's cost grows with the square of
  * the depth: 200,000 levels take minutes). */
 #define NS_SWEEP_MAX_RANGE 100000
 #define NS_SWEEP_MAX_ITEMS 1000000
-#define NS_SWEEP_MAX_DEPTH 64
 
 /* The ranges of the sweep's own numeric keys (common/ns_range.h); the grid's values take theirs
  * from the plan (rows/ns_plan.h), which `dump` shares. The output stores shard indices, their
@@ -830,7 +829,7 @@ static void parse_root(ps *p, const yaml_node_t *root)
 /* 1 when flow collections ([ ], { }) nest deeper than max (*at: where), outside quoted scalars
  * and comments. Block collections cannot nest deep in a file of bounded size (each level costs
  * a line of growing indentation). */
-static int flow_depth_exceeds(const char *text, size_t len, int max, ns_sweep_mark *at)
+int ns_sweep_text_too_deep(const char *text, size_t len, int max, ns_sweep_mark *at)
 {
     int depth = 0;
     char quote = 0;
@@ -948,7 +947,7 @@ int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_swe
     ns_sweep_mark deep;
     if (not_utf8(&p, text, len))
         goto checked;
-    if (flow_depth_exceeds(text, len, NS_SWEEP_MAX_DEPTH, &deep)) {
+    if (ns_sweep_text_too_deep(text, len, NS_SWEEP_MAX_DEPTH, &deep)) {
         problem_at(&p, deep, "collections nested more than %d levels deep", NS_SWEEP_MAX_DEPTH);
         goto checked;
     }
