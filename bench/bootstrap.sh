@@ -28,37 +28,30 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ns_bench_boot.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
-t0=$(now)
-"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" "$top_srcdir/sweeps/quick.yaml" \
-  --output "$work/quick.nc" --checkpoint-dir "$work/ck" 2> "$work/log" ||
-  { tail -n 5 "$work/log"; echo "bootstrap: FAIL: the quick sweep"; exit 1; }
-t1=$(now)
-boot=$(sed -n 's/^bootstrap_seconds: \([0-9.]*\).*/\1/p' "$work/log")
-wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-grep -e "^bootstrap_seconds: " -e "^sweep_wall_seconds: " -e "^reduce_seconds: " "$work/log" > "$work/lines"
-ns_indent "$work/lines"
-ns_info bootstrap_seconds_quick_np2 "${boot:-not measured (no bootstrap_seconds line)}"
-ns_info quick_run_seconds_np2 "$wall"
-ns_check bootstrap_vs_run_quick_np2 \
-  "$(awk -v a="${boot:-}" -v b="$wall" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "not measured" }')" \
-  "<=" 0.15
-
-# ---- the full grid's shape --------------------------------------------------------------------
+# measure NAME SWEEP_FILE TARGET [NOTE]: SWEEP_FILE at -np 2 (output and journal in $work/NAME*);
+# prints bootstrap_seconds_NAME_np2, NAME_run_seconds_np2, and checks bootstrap_vs_run_NAME_np2
+# against TARGET
+measure() {
+  t0=$(now)
+  "$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" "$2" --output "$work/$1.nc" \
+    --checkpoint-dir "$work/ck.$1" 2> "$work/log.$1" ||
+    { tail -n 5 "$work/log.$1"; echo "bootstrap: FAIL: the $1 sweep"; exit 1; }
+  t1=$(now)
+  boot=$(sed -n 's/^bootstrap_seconds: \([0-9.]*\).*/\1/p' "$work/log.$1")
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+  grep -e "^bootstrap_seconds: " -e "^sweep_wall_seconds: " -e "^reduce_seconds: " \
+    "$work/log.$1" > "$work/lines"
+  ns_indent "$work/lines"
+  ns_info "bootstrap_seconds_$1_np2" "${boot:-not measured (no bootstrap_seconds line)}${4:-}"
+  ns_info "$1_run_seconds_np2" "$wall"
+  ns_check "bootstrap_vs_run_$1_np2" \
+    "$(awk -v a="${boot:-}" -v b="$wall" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "not measured" }')" \
+    "<=" "$3"
+}
+measure quick "$top_srcdir/sweeps/quick.yaml" 0.15
+# the full grid's shape
 FG_SHARDS=${NS_BENCH_BOOT_SHARDS:-96}
 sed -e "s|^  count: .*|  count: $FG_SHARDS|" -e '/^output:/d' -e '/^checkpoint_dir:/d' \
   "$top_srcdir/sweeps/full_grid.yaml" > "$work/full_grid.yaml"
-t0=$(now)
-"$MPIEXEC" --oversubscribe -np 2 "$NORMSWEEP" "$work/full_grid.yaml" \
-  --output "$work/full_grid.nc" --checkpoint-dir "$work/ckfg" 2> "$work/logfg" ||
-  { tail -n 5 "$work/logfg"; echo "bootstrap: FAIL: the full grid's $FG_SHARDS shards"; exit 1; }
-t1=$(now)
-boot=$(sed -n 's/^bootstrap_seconds: \([0-9.]*\).*/\1/p' "$work/logfg")
-wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-grep -e "^bootstrap_seconds: " -e "^sweep_wall_seconds: " -e "^reduce_seconds: " "$work/logfg" > "$work/lines"
-ns_indent "$work/lines"
-ns_info bootstrap_seconds_full_grid_np2 "${boot:-not measured (no bootstrap_seconds line)} ($FG_SHARDS of 768 shards)"
-ns_info full_grid_run_seconds_np2 "$wall"
-ns_check bootstrap_vs_run_full_grid_np2 \
-  "$(awk -v a="${boot:-}" -v b="$wall" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "not measured" }')" \
-  "<=" 0.10
+measure full_grid "$work/full_grid.yaml" 0.10 " ($FG_SHARDS of 768 shards)"
 exit 0
