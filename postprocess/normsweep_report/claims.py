@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import ks, rules
+from . import ks, rules, stats
 from .rules import SUPPORTED, CONTRADICTED, INCONCLUSIVE
 
 NCRIT_FRAC = 0.06            # Fig. 3: "fewer than 6 % of the tokens"
@@ -30,7 +30,7 @@ class Context:
         T = run.T
         self.ti = int(np.argmin(np.abs(np.log(T))))
         self.li = len(run.L) - 1
-        self.adjacent_T = [t for t in (self.ti - 1, self.ti + 1) if 0 <= t < len(T)]
+        self.adjacent_T = [t for t in stats.claim_T(T) if t != self.ti]
         self.layers = [n for n in comp.sets.names if n.startswith("layer")]
 
     def get(self, name, *idx):

@@ -290,6 +290,7 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
 {
     const ns_ci_input *in = w->in;
     size_t S = in->n_shards, H = w->H, R = w->R;
+    ns_boot_ks *ks = R == 1 ? w->ks1 : w->ks;
     size_t oa = ns_boot_shard_ks(in->nN, S, in->rows, 0, Ni);
     for (size_t q = 0; q < 2; q++) {
         size_t ob = ns_boot_shard_ks(in->nN, S, in->rows, 1 + q, Ni);
@@ -297,14 +298,13 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
         unsigned char *comp = w->comp + (q * in->nN + Ni) * R * H;
         for (size_t h = 0; h < H; h++) {
             const double *blk = part(w, ni, Li, h, Ti);
-            ns_boot_ks_cell(R == 1 ? w->ks1 : w->ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
+            ns_boot_ks_cell(ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
             int64_t na = -1, nb = -1, kmax = 0; /* the threshold of the last sizes seen */
             for (size_t r = 0; r < R; r++) {
                 int64_t den = w->kna[r] * w->knb[r];
                 if (den > 0 && (w->kna[r] != na || w->knb[r] != nb)) {
                     na = w->kna[r], nb = w->knb[r];
-                    NS_TRY(ns_boot_ks_threshold(R == 1 ? w->ks1 : w->ks, na, nb, in->ks_alpha,
-                                                &kmax, err));
+                    NS_TRY(ns_boot_ks_threshold(ks, na, nb, in->ks_alpha, &kmax, err));
                 }
                 w->kd[r * H + h] = den > 0 ? (double)w->kk[r] / (double)den : NAN;
                 pass[r * H + h] = den > 0 && w->kk[r] < kmax;
@@ -416,14 +416,21 @@ static void plateau(ci_ws *w, size_t ni, size_t Ti)
     }
 }
 
+/* T_ref: the index of the grid's T nearest 1 in log (the first of a tie); 0 for nT = 0. */
+static size_t t_ref(const double *T, size_t nT)
+{
+    size_t ref = 0;
+    for (size_t k = 1; k < nT; k++)
+        if (fabs(log(T[k])) < fabs(log(T[ref])))
+            ref = k;
+    return ref;
+}
+
 /* jac_exact_T_slope of normalizer ni, every L: over the T <= T_ref (the T nearest 1 in log). */
 static void t_slope(ci_ws *w, size_t ni)
 {
     const ns_ci_input *in = w->in;
-    size_t tref = 0;
-    for (size_t t = 1; t < in->nT; t++)
-        if (fabs(log(in->T[t])) < fabs(log(in->T[tref])))
-            tref = t;
+    size_t tref = t_ref(in->T, in->nT);
     for (size_t t = 0; t < in->nT; t++)
         w->u[t] = ns_boot_log(in->T[t]);
     double *reps = w->agg;
@@ -471,10 +478,7 @@ size_t ns_intervals_claim_T(const double *T, size_t nT, size_t *t)
 {
     if (nT == 0)
         return 0;
-    size_t ref = 0, n = 0;
-    for (size_t k = 1; k < nT; k++)
-        if (fabs(log(T[k])) < fabs(log(T[ref])))
-            ref = k;
+    size_t ref = t_ref(T, nT), n = 0;
     if (ref > 0)
         t[n++] = ref - 1;
     t[n++] = ref;
