@@ -4,6 +4,8 @@
 # `normsweep mkmodel`: `validate` names the architecture and the key/value heads, `run` at -np 1
 # and 2 gives byte-identical data variables, every query head is a head of the output, and the
 # output records the architecture (model_architecture, model_num_key_value_heads, model_rotary_dim).
+# The sharded llama model also runs as a manifest's model set, with the path run's data and the
+# same model_sha256 (the shards' sha256sum listing's SHA-256, computed here by sha256sum).
 . "$top_srcdir/tests/sweep_common.sh"
 cd "$work" || fail "cd"
 mk() {
@@ -42,4 +44,29 @@ YAML
   # every statistic computed: distance_count > 0 somewhere for every head
   ncdump -v distance_count ${m}1.nc | grep -q " [1-9]" || fail "$m: no distance counted"
 done
-echo "models_sweep: llama and gpt-neox sweeps byte-identical at -np 1 and 2"
+# The sharded llama model as a manifest's model set (main_file model.safetensors.index.json;
+# docs/ASSETS.md, "Sharded models"): it runs, gives the path run's data, and both record the
+# weights' identity of docs/MODELS.md, computed here by sha256sum from the shards' bytes.
+mkdir -p mir/shardy
+cp llama/config.json llama/model.safetensors.index.json llama/model-*.safetensors mir/shardy/ ||
+  fail "copy the sharded model into a mirror"
+files=""
+for f in $(cd mir/shardy && ls); do
+  files="$files${files:+,}{\"name\": \"$f\", \"sha256\": \"$(sha256sum mir/shardy/$f | cut -d' ' -f1)\", \"mirror_path\": \"shardy/$f\"}"
+done
+printf '{"format": "normsweep-assets-1", "sets": [{"name": "shardy", "kind": "model", "main_file": "model.safetensors.index.json", "files": [%s]}]}\n' \
+  "$files" > shardy.json
+want=$(cd llama && LC_ALL=C sha256sum model-*-of-*.safetensors | sha256sum | cut -d' ' -f1)
+sed "s|^model: .*|model: shardy|" llama.yaml > shardy.yaml
+NORMSWEEP_MANIFEST=$work/shardy.json NORMSWEEP_MIRROR=$work/mir NORMSWEEP_ASSETS=$work/ma
+export NORMSWEEP_MANIFEST NORMSWEEP_MIRROR NORMSWEEP_ASSETS
+run_np 1 shardy.yaml --output shardy.nc --checkpoint-dir ckshardy 2> logshardy ||
+  { cat logshardy >&2; fail "the sharded manifest model: exit $?"; }
+unset NORMSWEEP_MANIFEST NORMSWEEP_MIRROR NORMSWEEP_ASSETS
+same_data llama1.nc shardy.nc "the sharded model by its manifest set and by its path"
+for f in llama1.nc shardy.nc; do
+  ncdump -h $f | grep -q ":model_sha256 = \"$want\"" ||
+    fail "$f: model_sha256 is not the shards' sha256sum listing's SHA-256 ($want)"
+done
+ncdump -h shardy.nc | grep -q ':model_used = "shardy"' || fail "shardy.nc: model_used is not the set"
+echo "models_sweep: llama and gpt-neox sweeps byte-identical at -np 1 and 2; the sharded model by its manifest set"

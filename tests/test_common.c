@@ -1,5 +1,5 @@
-/* test_common: ns_error formatting, ns_file atomic writes and mkdirs, ns_sha256 against
- * known digests (FIPS 180-2 test vectors). */
+/* test_common: ns_error formatting, ns_file atomic writes and mkdirs, ns_sha256 against known
+ * digests (FIPS 180-2 test vectors) and its sha256sum listing against coreutils. */
 #include <math.h>
 #include <stdint.h>
 #include <limits.h>
@@ -48,6 +48,29 @@ static void test_sha256_known_vectors(void)
     CU_ASSERT_STRING_EQUAL(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CU_ASSERT_EQUAL(ns_sha256_buffer("", 0, hex, &err), NS_OK);
     CU_ASSERT_STRING_EQUAL(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+/* ns_sha256_listing: the files' own checksums in any order give the SHA-256 of what
+ * `LC_ALL=C sha256sum B.safetensors a-10.safetensors a-2.safetensors | sha256sum` prints for files
+ * holding "", "x" and "abc" (coreutils, run once to get the constant): byte order of the names
+ * ("B" < "a-10" < "a-2"), two spaces, one line each. */
+static void test_sha256_listing(void)
+{
+    const char *names[] = {"a-2.safetensors", "B.safetensors", "a-10.safetensors"};
+    const char *shas[] = {"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                          "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"};
+    char hex[NS_SHA256_HEX_LEN + 1];
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_sha256_listing(3, names, shas, hex, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(hex, "54ca9a80263223862648de64006fbb2a2d08f26195ff8c51aa9aff61776de309");
+    /* one file: the listing of one line, not the file's own checksum */
+    CU_ASSERT_EQUAL(ns_sha256_listing(1, names + 1, shas + 1, hex, &err), NS_OK);
+    char one[NS_SHA256_HEX_LEN + 1];
+    const char *line =
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  B.safetensors\n";
+    CU_ASSERT_EQUAL(ns_sha256_buffer(line, strlen(line), one, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(hex, one);
 }
 
 static void test_atomic_write_then_read_and_hash(void)
@@ -331,6 +354,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("common", NULL, NULL);
     CU_add_test(s, "ns_fail formats and returns the code", test_fail_formats_and_returns_code);
     CU_add_test(s, "sha256 known vectors", test_sha256_known_vectors);
+    CU_add_test(s, "sha256 of a sha256sum listing", test_sha256_listing);
     CU_add_test(s, "atomic write, read back, hash", test_atomic_write_then_read_and_hash);
     CU_add_test(s, "errors name the path", test_errors_name_the_path);
     CU_add_test(s, "range: integers", test_range_integers);

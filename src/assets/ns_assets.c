@@ -70,6 +70,33 @@ static int rank_source(const char *s)
     return strcmp(s, "download") == 0 ? 2 : strcmp(s, "mirror") == 0 ? 1 : 0;
 }
 
+/* A sharded model set (main file model.safetensors.index.json): its identity is that of the
+ * weights the model maps, ns_model_sha256's definition (common/ns_sha256.h, ns_sha256_listing),
+ * over the set's files named *.safetensors -- which must be the shards the index names, as the
+ * manifest's format says (docs/ASSETS.md): a set with another file of that name gives an identity
+ * that the map's does not match, and the run stops before any work. Computed from the files'
+ * checksums just verified, not from another read. */
+static int sharded_identity(const ns_asset_set *set, char (*sha)[65], char out[65], ns_err *err)
+{
+    const char **names = calloc(set->n_files ? set->n_files : 1, sizeof *names);
+    const char **shas = calloc(set->n_files ? set->n_files : 1, sizeof *shas);
+    int rc = names && shas ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; rc == NS_OK && i < set->n_files; i++)
+        if (ns_str_ends_with(set->files[i].name, ".safetensors")) {
+            names[k] = set->files[i].name;
+            shas[k++] = sha[i];
+        }
+    if (rc == NS_OK && !k)
+        rc = ns_fail(err, NS_ERR_FORMAT, "manifest set \"%s\": its main file is %s but it lists "
+                     "no *.safetensors shard", set->name, set->main_file);
+    if (rc == NS_OK)
+        rc = ns_sha256_listing(k, names, shas, out, err);
+    free(names);
+    free(shas);
+    return rc;
+}
+
 /* fetch_set with an explicit identifying file (a model set used as a tokenizer: merges.txt). */
 static int fetch_set_main(ns_assets_ctx *ctx, const ns_asset_set *set, const char *main_name,
                           int allow_fetch, ns_asset_ref *ref, ns_err *err)
@@ -80,10 +107,15 @@ static int fetch_set_main(ns_assets_ctx *ctx, const ns_asset_set *set, const cha
     NS_TRY(ns_stamp_load(setdir, &stp, err));
     const char *overall = "assets-dir";
     char main_sha[65] = "";
+    char (*shas)[65] = calloc(set->n_files ? set->n_files : 1, sizeof *shas);
+    if (!shas) {
+        ns_stamp_free(&stp);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
     int rc = NS_OK;
     for (size_t i = 0; i < set->n_files && rc == NS_OK; i++) {
         const char *src = NULL;
-        char sha[65] = "";
+        char *sha = shas[i];
         rc = ns_assets_ensure_file(ctx, set, &set->files[i], setdir, &stp, allow_fetch, &src, sha, err);
         if (rc != NS_OK)
             break;
@@ -99,6 +131,10 @@ static int fetch_set_main(ns_assets_ctx *ctx, const ns_asset_set *set, const cha
             ns_assets_log(ctx, "[%s] note: %s\n", set->name, serr.msg);
     }
     ns_stamp_free(&stp);
+    if (rc == NS_OK && ref && strcmp(set->kind, "model") == 0 &&
+        strcmp(main_name, "model.safetensors.index.json") == 0)
+        rc = sharded_identity(set, shas, main_sha, err);
+    free(shas);
     if (rc != NS_OK)
         rmdir(setdir); /* only succeeds when the failed fetch left it empty */
     if (rc != NS_OK || !ref)

@@ -29,6 +29,40 @@ int ns_sha256_buffer(const void *data, size_t len, char hex[NS_SHA256_HEX_LEN + 
     return NS_OK;
 }
 
+/* qsort on indices into the names of one ns_sha256_listing call (the array follows them) */
+typedef struct listing_item {
+    const char *name, *sha;
+} listing_item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    return strcmp(((const listing_item *)a)->name, ((const listing_item *)b)->name);
+}
+
+int ns_sha256_listing(size_t n, const char *const *names, const char *const *sha256s,
+                      char hex[NS_SHA256_HEX_LEN + 1], ns_err *err)
+{
+    listing_item *it = calloc(n ? n : 1, sizeof *it);
+    size_t cap = 1;
+    for (size_t i = 0; it && i < n; i++) {
+        it[i] = (listing_item){names[i], sha256s[i]};
+        cap += strlen(sha256s[i]) + 2 + strlen(names[i]) + 1;
+    }
+    char *text = it ? malloc(cap) : NULL;
+    if (!text) {
+        free(it);
+        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
+    }
+    qsort(it, n, sizeof *it, cmp_item);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, cap - at, "%s  %s\n", it[i].sha, it[i].name);
+    int rc = ns_sha256_buffer(text, at, hex, err);
+    free(text);
+    free(it);
+    return rc;
+}
+
 int ns_sha256_two(const void *a, size_t alen, const void *b, size_t blen, unsigned char md[32],
                   ns_err *err)
 {

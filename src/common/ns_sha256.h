@@ -15,6 +15,12 @@ int ns_sha256_two(const void *a, size_t alen, const void *b, size_t blen, unsign
                   ns_err *err);
 /* 32 digest bytes as lowercase hex (hex holds NS_SHA256_HEX_LEN + 1 bytes). */
 void ns_sha256_hex(const unsigned char md[32], char hex[NS_SHA256_HEX_LEN + 1]);
+/* The SHA-256 identifying a set of files by their own SHA-256s (sha256s[i] of names[i], lowercase
+ * hex): of the text `sha256sum` prints for them, one line "<sha256>  <name>\n" per file in byte
+ * order of the names (strcmp). A sharded model checkpoint's identity (model/ns_checkpoint.h), so
+ * that it can be computed from the files' bytes and, equally, from a manifest's checksums. */
+int ns_sha256_listing(size_t n, const char *const *names, const char *const *sha256s,
+                      char hex[NS_SHA256_HEX_LEN + 1], ns_err *err);
 /* Streams the file in 1 MiB blocks. */
 int ns_sha256_file(const char *path, char hex[NS_SHA256_HEX_LEN + 1], ns_err *err);
 

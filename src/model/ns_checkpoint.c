@@ -212,22 +212,17 @@ int ns_ckpt_sha256(const ns_ckpt *ck, char hex[65], ns_err *err)
 {
     if (!ck->sharded)
         return ns_sha256_buffer(ck->files[0].map.data, ck->files[0].map.size, hex, err);
-    size_t cap = 0;
-    for (size_t f = 0; f < ck->n_files; f++)
-        cap += 64 + 2 + strlen(ck->names[f]) + 1;
-    char *text = malloc(cap + 1);
-    if (!text)
-        return ns_fail(err, NS_ERR_NOMEM, "out of memory");
-    size_t at = 0;
-    int rc = NS_OK;
+    char (*h)[65] = calloc(ck->n_files, sizeof *h);
+    const char **shas = calloc(ck->n_files, sizeof *shas);
+    int rc = h && shas ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
     for (size_t f = 0; f < ck->n_files && rc == NS_OK; f++) {
-        char h[65];
-        rc = ns_sha256_buffer(ck->files[f].map.data, ck->files[f].map.size, h, err);
-        at += (size_t)snprintf(text + at, cap + 1 - at, "%s  %s\n", h, ck->names[f]);
+        rc = ns_sha256_buffer(ck->files[f].map.data, ck->files[f].map.size, h[f], err);
+        shas[f] = h[f];
     }
     if (rc == NS_OK)
-        rc = ns_sha256_buffer(text, at, hex, err);
-    free(text);
+        rc = ns_sha256_listing(ck->n_files, (const char *const *)ck->names, shas, hex, err);
+    free(shas);
+    free(h);
     return rc;
 }
 
