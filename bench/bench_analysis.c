@@ -23,8 +23,8 @@
 #include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_yaml.h"
 
 /* Copies of the analysed layers' attention, taken during one forward pass. */
 typedef struct stored {

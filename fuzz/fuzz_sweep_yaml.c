@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "ns_fuzz.h"
-#include "sweep/ns_sweep_check.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_check.h"
+#include "spec/ns_sweep_yaml.h"
 
 #define FUZZ_SOURCE "fuzz.yaml"
 

@@ -10,7 +10,7 @@
 #include "common/ns_file.h"
 #include "ns_test.h"
 #include "sweep/ns_campaign.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_yaml.h"
 
 static char sweeps_dir[4096];
 

@@ -13,9 +13,9 @@
 #include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
 #include "sweep/ns_results.h"
-#include "sweep/ns_sweep_check.h"
-#include "sweep/ns_sweep_inputs.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_check.h"
+#include "spec/ns_sweep_inputs.h"
+#include "spec/ns_sweep_yaml.h"
 #include "tokenizer/ns_tokenizer.h"
 
 /* Parse text as file `name`; returns the status, diags sorted. */

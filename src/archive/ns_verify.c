@@ -41,8 +41,8 @@
 #include "rows/ns_rows.h"
 #include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
-#include "sweep/ns_sweep_inputs.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_inputs.h"
+#include "spec/ns_sweep_yaml.h"
 
 static const char *or_unknown(const char *s)
 {

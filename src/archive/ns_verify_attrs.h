@@ -16,8 +16,8 @@
 #include "io/ns_nc_read.h"
 #include "io/ns_provenance.h"
 #include "rows/ns_plan.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_inputs.h"
 
 /* The provenance the run would have written (it points into info, in and itself). */
 typedef struct ns_verify_expect {

@@ -8,8 +8,8 @@
 
 #include "archive/ns_verify_report.h"
 #include "io/ns_nc_read.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_inputs.h"
 
 /* What the run would have recorded about its model, as verify found it. */
 typedef struct ns_verify_model {

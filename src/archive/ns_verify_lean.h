@@ -13,7 +13,7 @@
 #include "rows/ns_plan.h"
 #include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
-#include "sweep/ns_sweep_config.h"
+#include "spec/ns_sweep_config.h"
 
 /* Recompute every task of cfg (plan, model, corpus) into a new journal dir/recomputed/journal.nsj
  * identified by hash; *journal receives it (caller closes), res (initialised for cfg's shards)

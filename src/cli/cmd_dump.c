@@ -29,8 +29,8 @@
 #include "model/ns_checkpoint.h"
 #include "model/ns_model.h"
 #include "rows/ns_rows.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_inputs.h"
 #include "tokenizer/ns_tokenizer.h"
 
 static void dump_usage(FILE *out)

@@ -17,7 +17,7 @@
 #include "common/ns_blas.h"
 #include "common/ns_datadir.h"
 #include "sweep/ns_sweep.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_inputs.h"
 
 static void run_usage(FILE *out)
 {

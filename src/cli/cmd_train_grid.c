@@ -16,7 +16,7 @@
 #include "common/ns_file.h"
 #include "common/ns_outpath.h"
 #include "sweep/ns_sweep.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_inputs.h"
 #include "train/ns_train.h"
 #include "train/ns_train_grid.h"
 

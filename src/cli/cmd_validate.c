@@ -12,7 +12,7 @@
 #include "common/ns_datadir.h"
 #include "common/ns_sys.h"
 #include "rows/ns_plan.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_inputs.h"
 
 static void usage(FILE *out)
 {

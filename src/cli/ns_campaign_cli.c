@@ -18,7 +18,7 @@
 #include "common/ns_file.h"
 #include "common/ns_sha256.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_inputs.h"
 
 #define CAMPAIGN_COPY "campaign.yaml"  /* the campaign file's bytes, kept in OUTPUT_DIR */
 #define CAMPAIGN_SUMMARY "campaign.json"

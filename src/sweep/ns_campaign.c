@@ -10,7 +10,7 @@
 #include <yaml.h>
 
 #include "common/ns_file.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_yaml.h"
 
 typedef struct cut {
     size_t from, to; /* bytes [from, to) of the campaign text, newlines kept */

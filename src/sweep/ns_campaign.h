@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "common/ns_error.h"
-#include "sweep/ns_sweep_diag.h"
+#include "spec/ns_sweep_diag.h"
 
 #define NS_CAMPAIGN_MAX_MODELS 256
 #define NS_CAMPAIGN_MAX_ID 64

@@ -21,7 +21,7 @@ typedef struct ns_sweep_options {
     const char *checkpoint_dir;  /* overrides the file's `checkpoint_dir` when non-NULL */
     const char *model;           /* overrides the file's `model` when non-NULL (train-grid) */
     const struct ns_model_pin *model_pin; /* the model must be this one (NULL: any; see
-                                             sweep/ns_sweep_inputs.h) */
+                                             spec/ns_sweep_inputs.h) */
     int resume;                  /* continue from the journal in the checkpoint directory */
     const char *command_line;    /* the exact command (launcher and rank count included) */
     const char *institution;     /* recorded as the CF `institution` (NULL: unknown) */

@@ -16,8 +16,8 @@
 #include "journal/ns_journal.h"
 #include "sweep/ns_results.h"
 #include "sweep/ns_sweep.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_inputs.h"
 #include "sweep/ns_sweep_mpi.h"
 
 enum {

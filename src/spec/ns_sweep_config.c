@@ -1,6 +1,6 @@
 /* ns_sweep_config: the one definition of every default of a sweep, release, the plain packing
  * that rank 0 broadcasts, and the analysis grid a configuration describes. */
-#include "sweep/ns_sweep_config.h"
+#include "spec/ns_sweep_config.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 #include "common/ns_error.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_diag.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_diag.h"
 
 /* ---- parsing: the schema alone, no files ---------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * the embedded default), parse and check it, resolve the model (its config.json) and the
  * tokenizer and corpus it names (through the asset manifest), tokenize the corpus and check the
  * sweep against both -- every problem a positioned diagnostic. */
-#include "sweep/ns_sweep_inputs.h"
+#include "spec/ns_sweep_inputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +15,8 @@
 #include "common/ns_outpath.h"
 #include "common/ns_sha256.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_sweep_check.h"
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_check.h"
+#include "spec/ns_sweep_yaml.h"
 #include "tokenizer/ns_tokenizer.h"
 
 /* The largest sweep file read (a sweep is a page of settings, not data). */

@@ -1,5 +1,5 @@
 /* ns_sweep_check: multi-setting checks of a sweep, as positioned diagnostics (see header). */
-#include "sweep/ns_sweep_check.h"
+#include "spec/ns_sweep_check.h"
 
 #include "common/ns_sys.h"
 #include "corpus/ns_corpus.h"

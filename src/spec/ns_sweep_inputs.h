@@ -12,8 +12,8 @@
 #include "corpus/ns_corpus.h"
 #include "io/ns_nc_write.h"
 #include "model/ns_model.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_diag.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_diag.h"
 
 /* What the file-based checks found (for the summary and for the run that follows). */
 typedef struct ns_sweep_inputs {

@@ -1,6 +1,6 @@
 /* ns_sweep_diag: the problems found in a sweep file, each a one-line "FILE:LINE:COL: message",
  * and the positions of the file's settings that checks after parsing report against. */
-#include "sweep/ns_sweep_diag.h"
+#include "spec/ns_sweep_diag.h"
 
 #include <stdarg.h>
 #include <stdio.h>

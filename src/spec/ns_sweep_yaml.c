@@ -1,5 +1,5 @@
 /* ns_sweep_yaml: the sweep YAML parser (libyaml document API) and its FILE:LINE:COL diagnostics. */
-#include "sweep/ns_sweep_yaml.h"
+#include "spec/ns_sweep_yaml.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -10,8 +10,8 @@
 
 #include "common/ns_error.h"
 #include "model/ns_model.h"
-#include "sweep/ns_sweep_config.h"
-#include "sweep/ns_sweep_diag.h"
+#include "spec/ns_sweep_config.h"
+#include "spec/ns_sweep_diag.h"
 
 /* The grid alone (every L <= shards.L_max, rows <= the smallest L) and the shard settings
  * (their token range must not overflow). marks may be NULL. NS_OK or NS_ERR_NOMEM. */
