@@ -1,10 +1,10 @@
-# spec: the sweep file -- YAML schema, defaults, validation, diagnostics, the files it names
-# (inputs) -- and the built-in default sweep. No MPI: `validate`, `dump`, `verify` and the sweep's
-# rank 0 read a sweep through it.
+# spec: the sweep file -- the generic YAML typing (ns_yaml), the schema (ns_sweep_yaml), defaults,
+# checks, diagnostics, the files it names (inputs) -- and the built-in default sweep. No MPI:
+# `validate`, `dump`, `verify` and the sweep's rank 0 read a sweep through it.
 noinst_LIBRARIES += src/spec/libns_spec.a
 src_spec_libns_spec_a_SOURCES = src/spec/ns_sweep_config.c src/spec/ns_sweep_config.h \
 	src/spec/ns_sweep_diag.c src/spec/ns_sweep_diag.h \
-	src/spec/ns_sweep_yaml.c src/spec/ns_sweep_yaml.h \
+	src/spec/ns_yaml.c src/spec/ns_yaml.h src/spec/ns_sweep_yaml.c src/spec/ns_sweep_yaml.h \
 	src/spec/ns_sweep_check.c src/spec/ns_sweep_check.h \
 	src/spec/ns_sweep_inputs.c src/spec/ns_sweep_inputs.h
 src_spec_libns_spec_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)

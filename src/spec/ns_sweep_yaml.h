@@ -1,6 +1,7 @@
-/* ns_sweep_yaml: parse a sweep YAML document (libyaml) into an ns_sweep_config against the schema
- * of docs/SWEEP.md -- keys, types, single values -- collecting every problem as a
- * "FILE:LINE:COL: message" diagnostic; and the built-in default sweep. No files are read. */
+/* ns_sweep_yaml: parse a sweep YAML document into an ns_sweep_config against the schema of
+ * docs/SWEEP.md -- keys, types, single values -- collecting every problem as a
+ * "FILE:LINE:COL: message" diagnostic (the YAML typing underneath: spec/ns_yaml); and the built-in
+ * default sweep. No files are read. */
 #ifndef NS_SWEEP_YAML_H
 #define NS_SWEEP_YAML_H
 
@@ -22,11 +23,6 @@
  * says how many), NS_ERR_NOMEM. */
 int ns_sweep_parse(const char *text, size_t len, const char *source_name, ns_sweep_config *cfg,
                    ns_sweep_marks *marks, ns_sweep_diags *diags, ns_err *err);
-
-/* 1 when flow collections ([ ], { }) nest deeper than max in text (*at: where), outside quoted
- * scalars and comments: checked before libyaml reads a file (ns_campaign too). */
-#define NS_SWEEP_MAX_DEPTH 64
-int ns_sweep_text_too_deep(const char *text, size_t len, int max, ns_sweep_mark *at);
 
 /* The built-in default sweep (the text of sweeps/quick.yaml, compiled in at build time). */
 const char *ns_sweep_default_yaml(void);

@@ -10,7 +10,7 @@
 #include <yaml.h>
 
 #include "common/ns_file.h"
-#include "spec/ns_sweep_yaml.h"
+#include "spec/ns_yaml.h"
 
 typedef struct cut {
     size_t from, to; /* bytes [from, to) of the campaign text, newlines kept */
@@ -359,7 +359,7 @@ int ns_campaign_parse(const char *text, size_t len, const char *path, const char
     memset(c, 0, sizeof *c);
     cs s = {.c = c, .src = path, .diags = diags};
     ns_sweep_mark deep;
-    if (ns_sweep_text_too_deep(text, len, NS_SWEEP_MAX_DEPTH, &deep))
+    if (ns_yaml_too_deep(text, len, NS_YAML_MAX_DEPTH, &deep))
         return NS_OK; /* not read here: the sweep parser reports it */
     if (!(c->path = strdup(path)))
         return ns_fail(err, NS_ERR_NOMEM, "out of memory");
