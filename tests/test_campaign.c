@@ -1,4 +1,4 @@
-/* test_campaign: campaign files read into one sweep text per model (sweep/ns_campaign): every other
+/* test_campaign: campaign files read into one sweep text per model (spec/ns_campaign): every other
  * key keeps its line and column, each model's model/tokenizer/output/checkpoint_dir read back by
  * the sweep parser exactly (quotes, backslashes, '#' and ': ' in names), ids, the campaign's own
  * mistakes at their positions, a file without models: is not a campaign, and the shipped campaign
@@ -9,7 +9,7 @@
 
 #include "common/ns_file.h"
 #include "ns_test.h"
-#include "sweep/ns_campaign.h"
+#include "spec/ns_campaign.h"
 #include "spec/ns_sweep_yaml.h"
 
 static char sweeps_dir[4096];

@@ -1,5 +1,5 @@
 /* ns_campaign_cli: `normsweep run CAMPAIGN.yaml` and `normsweep validate CAMPAIGN.yaml` for a
- * campaign file (sweep/ns_campaign.h): every model checked before any work, then one sweep per
+ * campaign file (spec/ns_campaign.h): every model checked before any work, then one sweep per
  * model in file order (src/sweep/ns_sweep), each into OUTPUT_DIR/<id>/ with its own journal, and
  * OUTPUT_DIR/campaign.json saying where each stands. docs/SWEEP.md, "Campaigns". */
 #include <mpi.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "assets/ns_assets.h"
-#include "sweep/ns_campaign.h"
+#include "spec/ns_campaign.h"
 #include "sweep/ns_sweep.h"
 
 /* Read path and, when it is a campaign, fill *c (c->n > 0) and *text / *len (the file's bytes;

@@ -1,12 +1,14 @@
 # spec: the sweep file -- the generic YAML typing (ns_yaml), the schema (ns_sweep_yaml), defaults,
-# checks, diagnostics, the files it names (inputs) -- and the built-in default sweep. No MPI:
-# `validate`, `dump`, `verify` and the sweep's rank 0 read a sweep through it.
+# checks, diagnostics, the files it names (inputs), campaign files (ns_campaign) -- and the
+# built-in default sweep. No MPI: `validate`, `dump`, `verify` and the sweep's rank 0 read a sweep
+# through it.
 noinst_LIBRARIES += src/spec/libns_spec.a
 src_spec_libns_spec_a_SOURCES = src/spec/ns_sweep_config.c src/spec/ns_sweep_config.h \
 	src/spec/ns_sweep_diag.c src/spec/ns_sweep_diag.h \
 	src/spec/ns_yaml.c src/spec/ns_yaml.h src/spec/ns_sweep_yaml.c src/spec/ns_sweep_yaml.h \
 	src/spec/ns_sweep_check.c src/spec/ns_sweep_check.h \
-	src/spec/ns_sweep_inputs.c src/spec/ns_sweep_inputs.h
+	src/spec/ns_sweep_inputs.c src/spec/ns_sweep_inputs.h \
+	src/spec/ns_campaign.c src/spec/ns_campaign.h
 src_spec_libns_spec_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 nodist_src_spec_libns_spec_a_SOURCES = src/spec/ns_sweep_default.c
 BUILT_SOURCES += src/spec/ns_sweep_default.c
@@ -32,3 +34,12 @@ tests_test_sweep_config_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_sweep_config_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_sweep_config tests/validate_cli.sh
 EXTRA_DIST += tests/validate_cli.sh
+
+# campaign files: the parser (test_campaign); validate, run, resume, the side-by-side report
+# (campaign.sh; docs/SWEEP.md, "Campaigns")
+check_PROGRAMS += tests/test_campaign
+tests_test_campaign_SOURCES = tests/test_campaign.c
+tests_test_campaign_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_campaign_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_campaign tests/campaign.sh
+EXTRA_DIST += tests/campaign.sh

@@ -107,7 +107,7 @@ int ns_sweep_load_model(const char *path, const char *model, const ns_model_pin 
                         int flags, ns_sweep_config *cfg, ns_sweep_marks *marks,
                         ns_sweep_inputs *in, ns_sweep_diags *diags, ns_err *err);
 
-/* The same on a text already read (a campaign's model sweep, sweep/ns_campaign.h), named name in
+/* The same on a text already read (a campaign's model sweep, spec/ns_campaign.h), named name in
  * messages and recorded as the sweep file. */
 int ns_sweep_load_text(const char *text, size_t len, const char *name, const char *model,
                        const ns_model_pin *pin, const ns_assets_fetch *fetch, int flags,

@@ -2,21 +2,11 @@
 # (read through spec/), the master/worker task loop, progress, and the end-of-run reduction shared
 # by every rank; the results store (until reduce/ takes it).
 noinst_LIBRARIES += src/sweep/libns_sweep.a
-src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_campaign.c src/sweep/ns_campaign.h \
-	src/sweep/ns_results.c src/sweep/ns_results.h \
+src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_results.c src/sweep/ns_results.h \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
 	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_boot.c src/sweep/ns_sweep_boot.h src/sweep/ns_sweep_spread.c src/sweep/ns_sweep_spread.h src/sweep/ns_sweep_mpi.c src/sweep/ns_sweep_mpi.h src/sweep/ns_sweep_share.c
 src_sweep_libns_sweep_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
-
-# campaign files: the parser (test_campaign); validate, run, resume, the side-by-side report
-# (campaign.sh; docs/SWEEP.md, "Campaigns")
-check_PROGRAMS += tests/test_campaign
-tests_test_campaign_SOURCES = tests/test_campaign.c
-tests_test_campaign_CPPFLAGS = $(NS_TEST_CPP)
-tests_test_campaign_LDADD = $(NS_TEST_LIBS)
-TESTS += tests/test_campaign tests/campaign.sh
-EXTRA_DIST += tests/campaign.sh
 
 # tests of the sweep runner
 TESTS += tests/sweep_determinism.sh tests/sweep_resume.sh tests/sweep_invalid.sh \

@@ -1,6 +1,7 @@
-/* ns_campaign: a campaign file read into one single-model sweep text per model (libyaml document
- * API for the campaign's own keys; the sweep parser checks everything else in each text). */
-#include "sweep/ns_campaign.h"
+/* ns_campaign: a campaign file read into one single-model sweep text per model (the campaign's own
+ * keys on libyaml's document API and spec/ns_yaml; the sweep parser checks everything else in
+ * each text). */
+#include "spec/ns_campaign.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,11 +30,6 @@ typedef struct cs {
     char **ids_given; /* per model: the entry's `id:` (NULL: derived) */
 } cs;
 
-static ns_sweep_mark mark_of(const yaml_node_t *n)
-{
-    return (ns_sweep_mark){n->start_mark.line + 1, n->start_mark.column + 1};
-}
-
 static void problem(cs *s, ns_sweep_mark m, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void problem(cs *s, ns_sweep_mark m, const char *fmt, ...)
@@ -48,25 +44,23 @@ static void problem(cs *s, ns_sweep_mark m, const char *fmt, ...)
     s->nerr++;
 }
 
-static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-
 /* A string value: a non-empty scalar that is not null and holds no control character. */
 static int get_string(cs *s, const yaml_node_t *n, const char *what, char **dst)
 {
     if (n->type != YAML_SCALAR_NODE) {
-        problem(s, mark_of(n), "%s: expected a string, got a %s", what,
+        problem(s, ns_yaml_mark(n), "%s: expected a string, got a %s", what,
                 n->type == YAML_SEQUENCE_NODE ? "list" : "mapping");
         return -1;
     }
-    const char *v = sval(n);
+    const char *v = ns_yaml_text(n);
     int plain = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
     if (!*v || (plain && (!strcmp(v, "~") || !strcasecmp(v, "null")))) {
-        problem(s, mark_of(n), "%s: expected a non-empty string", what);
+        problem(s, ns_yaml_mark(n), "%s: expected a non-empty string", what);
         return -1;
     }
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
         if (*p < 0x20 || *p == 0x7f) {
-            problem(s, mark_of(n), "%s: control character 0x%02x in '%s'", what, *p, v);
+            problem(s, ns_yaml_mark(n), "%s: control character 0x%02x in '%s'", what, *p, v);
             return -1;
         }
     free(*dst);
@@ -107,7 +101,7 @@ char *ns_campaign_id_of(const char *model)
 static void parse_entry(cs *s, const yaml_node_t *n, size_t i)
 {
     ns_campaign_model *m = &s->c->models[i];
-    m->mark = mark_of(n);
+    m->mark = ns_yaml_mark(n);
     if (n->type == YAML_SCALAR_NODE) {
         get_string(s, n, "models", &m->model);
         return;
@@ -121,19 +115,19 @@ static void parse_entry(cs *s, const yaml_node_t *n, size_t i)
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(s->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(s->doc, p->value);
-        const char *key = k->type == YAML_SCALAR_NODE ? sval(k) : "";
+        const char *key = k->type == YAML_SCALAR_NODE ? ns_yaml_text(k) : "";
         static const char *const names[3] = {"name", "tokenizer", "id"};
         int which = -1;
         for (int w = 0; w < 3; w++)
             if (!strcmp(key, names[w]))
                 which = w;
         if (which < 0) {
-            problem(s, mark_of(k), "models: unknown key '%s' in a model entry (name, tokenizer, "
-                    "id)", key);
+            problem(s, ns_yaml_mark(k), "models: unknown key '%s' in a model entry (name, "
+                    "tokenizer, id)", key);
             continue;
         }
         if (seen[which]++) {
-            problem(s, mark_of(k), "models: duplicate key '%s' in a model entry", key);
+            problem(s, ns_yaml_mark(k), "models: duplicate key '%s' in a model entry", key);
             continue;
         }
         char what[32];
@@ -149,12 +143,12 @@ static void parse_entry(cs *s, const yaml_node_t *n, size_t i)
 static void parse_models(cs *s, const yaml_node_t *n)
 {
     if (n->type != YAML_SEQUENCE_NODE) {
-        problem(s, mark_of(n), "models: expected a list of models");
+        problem(s, ns_yaml_mark(n), "models: expected a list of models");
         return;
     }
     size_t k = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (k == 0 || k > NS_CAMPAIGN_MAX_MODELS) {
-        problem(s, mark_of(n), "models: %zu models; a campaign has 1..%d", k,
+        problem(s, ns_yaml_mark(n), "models: %zu models; a campaign has 1..%d", k,
                 NS_CAMPAIGN_MAX_MODELS);
         return;
     }
@@ -183,27 +177,27 @@ static int parse_root(cs *s, const yaml_node_t *root)
     int is_campaign = 0;
     for (p = start; p < top; p++) {
         yaml_node_t *k = yaml_document_get_node(s->doc, p->key);
-        is_campaign |= k->type == YAML_SCALAR_NODE && !strcmp(sval(k), "models");
+        is_campaign |= k->type == YAML_SCALAR_NODE && !strcmp(ns_yaml_text(k), "models");
     }
     if (!is_campaign)
         return 0;
     if (root->data.mapping.style == YAML_FLOW_MAPPING_STYLE)
-        problem(s, mark_of(root), "a campaign file's top level must be a block mapping (one key "
-                "per line), not { ... }");
+        problem(s, ns_yaml_mark(root), "a campaign file's top level must be a block mapping (one "
+                "key per line), not { ... }");
     int seen[3] = {0, 0, 0};
     for (p = start; p < top; p++) {
         yaml_node_t *k = yaml_document_get_node(s->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(s->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
             continue; /* the sweep parser reports it */
-        const char *key = sval(k);
+        const char *key = ns_yaml_text(k);
         static const char *const own[3] = {"models", "tokenizer", "output_dir"};
         int which = -1;
         for (int w = 0; w < 3; w++)
             if (!strcmp(key, own[w]))
                 which = w;
         if (which >= 0 && seen[which]++) {
-            problem(s, mark_of(k), "duplicate key '%s'", key);
+            problem(s, ns_yaml_mark(k), "duplicate key '%s'", key);
             continue;
         }
         if (which >= 0)
@@ -215,10 +209,10 @@ static int parse_root(cs *s, const yaml_node_t *root)
         else if (which == 2)
             get_string(s, v, "output_dir", &s->c->output_dir);
         else if (!strcmp(key, "model"))
-            problem(s, mark_of(k), "model: a campaign names its models in models:, not in model: "
-                    "beside it");
+            problem(s, ns_yaml_mark(k), "model: a campaign names its models in models:, not in "
+                    "model: beside it");
         else if (!strcmp(key, "output") || !strcmp(key, "checkpoint_dir"))
-            problem(s, mark_of(k), "%s: a campaign writes each model's output to "
+            problem(s, ns_yaml_mark(k), "%s: a campaign writes each model's output to "
                     "OUTPUT_DIR/<id>/<id>.nc and its journal to OUTPUT_DIR/<id>/checkpoint; set "
                     "output_dir: instead", key);
     }
