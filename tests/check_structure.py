@@ -583,9 +583,9 @@ def hint(rule, key, known_path):
         return (f"to fix: move the code this file needs into a module {m.group(2)} may include, or "
                 f"this file's code into a module that may include {m.group(1)} (the modules table "
                 "of docs/STRUCTURE.md). Only if the header is one issue 32 is still to move out of "
-                f"a folder it splits (today sweep/ holds the future spec/ and journal/), add this "
-                f"exact line to {known_path} in the same commit and name it in the commit message: "
-                "the step that moves the header deletes it.")
+                "a folder it splits (today sweep/ holds the results store of the future reduce/), "
+                f"add this exact line to {known_path} in the same commit and name it in the commit "
+                "message: the step that moves the header deletes it.")
     if rule == 7:
         return ("to fix: include the module's public header; if what you need is not in one, "
                 "give it a public header (x.h) in its own module (docs/STRUCTURE.md, rule 7).")
