@@ -41,7 +41,7 @@ ns-dist-git-commit:
 	$(SHELL) $(top_srcdir)/scripts/git-commit $(top_srcdir) > $(distdir)/.git-commit
 .PHONY: ns-dist-git-commit
 
-# ns_asset_ref: the resolved asset, a plain type (header only).
-noinst_HEADERS += src/common/ns_asset_ref.h
+# ns_asset_ref: the resolved asset, a plain type (header only); ns_attr: one attribute value.
+noinst_HEADERS += src/common/ns_asset_ref.h src/common/ns_attr.h
 # header-only: the SIMD helpers of norm and analysis (built with their vectorising flags)
 noinst_HEADERS += src/common/ns_simd.h

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ns_attr.h"
 #include "common/ns_error.h"
 
 #define NS_NC_MAX_DIMS 8
@@ -20,19 +21,6 @@ typedef struct ns_nc_dim {
     const char *name;
     size_t len;
 } ns_nc_dim;
-
-/* An attribute: text; else one NC_INT (is_int32), NC_INT64 or NC_DOUBLE (is_double) value; or,
- * with nints > 0, the NC_INT array ints[0..nints) (a flag variable's flag_values). */
-typedef struct ns_nc_attr {
-    const char *name;
-    const char *text;
-    long long ival;
-    int is_double;
-    double dval;
-    int is_int32;
-    const int *ints;
-    size_t nints;
-} ns_nc_attr;
 
 /* Missing values: NS_FILL_MISSING declares _FillValue (NaN for doubles, -1 for ints); NS_FILL_NONE
  * declares none (coordinates, counts: every value is real, and xarray keeps integers integers). */

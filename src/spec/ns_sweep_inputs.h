@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 #include "assets/ns_assets.h"
+#include "common/ns_attr.h"
 #include "common/ns_error.h"
 #include "corpus/ns_corpus.h"
-#include "io/ns_nc_write.h"
 #include "model/ns_model.h"
 #include "spec/ns_sweep_config.h"
 #include "spec/ns_sweep_diag.h"
