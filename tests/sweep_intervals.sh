@@ -9,8 +9,10 @@
 # - with `bootstrap: {resamples: 1000}` the file records B = 1000 (global and per-variable
 #   attributes) and its intervals are again the Python reference's, bit for bit, with B = 1000;
 #   `verify` of its archive recomputes them with the recorded B and passes byte-identical;
-# - spread by group over the ranks: with 3 groups (one normalizer, 3 T) the intervals at -np 1, 2
-#   and 4 (a rank owning no group) are byte-identical; under a per-rank limit
+# - spread over the ranks in units of work (a group's means, its KS tests at one L; given by
+#   estimated time, analysis/ns_boot_units.h): with 3 groups (one normalizer, 3 T, two of them
+#   the claims') the intervals at -np 1, 2, 3 and 4 (a rank owning no means unit) are
+#   byte-identical; under a per-rank limit
 #   (NORMSWEEP_BOOTSTRAP_MAX_BYTES) that 3 ranks meet and 1 does not, validate names 3 ranks, a
 #   run at -np 1 writes none and says why, and one at -np 3 writes the uncapped ones;
 # - a run without keep_samples gets intervals in its report.json, read from the file.
@@ -77,8 +79,9 @@ cmp -s np2.nc runb/b1000.nc && fail "B = 1000 wrote the same file as B = 2000"
 grep -q "mode: byte-identical" ver.log && grep -q "verify: PASS" ver.log ||
   { cat ver.log >&2; fail "verify of the B = 1000 run: not a byte-identical pass"; }
 
-# the blocks spread over the ranks by group (one normalizer and T each; ns_sweep_spread): one
-# normalizer and 3 T make 3 groups, so at -np 4 one rank owns none and at -np 2 one owns two
+# the blocks' pieces spread over the ranks by unit of work (a group's means, or its KS tests at
+# one L; ns_sweep_spread): one normalizer and 3 T make 3 groups, 3 means units and 9 KS units; at
+# -np 4 one rank owns no means unit, at -np 2 and 3 the two claims' groups' means go to two ranks
 sed -e 's/^normalizer: .*/normalizer: [softmax]/' -e 's/^  T: .*/  T: [0.01, 0.3, 1.0]/' \
     -e 's/^keep_samples: true/keep_samples: false/' ks.yaml > g3.yaml
 grep -q '^normalizer: \[softmax\]' g3.yaml && grep -q '^  T: \[0.01, 0.3, 1.0\]' g3.yaml ||
@@ -86,21 +89,22 @@ grep -q '^normalizer: \[softmax\]' g3.yaml && grep -q '^  T: \[0.01, 0.3, 1.0\]'
 g3_intervals() { # FILE.nc > the interval variables' data
   ncdump -p 9,17 -v "$vars" "$1" | sed -n '/^data:/,$p'
 }
-for np in 1 2 4; do
+for np in 1 2 3 4; do
   run_np $np g3.yaml --output g3_np$np.nc --checkpoint-dir g3ck$np 2> g3log$np || { cat g3log$np >&2; fail "3 groups: sweep -np $np"; }
   g3_intervals g3_np$np.nc > g3iv$np.cdl || fail "ncdump g3_np$np.nc"
 done
 grep -q "^ ns_frac_mean_hmedian_ci_low =" g3iv1.cdl || fail "3 groups: no interval data dumped"
 cmp -s g3iv1.cdl g3iv2.cdl || { diff g3iv1.cdl g3iv2.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 2"; }
-cmp -s g3iv1.cdl g3iv4.cdl || { diff g3iv1.cdl g3iv4.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 4 (a rank owns no group)"; }
+cmp -s g3iv1.cdl g3iv3.cdl || { diff g3iv1.cdl g3iv3.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 3"; }
+cmp -s g3iv1.cdl g3iv4.cdl || { diff g3iv1.cdl g3iv4.cdl | head >&2; fail "3 groups: intervals differ: -np 1 vs -np 4 (a rank owns no means unit)"; }
 
 # the limit is per rank. Counted by hand for g3.yaml (12 shards x 3 rows, 5 N, 3 L x 2 layers x
 # 4 heads = 24 slices, 3 groups): a T part is (14 x 5 + 3) x 12 + 3 x 5 x 12 x 3 = 1416 doubles,
 # a slice's block 3 of them (33984 bytes). A limit of 600000 bytes also cuts the rounds to an
 # eighth of it, 75000 bytes: 2 slices. One rank holds the 3 groups' 72 parts and a round of 2
-# reduced blocks, 883584 bytes; of two ranks the largest holds 2 groups (48 parts) and 2 blocks
-# twice (reduced, and sorted by destination): 679680; of three, 1 group and 2 blocks twice:
-# 407808 -- so intervals are written from 3 ranks on: none at -np 1 (the run says so, the file
+# reduced blocks, 883584 bytes; of two ranks the largest holds at most 2 groups' worth (48 parts:
+# the caps on its units) and 2 blocks twice (reduced, and sorted by destination): 679680; of
+# three, 1 group's worth and 2 blocks twice: 407808 -- so intervals are written from 3 ranks on: none at -np 1 (the run says so, the file
 # has none), and at -np 3 (each rank reducing its 8 slices in 4 rounds) exactly the uncapped
 # ones.
 NORMSWEEP_BOOTSTRAP_MAX_BYTES=600000 "$NORMSWEEP" validate g3.yaml > g3val.log 2>&1 || { cat g3val.log >&2; fail "validate g3.yaml"; }
@@ -125,7 +129,7 @@ ncdump -h g3cap1.nc | grep -q -e "bootstrap_resamples" -e "_ci_low" && fail "cap
 grep -q "^bootstrap_seconds: " g3clog3 || { cat g3clog3 >&2; fail "capped -np 3: no intervals computed"; }
 g3_intervals g3cap3.nc > g3cap3.cdl || fail "ncdump g3cap3.nc"
 cmp -s g3iv1.cdl g3cap3.cdl || { diff g3iv1.cdl g3cap3.cdl | head >&2; fail "capped -np 3: intervals differ from the uncapped -np 1 ones"; }
-echo "ok: 3 groups at -np 1, 2, 4 and under a 600000-byte limit at -np 3 (4 rounds): identical intervals; none at -np 1 under it"
+echo "ok: 3 groups at -np 1, 2, 3, 4 and under a 600000-byte limit at -np 3 (4 rounds): identical intervals; none at -np 1 under it"
 
 # without samples: the report reads the file's intervals
 sed 's/^keep_samples: true/keep_samples: false/' ks.yaml > nosamp.yaml

@@ -122,7 +122,7 @@ grep -qx '  tasks:       48 (one forward pass per shard)' "$tmp/quick" || fail "
 # plus its one round of reduced blocks (every slice: 27.1 MiB < 32 MiB)
 grep -qx '  bootstrap:   2000 resamples of the 48 shards (95 % percentile intervals, docs/STATISTICS.md)' "$tmp/quick" ||
   fail "quick: bootstrap line"
-grep -q "^               bootstrap per-shard values per rank (each holds its groups' share): 54.2 MiB on 1 rank, .*; limit 1.0 GiB per rank\$" "$tmp/quick" ||
+grep -q "^               bootstrap per-shard values per rank (each holds at most its share of the groups): 54.2 MiB on 1 rank, .*; limit 1.0 GiB per rank\$" "$tmp/quick" ||
   fail "quick: the bootstrap's memory"
 grep -qx '               bootstrap intervals: written on any number of ranks' "$tmp/quick" ||
   fail "quick: the bootstrap's rank count"

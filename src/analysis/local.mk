@@ -15,6 +15,7 @@ src_analysis_libns_analysis_a_SOURCES = \
 	src/analysis/ns_boot_shard.c src/analysis/ns_boot_shard.h \
 	src/analysis/ns_boot_ks.c src/analysis/ns_boot_ks.h \
 	src/analysis/ns_intervals.c src/analysis/ns_intervals.h \
+	src/analysis/ns_boot_units.c src/analysis/ns_boot_units.h \
 	src/analysis/ns_ks_internal.h
 src_analysis_libns_analysis_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 # Vectorized loops (elementwise only: no reassociation, no contraction into FMA, so results are
@@ -44,6 +45,13 @@ tests_test_boot_SOURCES = tests/test_boot.c
 tests_test_boot_CPPFLAGS = $(NS_TEST_CPP)
 tests_test_boot_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_boot
+
+# The bootstrap's units of work over ranks: the assignment, and the units' values against one process.
+check_PROGRAMS += tests/test_boot_units
+tests_test_boot_units_SOURCES = tests/test_boot_units.c
+tests_test_boot_units_CPPFLAGS = $(NS_TEST_CPP)
+tests_test_boot_units_LDADD = $(NS_TEST_LIBS)
+TESTS += tests/test_boot_units
 
 # N_s exact against a 50-digit mpmath evaluation on held-out real rows at T = 0.01 and 0.1
 # (issue 12); skipped (77) only without python3-mpmath.

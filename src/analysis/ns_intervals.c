@@ -153,10 +153,15 @@ static void aggregate(ci_ws *w, const double *head, int use_max)
     }
 }
 
-/* Head h's T part of (ni, Li) at Ti. */
+/* Head h's T part of (ni, Li) at Ti: its first piece (the means'), and its KS piece. */
 static const double *part(const ci_ws *w, size_t ni, size_t Li, size_t h, size_t Ti)
 {
     return w->in->block[((ni * w->in->nL + Li) * w->H + h) * w->in->nT + Ti];
+}
+
+static const double *ks_part(const ci_ws *w, size_t ni, size_t Li, size_t h, size_t Ti)
+{
+    return w->in->ks_block[((ni * w->in->nL + Li) * w->H + h) * w->in->nT + Ti];
 }
 
 /* The per-shard columns at offset off of every head's T part of (ni, Li, Ti) into columns
@@ -297,7 +302,7 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
         unsigned char *pass = w->pass + (q * in->nN + Ni) * R * H;
         unsigned char *comp = w->comp + (q * in->nN + Ni) * R * H;
         for (size_t h = 0; h < H; h++) {
-            const double *blk = part(w, ni, Li, h, Ti);
+            const double *blk = ks_part(w, ni, Li, h, Ti);
             ns_boot_ks_cell(ks, blk + oa, blk + ob, w->kk, w->kna, w->knb);
             int64_t na = -1, nb = -1, kmax = 0; /* the threshold of the last sizes seen */
             for (size_t r = 0; r < R; r++) {
@@ -487,6 +492,12 @@ size_t ns_intervals_claim_T(const double *T, size_t nT, size_t *t)
     return n;
 }
 
+/* The groups: one normalizer and T each. */
+static size_t ngroups(const ns_ci_input *in)
+{
+    return in->nnorm * in->nT;
+}
+
 int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -499,7 +510,7 @@ int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err)
     size_t lo_r, hi_r;
     NS_TRY(ns_boot_ranks(in->B, &lo_r, &hi_r, err));
     out->set_name = calloc(out->nsets, sizeof *out->set_name);
-    out->jac_reps = malloc((ns_intervals_ngroups(in) * in->nL * out->nsets * (in->B + 1) + 1) *
+    out->jac_reps = malloc((ngroups(in) * in->nL * out->nsets * (in->B + 1) + 1) *
                            sizeof *out->jac_reps);
     int bad = !out->set_name || !out->jac_reps;
     for (int i = 0; i < NS_CI_COUNT && !bad; i++) {
@@ -576,76 +587,120 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     return ns_boot_ks_new(in->n_shards, in->rows, w->R, w->Wown, &w->ks, err);
 }
 
-size_t ns_intervals_ngroups(const ns_ci_input *in)
+size_t ns_intervals_nunits(const ns_ci_input *in)
 {
-    return in->nnorm * in->nT;
+    return ngroups(in) * (1 + in->nL);
 }
 
-int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
-                        ns_err *err)
+/* 1 when grid index Ti is one of the claims' temperatures (every statistic's interval). */
+static int claim_t(const ns_ci_input *in, size_t Ti)
+{
+    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(in->T, in->nT, ct);
+    for (size_t k = 0; k < nct; k++)
+        if (ct[k] == Ti)
+            return 1;
+    return 0;
+}
+
+/* Unit u: the means of group g (entropy and jac_exact at every replicate; the N-dependent ones
+ * at every replicate only at the claims' temperatures), or the KS tests of group g at Li. */
+static int unit(ci_ws *w, size_t u, ns_err *err)
+{
+    const ns_ci_input *in = w->in;
+    size_t per = 1 + in->nL, g = u / per, ni = g / in->nT, Ti = g % in->nT;
+    size_t Rt = claim_t(in, Ti) ? in->B + 1 : 1;
+    int rc = NS_OK;
+    if (u % per == 0) {
+        for (size_t Li = 0; Li < in->nL; Li++) {
+            w->R = in->B + 1;
+            membership(w, ni, Li, Ti);
+            cell_t(w, ni, Li, Ti);
+            w->R = Rt;
+            for (size_t Ni = 0; Ni < in->nN; Ni++)
+                cell_tn(w, ni, Li, Ti, Ni);
+        }
+        l_slopes(w, ni, Ti);
+        plateau(w, ni, Ti);
+    } else {
+        size_t Li = u % per - 1;
+        w->R = Rt;
+        membership(w, ni, Li, Ti);
+        for (size_t Ni = 0; rc == NS_OK && Ni < in->nN; Ni++)
+            rc = cell_ks(w, ni, Li, Ti, Ni, err);
+        if (rc == NS_OK)
+            cell_ncrit(w, ni, Li, Ti);
+    }
+    w->R = in->B + 1;
+    return rc;
+}
+
+int ns_intervals_units(const ns_ci_input *in, const size_t *owner, size_t rank,
+                       ns_intervals *out, ns_err *err)
 {
     ci_ws w;
     memset(&w, 0, sizeof w);
     int rc = setup(in, out, &w, err);
     w.W = w.Wown;
-    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(in->T, in->nT, ct);
-    for (size_t g = g0; rc == NS_OK && g < g1; g++) {
-        size_t ni = g / in->nT, Ti = g % in->nT;
-        int claims = 0; /* a temperature of the claims: every statistic's interval */
-        for (size_t k = 0; k < nct; k++)
-            claims |= ct[k] == Ti;
-        for (size_t Li = 0; rc == NS_OK && Li < in->nL; Li++) {
-            w.R = in->B + 1;
-            membership(&w, ni, Li, Ti);
-            cell_t(&w, ni, Li, Ti);
-            w.R = claims ? in->B + 1 : 1;
-            for (size_t Ni = 0; rc == NS_OK && Ni < in->nN; Ni++) {
-                cell_tn(&w, ni, Li, Ti, Ni);
-                rc = cell_ks(&w, ni, Li, Ti, Ni, err);
-            }
-            if (rc == NS_OK)
-                cell_ncrit(&w, ni, Li, Ti);
-        }
-        l_slopes(&w, ni, Ti);
-        plateau(&w, ni, Ti);
-    }
-    w.R = in->B + 1;
+    for (size_t u = 0; rc == NS_OK && u < ns_intervals_nunits(in); u++)
+        if (!owner || owner[u] == rank)
+            rc = unit(&w, u, err);
     ws_free(&w);
     return rc;
 }
 
-/* Copy between buf and every value of groups [g0, g1) (est, lo, hi of each statistic the group
- * holds, then its jac_exact_max_hmax replicates), in one fixed order: to buf, or from it. */
-size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *iv, size_t g0, size_t g1,
-                         double *buf, int from_buf)
+/* The statistics of the KS units (the others, but jac_exact_T_slope, are the means units'). */
+static int ks_stat(int id)
+{
+    return id >= NS_CI_KS_EXPECTED;
+}
+
+/* Copy between buf + k and every value of unit u (est, lo, hi of each statistic it holds in
+ * the catalogue's order; a means unit then its jac_exact_max_hmax replicates), in one fixed
+ * order: to buf, or from it (buf NULL: count only). Returns k past them. */
+static size_t pack_unit(const ns_ci_input *in, ns_intervals *iv, size_t u, double *buf,
+                        int from_buf, size_t k)
 {
     ci_ws w = {.in = in, .nsets = iv->nsets};
-    size_t k = 0, R = in->B + 1, blk = in->nL * iv->nsets * R;
-    for (size_t g = g0; g < g1; g++) {
-        size_t ni = g / in->nT, Ti = g % in->nT;
-        for (int id = 0; id < NS_CI_COUNT; id++) {
-            ns_ci_dims d = infos[id].dims;
-            if (d == NS_CI_L)
-                continue;
-            size_t nl = d == NS_CI_TN ? 1 : in->nL, nn = d == NS_CI_LT ? 1 : in->nN;
-            for (size_t Li = 0; Li < nl; Li++)
-                for (size_t Ni = 0; Ni < nn; Ni++)
-                    for (size_t s = 0; s < iv->nsets; s++) {
-                        size_t i = at(&w, d, ni, Li, Ti, Ni, s);
-                        double *x[3] = {&iv->est[id][i], &iv->lo[id][i], &iv->hi[id][i]};
-                        for (int e = 0; e < 3; e++, k++)
-                            if (buf && from_buf)
-                                *x[e] = buf[k];
-                            else if (buf)
-                                buf[k] = *x[e];
-                    }
+    size_t per = 1 + in->nL, g = u / per, ni = g / in->nT, Ti = g % in->nT;
+    size_t R = in->B + 1, blk = in->nL * iv->nsets * R, ks = u % per != 0;
+    for (int id = 0; id < NS_CI_COUNT; id++) {
+        ns_ci_dims d = infos[id].dims;
+        if (d == NS_CI_L || ks_stat(id) != (int)ks)
+            continue;
+        size_t l0 = ks ? u % per - 1 : 0, l1 = ks ? l0 + 1 : (d == NS_CI_TN ? 1 : in->nL);
+        size_t nn = d == NS_CI_LT ? 1 : in->nN;
+        if (!buf) { /* the count alone */
+            k += (l1 - l0) * nn * iv->nsets * 3;
+            continue;
         }
-        if (buf && from_buf)
-            memcpy(iv->jac_reps + g * blk, buf + k, blk * sizeof *buf);
-        else if (buf)
-            memcpy(buf + k, iv->jac_reps + g * blk, blk * sizeof *buf);
-        k += blk;
+        for (size_t Li = l0; Li < l1; Li++)
+            for (size_t Ni = 0; Ni < nn; Ni++)
+                for (size_t s = 0; s < iv->nsets; s++) {
+                    size_t i = at(&w, d, ni, Li, Ti, Ni, s);
+                    double *x[3] = {&iv->est[id][i], &iv->lo[id][i], &iv->hi[id][i]};
+                    for (int e = 0; e < 3; e++, k++)
+                        if (buf && from_buf)
+                            *x[e] = buf[k];
+                        else if (buf)
+                            buf[k] = *x[e];
+                }
     }
+    if (ks)
+        return k;
+    if (buf && from_buf)
+        memcpy(iv->jac_reps + g * blk, buf + k, blk * sizeof *buf);
+    else if (buf)
+        memcpy(buf + k, iv->jac_reps + g * blk, blk * sizeof *buf);
+    return k + blk;
+}
+
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *iv, const size_t *owner,
+                         size_t rank, double *buf, int from_buf)
+{
+    size_t k = 0;
+    for (size_t u = 0; u < ns_intervals_nunits(in); u++)
+        if (!owner || owner[u] == rank)
+            k = pack_unit(in, iv, u, buf, from_buf, k);
     return k;
 }
 
@@ -664,7 +719,7 @@ int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err)
 {
     int rc = ns_intervals_init(in, out, err);
     if (rc == NS_OK)
-        rc = ns_intervals_groups(in, 0, ns_intervals_ngroups(in), out, err);
+        rc = ns_intervals_units(in, NULL, 0, out, err);
     if (rc == NS_OK)
         rc = ns_intervals_finish(in, out, err);
     if (rc != NS_OK)

@@ -75,9 +75,10 @@ typedef struct ns_ci_input {
     double ks_alpha;              /* the KS tests' level (n_crit) */
     uint64_t seed;
     size_t B;                     /* resamples */
-    const double *const *block;   /* (nnorm, nL, nlayers * nheads, nT): each slice's T parts
-                                     (ns_boot_shard.h); only the parts of the groups computed
-                                     are read (the others may be NULL) */
+    const double *const *block;   /* (nnorm, nL, nlayers * nheads, nT): each slice's T parts'
+                                     first pieces (ns_boot_shard.h: the means'); only those of
+                                     the units computed are read (the others may be NULL) */
+    const double *const *ks_block; /* the same order: their KS pieces */
     const double *entropy_mean;   /* (nnorm, nL, nlayers * nheads, nT): entropy_norm_mean */
 } ns_ci_input;
 
@@ -97,19 +98,26 @@ size_t ns_intervals_len(const ns_ci_input *in, ns_ci_dims d);
 /* Compute every statistic of the catalogue into *out (free with ns_intervals_free). */
 int ns_intervals_compute(const ns_ci_input *in, ns_intervals *out, ns_err *err);
 
-/* The same in parts, for processes that share the work: the work is cut into groups (one
- * normalizer and T each: ns_intervals_ngroups); any process computes any groups, with the same
- * bytes. ns_intervals_init sets up *out (every value NaN); ns_intervals_groups computes groups
- * [g0, g1); ns_intervals_pack copies every value groups [g0, g1) produce to buf (from_buf 0) or
- * back from it (from_buf 1), in a fixed order, and returns how many doubles that is (buf NULL:
- * only the count); ns_intervals_finish computes what spans groups (jac_exact_T_slope) once
- * every group is in *out. */
-size_t ns_intervals_ngroups(const ns_ci_input *in);
+/* The same in parts, for processes that share the work. The work is cut into units
+ * (ns_intervals_nunits): per group g (one normalizer ni and T index Ti: g = ni nT + Ti), unit
+ * g (1 + nL) is the group's means (entropy_norm and jac_exact's maximum, the 7 means' medians and
+ * Theorem 2's gaps at every (L, N), the L slopes, the plateau and the bound ratio; it reads the T
+ * parts' first pieces, block), and unit g (1 + nL) + 1 + Li its KS tests at L index Li (the KS
+ * distances' medians at every N and the n_crit ends; it reads the KS pieces, ks_block). Any
+ * process computes any units, with the same bytes.
+ * ns_boot_units_assign (analysis/ns_boot_units.h) gives each unit an owner among P processes by
+ * its estimated time. ns_intervals_init sets up *out (every value NaN); ns_intervals_units
+ * computes the units owner gives to process `rank` (owner NULL: every unit); ns_intervals_pack
+ * copies every value they produce to buf (from_buf 0) or back from it (from_buf 1), unit by unit
+ * in unit order, and returns how many doubles that is (buf NULL: only the count);
+ * ns_intervals_finish computes what spans groups (jac_exact_T_slope) once every unit is in
+ * *out. */
+size_t ns_intervals_nunits(const ns_ci_input *in);
 int ns_intervals_init(const ns_ci_input *in, ns_intervals *out, ns_err *err);
-int ns_intervals_groups(const ns_ci_input *in, size_t g0, size_t g1, ns_intervals *out,
-                        ns_err *err);
-size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *out, size_t g0, size_t g1,
-                         double *buf, int from_buf);
+int ns_intervals_units(const ns_ci_input *in, const size_t *owner, size_t rank,
+                       ns_intervals *out, ns_err *err);
+size_t ns_intervals_pack(const ns_ci_input *in, ns_intervals *out, const size_t *owner,
+                         size_t rank, double *buf, int from_buf);
 int ns_intervals_finish(const ns_ci_input *in, ns_intervals *out, ns_err *err);
 void ns_intervals_free(ns_intervals *iv);
 

@@ -128,8 +128,8 @@ static void print_boot(const ns_plan_grid *pg, size_t shards, double cap)
                             sizeof b[i]);
     ns_sys_format_bytes(cap, lim, sizeof lim);
     size_t from = ns_plan_boot_min_ranks(pg, shards, cap);
-    printf("               bootstrap per-shard values per rank (each holds its groups' share): "
-           "%s on 1 rank, %s on 2, %s on 4, %s on 8; limit %s per rank\n",
+    printf("               bootstrap per-shard values per rank (each holds at most its share of "
+           "the groups): %s on 1 rank, %s on 2, %s on 4, %s on 8; limit %s per rank\n",
            b[0], b[1], b[2], b[3], lim);
     if (from == 1)
         printf("               bootstrap intervals: written on any number of ranks\n");

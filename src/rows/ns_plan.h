@@ -94,7 +94,7 @@ typedef struct ns_plan_memory {
     double boot;      /* the bootstrap's per-shard values one rank holds when the run has one
                          rank (analysis/ns_boot_shard.h: (14 nT nN + 3 nT + 3 nT nN rows) x shards
                          doubles per slice, and two rounds of reduced blocks in transit); with P
-                         ranks each holds its groups' share, ns_plan_boot_rank_bytes */
+                         ranks each holds at most its share of the groups, ns_plan_boot_rank_bytes */
     int boot_capped;  /* boot exceeds NS_BOOT_SHARD_MAX_BYTES: a run on one rank writes no
                          intervals (and holds none of it: boot is not in reduce) */
     size_t boot_min_ranks; /* the fewest ranks whose largest holds at most NS_BOOT_SHARD_MAX_BYTES:

@@ -176,15 +176,15 @@ void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *s
 }
 
 void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
-                         const double *const *parts, const double *ent, size_t B,
-                         ns_ci_input *in)
+                         const double *const *parts, const double *const *ks_parts,
+                         const double *ent, size_t B, ns_ci_input *in)
 {
     const ns_plan_grid *g = &plan->g;
     *in = (ns_ci_input){
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
         .n_shards = n_shards, .rows = g->rows, .ks_alpha = ks_alpha, .seed = g->seed, .B = B,
-        .block = parts, .entropy_mean = ent,
+        .block = parts, .ks_block = ks_parts, .entropy_mean = ent,
     };
 }
 
@@ -195,22 +195,27 @@ int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
     const ns_plan_grid *g = &plan->g;
     size_t nsl = ns_plan_nslices(plan), n = nsl * g->nT;
     size_t btotal = ns_results_boot_size(plan, n_shards), part = btotal / (g->nT ? g->nT : 1);
+    size_t front = ns_boot_shard_front(g->nN, n_shards);
     double *ent = malloc((n ? n : 1) * sizeof *ent);
     const double **parts = malloc((n ? n : 1) * sizeof *parts);
-    if (!ent || !parts) {
-        free(ent), free(parts);
+    const double **ks_parts = malloc((n ? n : 1) * sizeof *ks_parts);
+    if (!ent || !parts || !ks_parts) {
+        free(ent), free(parts), free(ks_parts);
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", n);
     }
     ns_results_ci_entropy(plan, ks_alpha, slices, ent);
     for (size_t k = 0; k < nsl; k++) {
         size_t j = ns_results_boot_index(plan, ks_alpha, k);
-        for (size_t t = 0; t < g->nT; t++)
+        for (size_t t = 0; t < g->nT; t++) {
             parts[j * g->nT + t] = boot + k * btotal + t * part;
+            ks_parts[j * g->nT + t] = boot + k * btotal + t * part + front;
+        }
     }
     ns_ci_input in;
-    ns_results_ci_input(plan, ks_alpha, n_shards, parts, ent, B, &in);
+    ns_results_ci_input(plan, ks_alpha, n_shards, parts, ks_parts, ent, B, &in);
     int rc = ns_intervals_compute(&in, iv, err);
     free(parts);
+    free(ks_parts);
     free(ent);
     return rc;
 }

@@ -55,8 +55,9 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
 /* Doubles of one slice's bootstrap block. */
 size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards);
 /* The most bytes any of `ranks` ranks holds for the intervals when the first `reducing` of them
- * reduce the slices (ns_boot_shard_rank_bytes): the T parts of the groups it computes and a
- * round of the blocks it reduces (sized for the limit cap, <= 0: the default). */
+ * reduce the slices (ns_boot_shard_rank_bytes): the pieces of the T parts its units read (at most
+ * ceil(groups / ranks) groups' worth) and a round of the blocks it reduces (sized for the limit
+ * cap, <= 0: the default). */
 double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
                                   size_t reducing, double cap);
 /* The default limit of that: above it a run writes no intervals (the file has no
@@ -74,14 +75,15 @@ size_t ns_results_boot_index(const ns_plan *plan, double ks_alpha, size_t k);
 int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          const double *slices, const double *boot, size_t B, ns_intervals *iv,
                          ns_err *err);
-/* The same in parts, for ranks that share the work (ns_intervals_groups): ent (nslices x nT
+/* The same in parts, for ranks that share the work (ns_intervals_units): ent (nslices x nT
  * doubles) receives every head's entropy_norm_mean from the reduced slices, in the order
- * ns_ci_input.entropy_mean wants; *in describes the T parts (parts: (nnorm, nL, layers x heads,
- * nT) pointers, ns_intervals.h) and ent, which it points to. */
+ * ns_ci_input.entropy_mean wants; *in describes the T parts' two pieces (parts, ks_parts:
+ * (nnorm, nL, layers x heads, nT) pointers each, ns_intervals.h; NULL for a description of the
+ * grid alone, as ns_boot_units_assign needs) and ent, which it points to. */
 void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
                            double *ent);
 void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
-                         const double *const *parts, const double *ent, size_t B,
-                         ns_ci_input *in);
+                         const double *const *parts, const double *const *ks_parts,
+                         const double *ent, size_t B, ns_ci_input *in);
 
 #endif

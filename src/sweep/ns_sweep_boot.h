@@ -21,8 +21,8 @@ typedef struct ns_sweep_boot {
 } ns_sweep_boot;
 
 /* Every rank, after the reduction. slices: on rank 0 every slice's reduced values (sweep/
- * ns_results.h; elsewhere ignored); sp: the T parts of this rank's groups, delivered by the
- * reduction (ns_sweep_spread.h); on rank 0 *iv receives the intervals (free with
+ * ns_results.h; elsewhere ignored); sp: the units' owners and the pieces of this rank's units,
+ * delivered by the reduction (ns_sweep_spread.h); on rank 0 *iv receives the intervals (free with
  * ns_intervals_free), elsewhere it is left empty. Fails the same way on every rank. */
 int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices,
                        const ns_sweep_spread *sp, ns_intervals *iv, ns_err *err);

@@ -39,7 +39,7 @@ static int share_results(sweep_ctx *c, ns_err *err)
 static void share_of(size_t nsl, int r, int P, size_t *first, size_t *count)
 {
     size_t end; /* the same shares as ns_sweep_spread's */
-    ns_boot_shard_groups_of(nsl, (size_t)r, (size_t)P, first, &end);
+    ns_boot_shard_share_of(nsl, (size_t)r, (size_t)P, first, &end);
     *count = end - *first;
 }
 
@@ -74,8 +74,8 @@ static int gather(sweep_ctx *c, int P, size_t nsl, size_t per, const double *min
 }
 
 /* This rank's share of slices [first, first + count), in the spread's rounds: each round reduces
- * a few slices (their blocks into blocks) and moves their T parts to the ranks that own their
- * groups (ns_sweep_spread); every rank takes part in every round. */
+ * a few slices (their blocks into blocks) and moves their T parts' pieces to the ranks that own
+ * the units of work that read them (ns_sweep_spread); every rank takes part in every round. */
 static int reduce_rounds(sweep_ctx *c, ns_journal *j, size_t first, double *res, double *smp,
                          ns_sweep_spread *sp, double *blocks, int rc, ns_err *err)
 {
@@ -109,7 +109,7 @@ static int reduce_rounds(sweep_ctx *c, ns_journal *j, size_t first, double *res,
  * fills and the writer reads -- so its share is neither held twice nor copied (1.5 GB at GPT-2 XL's
  * full grid when it reduces alone); the other ranks' buffers hold their share only. When the
  * intervals are computed (*sp set up), the bootstrap's blocks go in rounds to the ranks that own
- * their groups (ns_sweep_spread), so no rank holds them all. */
+ * the units that read them (ns_sweep_spread), so no rank holds them all. */
 static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_sweep_spread *sp,
                         int *have_sp, ns_err *err)
 {
@@ -147,7 +147,8 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_swe
     }
     if (rc == NS_OK && want_boot) {
         rc = ns_sweep_spread_init(sp, c->comm, p, c->cfg.ks_alpha, c->cfg.shard_count,
-                                  (size_t)*P, c->opt->boot_max_bytes, err);
+                                  c->cfg.bootstrap_resamples, (size_t)*P,
+                                  c->opt->boot_max_bytes, err);
         *have_sp = rc == NS_OK;
         blocks = rc == NS_OK ? malloc((sp->round * btotal > 0 ? sp->round * btotal : 1) *
                                       sizeof *blocks) : NULL;
