@@ -7,16 +7,6 @@
 #include "analysis/ns_boot.h"
 #include "analysis/ns_boot_shard.h"
 
-/* 1 when grid index Ti is one of the claims' temperatures (every statistic's interval). */
-static int claim_t(const ns_ci_input *in, size_t Ti)
-{
-    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(in->T, in->nT, ct);
-    for (size_t k = 0; k < nct; k++)
-        if (ct[k] == Ti)
-            return 1;
-    return 0;
-}
-
 /* A unit's time, estimated for the assignment only (it changes no value): the operations of
  * each kernel times a speed in nanoseconds, set from per-unit times measured on the full grid's
  * shape with the stand-in and with GPT-2's shape at -np 2 (2026-12-05, a 2-core machine under
@@ -47,7 +37,7 @@ static double cost_stat(const ns_ci_input *in, double R)
 static double unit_cost(const ns_ci_input *in, size_t u)
 {
     size_t per = 1 + in->nL, Ti = (u / per) % in->nT, Li0 = u % per;
-    double Rb = (double)in->B + 1.0, R = claim_t(in, Ti) ? Rb : 1.0;
+    double Rb = (double)in->B + 1.0, R = ns_intervals_is_claim_T(in->T, in->nT, Ti) ? Rb : 1.0;
     double S = (double)in->n_shards, H = (double)(in->nlayers * in->nheads);
     double sets = 3.0 + (double)in->nlayers, rows = (double)in->rows, c = 0.0;
     if (Li0 == 0) { /* the means: cell_t and cell_tn at every (L, N), the slopes and plateau */

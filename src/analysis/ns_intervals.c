@@ -592,10 +592,9 @@ size_t ns_intervals_nunits(const ns_ci_input *in)
     return ngroups(in) * (1 + in->nL);
 }
 
-/* 1 when grid index Ti is one of the claims' temperatures (every statistic's interval). */
-static int claim_t(const ns_ci_input *in, size_t Ti)
+int ns_intervals_is_claim_T(const double *T, size_t nT, size_t Ti)
 {
-    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(in->T, in->nT, ct);
+    size_t ct[NS_CI_MAX_T], nct = ns_intervals_claim_T(T, nT, ct);
     for (size_t k = 0; k < nct; k++)
         if (ct[k] == Ti)
             return 1;
@@ -608,7 +607,7 @@ static int unit(ci_ws *w, size_t u, ns_err *err)
 {
     const ns_ci_input *in = w->in;
     size_t per = 1 + in->nL, g = u / per, ni = g / in->nT, Ti = g % in->nT;
-    size_t Rt = claim_t(in, Ti) ? in->B + 1 : 1;
+    size_t Rt = ns_intervals_is_claim_T(in->T, in->nT, Ti) ? in->B + 1 : 1;
     int rc = NS_OK;
     if (u % per == 0) {
         for (size_t Li = 0; Li < in->nL; Li++) {

@@ -61,6 +61,8 @@ const ns_ci_info *ns_ci_info_of(ns_ci_id id);
 #define NS_CI_MAX_T 3
 /* The grid indices of the claims' temperatures into t[0..NS_CI_MAX_T); returns how many. */
 size_t ns_intervals_claim_T(const double *T, size_t nT, size_t *t);
+/* 1 when grid index Ti is one of those temperatures (its statistics get every interval). */
+int ns_intervals_is_claim_T(const double *T, size_t nT, size_t Ti);
 
 /* Head sets: 0 all, 1 sharp, 2 flat, 3 + k layer k; a head is sharp at (L, T) when its mean
  * entropy_norm is below NS_CI_SHARP_BELOW, flat when at least that. */
