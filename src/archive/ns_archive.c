@@ -285,7 +285,7 @@ static int check_out_path(const char *out, const ns_archive_source *src, size_t 
 }
 
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, const ns_archive_hooks *hooks, ns_err *err)
+                     ns_archive_list *written, const ns_hooks *hooks, ns_err *err)
 {
     const volatile sig_atomic_t *stop = hooks ? hooks->stop : NULL;
     int rc = NS_OK;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_hooks.h"
 #include "common/ns_sha256.h"
 
 #define NS_ARCHIVE_MANIFEST "MANIFEST.sha256"
@@ -56,17 +57,12 @@ int ns_archive_name_ok(const char *name);
  * others than every member is (0644 at most, less by the umask). written (may be NULL) receives
  * the members (without the manifest). Names must be distinct and ns_archive_name_ok, else
  * NS_ERR_INVALID. out must not be one of the files packed, nor lie in the checkpoint directory
- * whose files are packed (NS_ERR_INVALID). hooks (may be NULL): its stop (may be NULL) non-zero:
- * stop between blocks, remove the temporary, NS_ERR_INTERRUPTED; its hold (test only, may be
- * NULL) is called with "temp" and 0 once the temporary is open, before the first member and the
- * first look at stop. */
-typedef struct ns_archive_hooks {
-    const volatile sig_atomic_t *stop;
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
-} ns_archive_hooks;
+ * whose files are packed (NS_ERR_INVALID). hooks (may be NULL; only stop and hold are read): its
+ * stop (may be NULL) non-zero: stop between blocks, remove the temporary, NS_ERR_INTERRUPTED; its
+ * hold (test only, may be NULL) is called with "temp" and 0 once the temporary is open, before
+ * the first member and the first look at stop. */
 int ns_archive_write(const char *out, const char *top, const ns_archive_source *src, size_t n,
-                     ns_archive_list *written, const ns_archive_hooks *hooks, ns_err *err);
+                     ns_archive_list *written, const ns_hooks *hooks, ns_err *err);
 
 /* Extract the regular files of archive into the existing directory dest (as dest/NAME, NAME with
  * the top directory stripped), hashing each. Every entry must lie under one common top directory

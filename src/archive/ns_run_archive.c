@@ -438,12 +438,12 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
         (rc = ns_run_files_add(&src, NS_ARCHIVE_README, NULL, readme, strlen(readme), mode,
                                err)) != NS_OK)
         goto done;
-    if (o->log) {
+    if (o->hooks.line) {
         for (size_t i = 0; i < src.n; i++) {
             char line[2 * NS_ASSET_LINE];
             snprintf(line, sizeof line, "adding %s/%s%s%s", top, src.items[i].name,
                      src.items[i].path ? " <- " : "", src.items[i].path ? src.items[i].path : "");
-            o->log(o->log_user, line);
+            o->hooks.line(o->hooks.user, line);
         }
         char left[NS_ASSET_LINE];
         ns_run_files_left_out(o->run_dir, nc, ckpt, left, sizeof left);
@@ -451,11 +451,10 @@ int ns_run_archive(const ns_run_archive_options *o, ns_err *err)
             char line[NS_ASSET_LINE + 128];
             snprintf(line, sizeof line, "left out of the archive (not the NetCDF, its checkpoint, "
                      "a log or the report): %s", left);
-            o->log(o->log_user, line);
+            o->hooks.line(o->hooks.user, line);
         }
     }
-    ns_archive_hooks hooks = {.stop = o->stop, .hold = o->hold, .hold_user = o->hold_user};
-    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, &hooks, err);
+    rc = ns_archive_write(o->out, top, src.items, src.n, NULL, &o->hooks, err);
 done:
     free(nc);
     free(nc_member);

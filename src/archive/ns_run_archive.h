@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/ns_error.h"
+#include "common/ns_hooks.h"
 
 #include "archive/ns_archive_layout.h"
 
@@ -18,13 +19,9 @@ typedef struct ns_run_archive_options {
     const char *out;             /* the .tar.gz to write */
     int lean;                    /* leave the journal out: verify recomputes every task */
     int with_model;              /* pack the model's files (model/): a rerun needs no copy */
-    void (*log)(void *user, const char *line); /* one line per member added; NULL: silent */
-    void *log_user;
-    const volatile sig_atomic_t *stop; /* non-zero: stop writing, no archive (NS_ERR_INTERRUPTED) */
-    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
-     * Called with point "temp" and count 0 once the archive's temporary is open (ns_archive_hooks). */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
+    /* line (user): one line per member added; NULL: silent. stop non-zero: stop writing, no
+     * archive (NS_ERR_INTERRUPTED). The test-only hold: as ns_archive_write's. */
+    ns_hooks hooks;
 } ns_run_archive_options;
 
 /* Pack a finished run into o->out (atomically). Errors the user can cause (missing run

@@ -76,11 +76,11 @@ size_t ns_verify_compare(const double *a, const double *b, size_t n, int exact, 
     return bad;
 }
 
-/* A stop request (o->stop) as the error that ends the verification; its extraction directory is
+/* A stop request (o->hooks.stop) as the error that ends the verification; its extraction directory is
  * removed on the way out (vstate_free). */
 static int stopped(const ns_verify_options *o, ns_err *err)
 {
-    if (!o->stop || !*o->stop)
+    if (!o->hooks.stop || !*o->hooks.stop)
         return NS_OK;
     return ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; the verification did not finish (its "
                    "extraction directory is removed)");
@@ -757,8 +757,8 @@ int ns_verify(const ns_verify_options *o, ns_verify_summary *s, ns_err *err)
     if ((rc = make_workdir(o, &st.dir, err)) != NS_OK)
         goto done;
     v.dir = st.dir;
-    if (o->hold) /* test only: NULL but in a test that holds the verification */
-        o->hold(o->hold_user, "temp", 0);
+    if (o->hooks.hold) /* test only: NULL but in a test that holds the verification */
+        o->hooks.hold(o->hooks.hold_user, "temp", 0);
     if (!check_sizes(&v, st.dir, err, &rc)) {
         if (rc == NS_ERR_IO && !ns_file_exists(o->archive))
             rc = err->code = NS_ERR_INVALID;

@@ -51,11 +51,11 @@ int ns_verify_lean_journal(ns_vreport *v, const char *dir, const ns_sweep_config
     if (rc == NS_OK)
         rc = ns_rows_new(plan, model, NS_KERNEL_FAST, 0, &rows, err);
     ns_progress pr;
-    ns_progress_init(&pr, o->progress, o->progress_user, o->progress_live, M, 0);
+    ns_progress_init(&pr, o->hooks.progress, o->hooks.user, o->hooks.progress_live, M, 0);
     for (size_t k = 0; rc == NS_OK && k < M; k++) {
         const int32_t *ids;
         uint64_t at;
-        if (o->stop && *o->stop) { /* a signal: the caller removes the extraction directory */
+        if (o->hooks.stop && *o->hooks.stop) { /* a signal: the caller removes the extraction directory */
             rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted after %zu of the %zu tasks of "
                          "this lean archive; the verification did not finish (its extraction "
                          "directory is removed)", k, M);

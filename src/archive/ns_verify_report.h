@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ns_hooks.h"
+
 typedef struct ns_verify_options {
     const char *archive;
     size_t sample;               /* tasks to recompute (capped at the number of tasks) */
@@ -16,24 +18,18 @@ typedef struct ns_verify_options {
     double tolerance;            /* relative tolerance of the tolerance mode */
     int force_tolerance;         /* compare within the tolerance even when the build matches */
     int allow_fetch;             /* let asset names be fetched (mirror / download) */
-    void (*fetch_log)(void *user, const char *line); /* what fetching does (user: report_user) */
+    ns_line_fn fetch_log;        /* what fetching does (user: report_user) */
     const char *tmpdir;          /* where to extract (NULL: $TMPDIR or /tmp) */
     /* the report: one line per check (status "PASS", "FAIL", "SKIP" or "INFO"); NULL: none */
     void (*report)(void *user, const char *status, const char *text);
     void *report_user;
     const char *executable_sha256; /* this build's executable (same as recorded: exact mode) */
-    /* progress of long work (a lean archive's tasks recomputed): one line at a time, redrawn in
-     * place when live; NULL: none */
-    void (*progress)(void *user, const char *line, int live);
-    void *progress_user;
-    int progress_live;
-    const volatile sig_atomic_t *stop; /* non-zero: stop (NS_ERR_INTERRUPTED), the extraction
-                                          directory removed */
-    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
-     * Called with point "temp" and count 0 once the extraction directory exists, before the
-     * archive is read and the stop flag looked at. */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
+    /* progress, user, progress_live: the progress of long work (a lean archive's tasks
+     * recomputed); stop non-zero: stop (NS_ERR_INTERRUPTED), the extraction directory removed;
+     * the test-only hold is called with point "temp" and count 0 once the extraction directory
+     * exists, before the archive is read and the stop flag looked at. line is not read (the
+     * report and fetch_log above are verify's lines). */
+    ns_hooks hooks;
 } ns_verify_options;
 
 typedef struct ns_verify_summary {

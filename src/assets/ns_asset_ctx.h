@@ -4,10 +4,10 @@
 #define NS_ASSET_CTX_H
 
 #include "common/ns_asset_ref.h"
+#include "common/ns_hooks.h"
 
 /* Where fetching tells what it does (copies from the mirror, downloads, the fallback warning):
- * one line at a time (no newline); the CLI prints them. */
-typedef void (*ns_assets_log_fn)(void *user, const char *line);
+ * an ns_line_fn (common/ns_hooks.h), one line at a time; the CLI prints them. */
 
 #define NS_ASSETS_MAX_DEAD_HOSTS 8
 
@@ -23,7 +23,7 @@ typedef struct ns_assets_ctx {
     int copy;                /* copy mirror files instead of symlinking them */
     int accept_unconfirmed;  /* download files whose manifest checksum is "unconfirmed" */
     long connect_timeout_s;  /* per download attempt (default 10) */
-    ns_assets_log_fn log;    /* progress lines and warnings; NULL: silent */
+    ns_line_fn log;    /* progress lines and warnings; NULL: silent */
     void *log_user;
     int verbose;             /* also log files that were already present (the CLI sets it) */
     char dead_hosts[NS_ASSETS_MAX_DEAD_HOSTS][256];

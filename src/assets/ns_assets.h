@@ -16,7 +16,7 @@
 /* Whether and how ns_assets_resolve may fetch missing files. */
 typedef struct ns_assets_fetch {
     int allow;              /* 0: only files already in the assets directory */
-    ns_assets_log_fn log;   /* NULL: silent */
+    ns_line_fn log;         /* NULL: silent */
     void *log_user;
     int download;           /* 0 (run, validate, verify, ...): links and copies from the mirror
                                only; a file only a download could supply is an NS_ERR_INVALID

@@ -10,15 +10,10 @@
 
 void ns_assets_log(const ns_assets_ctx *ctx, const char *fmt, ...)
 {
-    if (!ctx->log)
-        return;
-    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    ns_vsay(ctx->log, ctx->log_user, fmt, ap);
     va_end(ap);
-    line[strcspn(line, "\n")] = '\0'; /* one line each */
-    ctx->log(ctx->log_user, line);
 }
 
 int ns_assets_join(char *out, size_t len, const char *a, const char *b, ns_err *err)

@@ -15,7 +15,7 @@
 typedef struct dl_sink {
     int fd;
     int write_errno;
-    ns_download_log_fn log;
+    ns_line_fn log;
     void *log_user;
     const char *url;
     int last_decile; /* progress printed in 10% steps */
@@ -94,7 +94,7 @@ static int curl_failure(CURLcode c, const char *errbuf, const char *url, long co
 }
 
 int ns_download_file(const char *url, const char *dest, long connect_timeout_s,
-                     ns_download_log_fn log, void *log_user,
+                     ns_line_fn log, void *log_user,
                      int *unreachable, ns_err *err)
 {
     *unreachable = 0;

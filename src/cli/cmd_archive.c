@@ -94,17 +94,16 @@ int ns_cmd_archive(int argc, char **argv)
         return NS_EXIT_USAGE;
     }
     o.run_dir = argv[optind];
-    o.log = quiet ? NULL : log_line;
+    o.hooks.line = quiet ? NULL : log_line;
     volatile sig_atomic_t *stop = ns_cli_catch_stop();
-    o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "archive", stop, &o.hold, &o.hold_user) != 0)
+    if (ns_hold_setup(&hold, "archive", stop, &o.hooks) != 0)
         return NS_EXIT_USAGE;
     ns_cli_tmp_watch("archive", o.out);
     ns_err err;
     ns_err_clear(&err);
     if (ns_run_archive(&o, &err) != NS_OK) {
-        ns_cli_name_signal(&err, *o.stop);
+        ns_cli_name_signal(&err, *stop);
         return ns_cli_report("archive", &err);
     }
     fprintf(stderr, "normsweep archive: wrote %s\n", o.out);

@@ -273,12 +273,11 @@ static int make_gpt2(mk_args *a)
     if (ns_mkmodel_check(&mo.config, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
     volatile sig_atomic_t *stop = watch_outputs(a->out, mo.shards);
-    mo.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hold, &mo.hold_user) != 0)
+    if (ns_hold_setup(&hold, "mkmodel", stop, &mo.hooks) != 0)
         return NS_EXIT_USAGE;
     if (ns_mkmodel_write(a->out, &mo, &err) != NS_OK) {
-        ns_cli_name_signal(&err, *mo.stop);
+        ns_cli_name_signal(&err, *stop);
         return ns_cli_report("mkmodel", &err);
     }
     printf("normsweep mkmodel: wrote %s/%s and %s/config.json (n_layer %zu, n_head %zu, "
@@ -360,12 +359,11 @@ static int make_decoder(mk_args *a, ns_arch arch, const char *type)
     if (ns_mkdecoder_check(&o, &err) != NS_OK)
         return ns_cli_report("mkmodel", &err);
     volatile sig_atomic_t *stop = watch_outputs(a->out, o.shards);
-    o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "mkmodel", stop, &o.hold, &o.hold_user) != 0)
+    if (ns_hold_setup(&hold, "mkmodel", stop, &o.hooks) != 0)
         return NS_EXIT_USAGE;
     if (ns_mkdecoder_write(a->out, &o, &err) != NS_OK) {
-        ns_cli_name_signal(&err, *o.stop);
+        ns_cli_name_signal(&err, *stop);
         return ns_cli_report("mkmodel", &err);
     }
     printf("normsweep mkmodel: wrote %s/%s and %s/config.json (%s: %zu layers, %zu heads, %zu "

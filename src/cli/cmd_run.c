@@ -214,7 +214,7 @@ int ns_cmd_run(int argc, char **argv)
     ns_cli_self_sha256(exe_sha);
     opt.executable_sha256 = exe_sha;
     ns_cli_show sh = {"normsweep", 0};
-    ns_sweep_hooks hooks = {
+    ns_hooks hooks = {
         .line = ns_cli_show_line, .progress = ns_cli_show_progress,
         .progress_live = isatty(STDERR_FILENO), .user = &sh, .stop = stop,
         .hold = ns_hold_hook(&hold), .hold_user = &hold,

@@ -317,7 +317,7 @@ int ns_cmd_train(int argc, char **argv)
     p.o.institution = getenv("NORMSWEEP_INSTITUTION");
     p.o.executable_sha256 = exe_sha;
     ns_cli_show sh = {"normsweep train", 0};
-    ns_train_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
+    ns_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                             .progress_live = isatty(STDERR_FILENO), .user = &sh,
                             .stop = stop, .hold = ns_hold_hook(&hold), .hold_user = &hold};
     ns_train_outcome out;

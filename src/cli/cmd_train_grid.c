@@ -323,7 +323,7 @@ static int run_cell(grid_ctx *x, size_t i)
     o.command_line = x->cmd;
     o.institution = getenv("NORMSWEEP_INSTITUTION");
     o.executable_sha256 = x->exe_sha;
-    ns_train_hooks th = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
+    ns_hooks th = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                          .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
                          .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_train_outcome tout;
@@ -340,7 +340,7 @@ static int run_cell(grid_ctx *x, size_t i)
                            .model = r->model_dirs[i], .resume = r->resume,
                            .command_line = x->cmd, .institution = o.institution,
                            .executable_sha256 = x->exe_sha};
-    ns_sweep_hooks sh = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
+    ns_hooks sh = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
                          .progress_live = isatty(STDERR_FILENO), .user = x->sh, .stop = x->stop,
                          .hold = ns_hold_hook(x->hold), .hold_user = x->hold};
     ns_sweep_outcome sout;

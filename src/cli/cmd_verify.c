@@ -127,14 +127,13 @@ int ns_cmd_verify(int argc, char **argv)
     }
     o.archive = argv[optind];
     ns_cli_show sh = {"normsweep verify", 0};
-    o.progress = ns_cli_show_progress;
-    o.progress_user = &sh;
-    o.progress_live = isatty(STDERR_FILENO);
+    o.hooks.progress = ns_cli_show_progress;
+    o.hooks.user = &sh;
+    o.hooks.progress_live = isatty(STDERR_FILENO);
     /* a signal stops the verification, which removes its extraction directory (exit 3) */
     volatile sig_atomic_t *stop = ns_cli_catch_stop();
-    o.stop = stop;
     ns_hold hold; /* test only: NORMSWEEP_TEST_HOLD=temp (cli/ns_hold.h) */
-    if (ns_hold_setup(&hold, "verify", stop, &o.hold, &o.hold_user) != 0)
+    if (ns_hold_setup(&hold, "verify", stop, &o.hooks) != 0)
         return NS_EXIT_USAGE;
     ns_cli_tmp_watch_dirs("verify", o.tmpdir ? o.tmpdir : ns_tmp_base(), NS_VERIFY_TMP_PREFIX);
     char exe_sha[65];
@@ -151,7 +150,7 @@ int ns_cmd_verify(int argc, char **argv)
                s.passed, s.failed, s.skipped);
     fflush(stdout);
     if (rc != NS_OK) {
-        ns_cli_name_signal(&err, *o.stop);
+        ns_cli_name_signal(&err, *stop);
         fprintf(stderr, "normsweep verify: %s\n", err.msg[0] ? err.msg : ns_status_name(rc));
         return rc == NS_ERR_INTERRUPTED                      ? NS_EXIT_INTERRUPTED
                : rc == NS_ERR_NOMEM || rc == NS_ERR_LIBRARY ? NS_EXIT_FAILURE

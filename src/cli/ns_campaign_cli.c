@@ -274,7 +274,7 @@ static int start_out(camp_run *r, ns_err *err)
     return rc == NS_OK ? write_summary(r, err) : rc;
 }
 
-static int run_models(camp_run *r, const ns_sweep_options *base, const ns_sweep_hooks *hooks,
+static int run_models(camp_run *r, const ns_sweep_options *base, const ns_hooks *hooks,
                       ns_cli_show *sh)
 {
     int code = NS_EXIT_OK;
@@ -364,7 +364,7 @@ int ns_cli_campaign_run(ns_campaign *c, const char *text, size_t len, ns_sweep_o
     opt->institution = getenv("NORMSWEEP_INSTITUTION");
     opt->executable_sha256 = exe_sha;
     ns_cli_show sh = {"normsweep", 0};
-    ns_sweep_hooks hooks = {
+    ns_hooks hooks = {
         .line = ns_cli_show_line, .progress = ns_cli_show_progress,
         .progress_live = isatty(STDERR_FILENO), .user = &sh, .stop = stop,
         .hold = ns_hold_hook(&hold), .hold_user = &hold,

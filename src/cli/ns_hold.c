@@ -171,17 +171,17 @@ void ns_hold_at(void *user, const char *point, unsigned long long count)
         }
 }
 
-void (*ns_hold_hook(const ns_hold *h))(void *, const char *, unsigned long long)
+ns_hold_fn ns_hold_hook(const ns_hold *h)
 {
     return h->point[0] ? ns_hold_at : NULL;
 }
 
-int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop,
-                  void (**fn)(void *, const char *, unsigned long long), void **user)
+int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop, ns_hooks *hooks)
 {
     if (ns_hold_init(h, cmd, stop) != 0)
         return -1;
-    *fn = ns_hold_hook(h);
-    *user = h;
+    hooks->stop = stop;
+    hooks->hold = ns_hold_hook(h);
+    hooks->hold_user = h;
     return 0;
 }

@@ -8,17 +8,19 @@
  * stop signal has set the stop flag (at most NS_HOLD_MAX_SECONDS). Several SPECs separated by
  * commas, each naming another rank, hold several ranks at once (each its own point). One hold per
  * process. Points: "mpi-init"
- * (here: the stop handlers installed, before MPI_Init), those of ns_sweep_hooks.hold ("opened",
- * "journal", "task", "ready") and
- * ns_train_hooks.hold, and "temp" (count 0): mkmodel, archive, verify and dump, once their
- * temporary (file or extraction directory) exists and before they complete (ns_mkmodel_opts,
- * ns_run_archive_options, ns_verify_options hold; dump's own loop). Without NORMSWEEP_TEST_HOLD
+ * (here: the stop handlers installed, before MPI_Init), those of ns_sweep_run ("opened",
+ * "journal", "task", "ready") and ns_train_run ("step"), and "temp" (count 0): mkmodel, archive,
+ * verify and dump, once their temporary (file or extraction directory) exists and before they
+ * complete (the hooks of ns_mkmodel_opts, ns_run_archive_options and ns_verify_options; dump's own
+ * loop). Without NORMSWEEP_TEST_HOLD
  * nothing is held and the commands pass no hook to the library. Not for users: not in --help nor
  * the man page. */
 #ifndef NS_HOLD_H
 #define NS_HOLD_H
 
 #include <signal.h>
+
+#include "common/ns_hooks.h"
 
 #define NS_HOLD_MAX_SECONDS 300.0
 
@@ -45,10 +47,10 @@ int ns_hold_launcher_rank(void);
 void ns_hold_at(void *user, const char *point, unsigned long long count);
 
 /* The hook to pass to the library: ns_hold_at when a hold is set, else NULL. */
-void (*ns_hold_hook(const ns_hold *h))(void *, const char *, unsigned long long);
+ns_hold_fn ns_hold_hook(const ns_hold *h);
 
-/* ns_hold_init, then the hook pair a library's options take: *fn = ns_hold_hook(h), *user = h. */
-int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop,
-                  void (**fn)(void *, const char *, unsigned long long), void **user);
+/* ns_hold_init, then the stage's hooks: hooks->stop = stop, hooks->hold = ns_hold_hook(h),
+ * hooks->hold_user = h (the other fields are left as they are). */
+int ns_hold_setup(ns_hold *h, const char *cmd, volatile sig_atomic_t *stop, ns_hooks *hooks);
 
 #endif

@@ -1,6 +1,7 @@
 # common: status codes, file helpers, locks, SHA-256, machine queries, the data directory, the
 # CBLAS's identity and threads (ns_blas), the git commit of the build (ns_build), the ISO 8601
-# time of day (ns_time), how an asset is called (ns_asset_ref).
+# time of day (ns_time), how an asset is called (ns_asset_ref), the hooks a long stage is given
+# by its command (ns_hooks.h).
 noinst_LIBRARIES += src/common/libns_common.a
 src_common_libns_common_a_SOURCES = \
 	src/common/ns_error.c src/common/ns_error.h \
@@ -14,7 +15,7 @@ src_common_libns_common_a_SOURCES = \
 	src/common/ns_range.c src/common/ns_range.h \
 	src/common/ns_outpath.c src/common/ns_outpath.h \
 	src/common/ns_tmp.c src/common/ns_tmp.h \
-	src/common/ns_progress.c src/common/ns_progress.h \
+	src/common/ns_progress.c src/common/ns_progress.h src/common/ns_hooks.c src/common/ns_hooks.h \
 	src/common/ns_time.c src/common/ns_time.h \
 	src/common/ns_asset_ref.c src/common/ns_asset_ref.h
 # ns_datadir: the installed data directory and the source and build trees, compiled in.

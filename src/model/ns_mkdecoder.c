@@ -311,8 +311,7 @@ int ns_mkdecoder_write(const char *dir, const ns_mkdecoder_opts *opts, ns_err *e
     json_t *root = d ? decoder_config(&o) : NULL;
     int rc = root ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "out of memory");
     ns_mk_weights w = {.tensors = d, .n = n, .dtype = o.dtype, .shards = o.shards,
-                       .seed = o.seed, .stop = o.stop,
-                       .hold = o.hold, .hold_user = o.hold_user};
+                       .seed = o.seed, .hooks = o.hooks};
     if (rc == NS_OK)
         rc = ns_mk_write_weights(dir, &w, err);
     if (rc == NS_OK)

@@ -316,8 +316,7 @@ int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_m
     int rc = d ? (root ? NS_OK : (err ? err->code : NS_ERR_NOMEM))
                : ns_fail(err, NS_ERR_NOMEM, "out of memory");
     ns_mk_weights w = {.tensors = d, .n = n, .dtype = o.dtype, .shards = o.shards,
-                       .seed = o.seed, .source = fill, .user = user, .stop = o.stop,
-                       .hold = o.hold, .hold_user = o.hold_user};
+                       .seed = o.seed, .source = fill, .user = user, .hooks = o.hooks};
     if (rc == NS_OK)
         rc = ns_mk_write_weights(out_dir, &w, err);
     if (rc == NS_OK)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_hooks.h"
 #include "model/ns_gpt2.h"
 #include "model/ns_model.h"
 #include "model/ns_safetensors.h"
@@ -37,13 +38,11 @@ typedef struct ns_mkmodel_opts {
                                (a trainer's record); a member named like a written key is refused */
     size_t shards;          /* 0 or 1: model.safetensors; K: K shards and
                                model.safetensors.index.json */
-    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop: the
-                               temporary is removed and NS_ERR_INTERRUPTED returned */
-    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
-     * Called with point "temp" and count 0 once model.safetensors's temporary holds its header,
-     * before the first tensor is written and the stop flag looked at. */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
+    /* stop and hold only (common/ns_hooks.h). stop non-zero: the writer stops, the temporary is
+     * removed and NS_ERR_INTERRUPTED returned. The test-only hold is called with point "temp" and
+     * count 0 once model.safetensors's temporary holds its header, before the first tensor is
+     * written and the stop flag looked at. */
+    ns_hooks hooks;
 } ns_mkmodel_opts;
 
 /* The files of a model directory: the weights in one file, or shards named by the index. */
@@ -121,9 +120,7 @@ typedef struct ns_mkdecoder_opts {
     uint64_t seed;
     ns_st_dtype dtype;
     size_t shards;           /* 0 or 1: model.safetensors; K: K shards and the index */
-    const volatile sig_atomic_t *stop; /* as ns_mkmodel_opts' */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count); /* as theirs */
-    void *hold_user;
+    ns_hooks hooks;          /* as ns_mkmodel_opts' */
 } ns_mkdecoder_opts;
 
 /* The family's defaults for custom sizes (Hugging Face's configuration defaults: RMSNorm eps 1e-6,

@@ -136,7 +136,7 @@ static size_t encode(uint8_t *out, const float *v, size_t n, ns_st_dtype dtype)
 }
 
 /* The header and data of tensors d[0..n) (indices first.. in the whole list, for the source)
- * into tmp, the temporary of path; stops when w->stop is set. */
+ * into tmp, the temporary of path; stops when w->hooks.stop is set. */
 static int write_body(int fd, const char *tmp, const char *path, const ns_mk_weights *w,
                       size_t first, size_t n, ns_err *err)
 {
@@ -155,8 +155,8 @@ static int write_body(int fd, const char *tmp, const char *path, const ns_mk_wei
     size_t hlen = 0, dlen = 0;
     if (rc == NS_OK && (rc = ns_st_header_build(specs, n, meta, &header, &hlen, &dlen, err)) == NS_OK)
         rc = write_all(fd, header, hlen, tmp, err);
-    if (rc == NS_OK && first == 0 && w->hold) /* test only: NULL but in a test that holds it */
-        w->hold(w->hold_user, "temp", 0);
+    if (rc == NS_OK && first == 0 && w->hooks.hold) /* test only: NULL but in a test that holds it */
+        w->hooks.hold(w->hooks.hold_user, "temp", 0);
     for (size_t i = 0; i < n && rc == NS_OK; i++)
         for (size_t s = 0; s < d[i].numel && rc == NS_OK; s += NS_MK_CHUNK) {
             size_t m = d[i].numel - s < NS_MK_CHUNK ? d[i].numel - s : NS_MK_CHUNK;
@@ -166,7 +166,7 @@ static int write_body(int fd, const char *tmp, const char *path, const ns_mk_wei
                 ns_mk_values(vals, &d[i], w->seed, s, m);
             if (rc == NS_OK)
                 rc = write_all(fd, bytes, encode(bytes, vals, m, w->dtype), tmp, err);
-            if (rc == NS_OK && w->stop && *w->stop)
+            if (rc == NS_OK && w->hooks.stop && *w->hooks.stop)
                 rc = ns_fail(err, NS_ERR_INTERRUPTED, "interrupted; %s was not written (its "
                              "temporary is removed)", path);
         }

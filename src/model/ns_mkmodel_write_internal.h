@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_hooks.h"
 #include "model/ns_safetensors.h"
 
 typedef enum ns_mk_init { NS_MK_NORMAL, NS_MK_ZERO, NS_MK_ONE, NS_MK_MASK } ns_mk_init;
@@ -46,11 +47,9 @@ typedef struct ns_mk_weights {
     uint64_t seed;
     ns_mk_source_fn source;  /* NULL: the generator; else the values of every non-mask tensor */
     void *user;
-    const volatile sig_atomic_t *stop; /* NULL, or non-zero when the writer must stop */
-    /* Test only (cli/ns_hold.h): called with point "temp" and count 0 once the first weight
-     * file's temporary holds its header; NULL: none, the usual case. */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
+    /* stop and hold only: stop non-zero, the writer stops; the test-only hold is called with
+     * point "temp" and count 0 once the first weight file's temporary holds its header. */
+    ns_hooks hooks;
 } ns_mk_weights;
 
 /* dir's weights in the Hugging Face layout: model.safetensors (and a stale index removed), or the

@@ -14,14 +14,12 @@
 
 void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...)
 {
-    if (c->rank != 0 || !c->hooks->line)
+    if (c->rank != 0)
         return;
-    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    ns_vsay(c->hooks->line, c->hooks->user, fmt, ap);
     va_end(ap);
-    c->hooks->line(c->hooks->user, line);
 }
 
 int ns_sweep_stop_requested(const sweep_ctx *c)
@@ -204,7 +202,7 @@ static int share_complete(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
     return NS_OK;
 }
 
-int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hooks *hooks,
+int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_hooks *hooks,
                  ns_sweep_outcome *out, ns_err *err)
 {
     sweep_ctx *c = calloc(1, sizeof *c);

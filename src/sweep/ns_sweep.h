@@ -13,7 +13,7 @@
 #include <signal.h>
 
 #include "common/ns_error.h"
-#include "common/ns_progress.h"
+#include "common/ns_hooks.h"
 
 typedef struct ns_sweep_options {
     const char *sweep_path;      /* NULL: the embedded default sweep */
@@ -36,22 +36,6 @@ typedef struct ns_sweep_options {
 
 #define NS_SWEEP_STALL_TIMEOUT 600.0
 
-typedef struct ns_sweep_hooks {
-    void (*line)(void *user, const char *text); /* one message line (rank 0; diagnostics too) */
-    ns_progress_emit_fn progress;               /* progress lines (rank 0); NULL: none */
-    int progress_live;                          /* redraw progress in place (a terminal) */
-    void *user;
-    volatile sig_atomic_t *stop;                /* non-zero: checkpoint and stop (may be NULL) */
-    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
-     * Called at named points with a count, on the rank that reaches them: "opened" (0; every
-     * rank, once rank 0 has locked the checkpoint directory and opened the journal, before the
-     * ranks look for its lock record), "journal" (rank 0: the tasks in the journal, at the start
-     * of the task loop and after each result recorded), "task" (a worker: the tasks it has
-     * reported, 0 before its first; after a report it has not yet read the master's reply). */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
-} ns_sweep_hooks;
-
 typedef struct ns_sweep_outcome {
     int rank, size;
     int unresponsive;            /* a rank stopped answering: MPI cannot be shut down cleanly,
@@ -64,7 +48,15 @@ typedef struct ns_sweep_outcome {
  * NS_ERR_INVALID / NS_ERR_FORMAT / NS_ERR_CHECKSUM for invalid input found before any work
  * (nothing written); NS_ERR_INTERRUPTED after a stop request (or a silent rank) with the journal
  * saved; other codes for runtime failures. Only rank 0 fills err's message. */
-int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_sweep_hooks *hooks,
+/* hooks (common/ns_hooks.h): every field is read. line: one message line (rank 0, diagnostics
+ * too); progress: the task progress (rank 0); stop: checkpoint and stop. The test-only hold is
+ * called at named points with a count, on the rank that reaches them: "opened" (0; every rank,
+ * once rank 0 has locked the checkpoint directory and opened the journal, before the ranks look
+ * for its lock record), "journal" (rank 0: the tasks in the journal, at the start of the task
+ * loop and after each result recorded), "task" (a worker: the tasks it has reported, 0 before its
+ * first; after a report it has not yet read the master's reply), "ready" (0; a worker: its first
+ * request sent, the answer not yet read). */
+int ns_sweep_run(MPI_Comm comm, const ns_sweep_options *opt, const ns_hooks *hooks,
                  ns_sweep_outcome *out, ns_err *err);
 
 #endif

@@ -54,7 +54,7 @@ typedef struct sweep_ctx {
     MPI_Comm comm;
     int rank, size;
     const ns_sweep_options *opt;
-    const ns_sweep_hooks *hooks;
+    const ns_hooks *hooks;
     ns_sweep_config cfg;
     ns_model_config mc;
     ns_plan plan;
@@ -90,7 +90,7 @@ void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...) __attribute__((forma
 /* ISO 8601 UTC now. */
 /* 1 when the caller asked to stop. */
 int ns_sweep_stop_requested(const sweep_ctx *c);
-/* The caller's test-only hold at a named point (ns_sweep_hooks.hold); nothing when it has none. */
+/* The caller's test-only hold at a named point (ns_hooks.hold); nothing when it has none. */
 void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count);
 
 /* Rank 0: read, validate and resolve the sweep, build the plan, cut the shards' tokens, load the

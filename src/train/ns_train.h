@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "common/ns_hooks.h"
 #include "model/ns_gpt2.h"
 
 typedef struct ns_train_options {
@@ -53,19 +54,6 @@ const char *ns_train_preset_names(void);
 /* Check the options (every rank reaches the same verdict). */
 int ns_train_check(const ns_train_options *opt, ns_err *err);
 
-typedef struct ns_train_hooks {
-    void (*line)(void *user, const char *text);             /* one message line (rank 0) */
-    void (*progress)(void *user, const char *line, int live); /* progress (rank 0); may be NULL */
-    int progress_live;                                       /* redraw in place (a terminal) */
-    void *user;
-    volatile sig_atomic_t *stop;                             /* non-zero: checkpoint and stop */
-    /* Test only (docs/RELIABILITY.md, "How the tests hold a run"); NULL: none, the usual case.
-     * Called on every rank with point "step" and the steps completed, before each step (after
-     * the previous step's evaluation and checkpoint) and before the stop flag is looked at. */
-    void (*hold)(void *hold_user, const char *point, unsigned long long count);
-    void *hold_user;
-} ns_train_hooks;
-
 typedef struct ns_train_outcome {
     int rank, size;
     uint64_t steps_done;
@@ -77,8 +65,11 @@ typedef struct ns_train_outcome {
 /* Train (every rank calls it). Returns the same status on every rank: NS_OK; NS_ERR_INVALID /
  * NS_ERR_FORMAT / NS_ERR_CHECKSUM for invalid input found before any work (nothing written);
  * NS_ERR_INTERRUPTED after a stop request, with the checkpoint saved (--resume continues); other
- * codes for runtime failures. Only rank 0 fills err's message. */
-int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hooks *hooks,
+ * codes for runtime failures. Only rank 0 fills err's message. hooks (common/ns_hooks.h): every
+ * field is read; line and progress on rank 0; stop: checkpoint and stop. The test-only hold is
+ * called on every rank with point "step" and the steps completed, before each step (after the
+ * previous step's evaluation and checkpoint) and before the stop flag is looked at. */
+int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hooks,
                  ns_train_outcome *out, ns_err *err);
 
 #endif

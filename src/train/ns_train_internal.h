@@ -30,7 +30,7 @@ typedef struct ns_train_inputs {
 
 /* Rank 0 checks the output directory (locked), resolves and tokenizes the corpus and the init
  * model; every rank receives the tokens and the same status. */
-int ns_train_prepare(MPI_Comm comm, const ns_train_options *opt, const ns_train_hooks *hooks,
+int ns_train_prepare(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hooks,
                      ns_train_inputs *in, ns_err *err);
 void ns_train_inputs_free(ns_train_inputs *in, int keep_lock_file);
 
@@ -42,7 +42,7 @@ typedef struct ns_train_state {
     MPI_Comm comm;
     int rank, size;
     const ns_train_options *o;
-    const ns_train_hooks *hooks;
+    const ns_hooks *hooks;
     ns_train_inputs in;
     ns_train_params_layout lay;
     ns_train_data data;

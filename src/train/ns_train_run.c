@@ -17,14 +17,12 @@
 static void say(const ns_train_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const ns_train_state *st, const char *fmt, ...)
 {
-    if (st->rank != 0 || !st->hooks || !st->hooks->line)
+    if (st->rank != 0 || !st->hooks)
         return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    ns_vsay(st->hooks->line, st->hooks->user, fmt, ap);
     va_end(ap);
-    st->hooks->line(st->hooks->user, buf);
 }
 
 /* The same status on every rank: the worst of the ranks' (a rank's own message stays its own). */
@@ -370,7 +368,7 @@ static int evaluate_only(ns_train_state *st, ns_train_outcome *out, ns_err *err)
     return NS_OK;
 }
 
-int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_train_hooks *hooks,
+int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hooks,
                  ns_train_outcome *out, ns_err *err)
 {
     ns_train_state st;

@@ -253,7 +253,7 @@ static int check_paths(const ns_train_options *o, const ns_train_inputs *in, ns_
 
 /* Rank 0: resolve the tokenizer, the corpus and the model to start from, check that the outputs
  * spare them, then tokenize the corpus and check the model. */
-static int load_inputs(const ns_train_options *o, const ns_train_hooks *hooks, ns_train_inputs *in,
+static int load_inputs(const ns_train_options *o, const ns_hooks *hooks, ns_train_inputs *in,
                        ns_err *err)
 {
     ns_assets_fetch fetch = {.allow = 1, .log = hooks ? hooks->line : NULL,
@@ -293,7 +293,7 @@ done:
     return rc;
 }
 
-int ns_train_prepare(MPI_Comm comm, const ns_train_options *o, const ns_train_hooks *hooks,
+int ns_train_prepare(MPI_Comm comm, const ns_train_options *o, const ns_hooks *hooks,
                      ns_train_inputs *in, ns_err *err)
 {
     int rank = 0;
