@@ -12,13 +12,12 @@ src_train_libns_train_a_SOURCES = \
 	src/train/ns_train_ckpt.c \
 	src/train/ns_train_setup.c \
 	src/train/ns_train_run.c \
-	src/train/ns_train_output.c \
-	src/train/ns_train_grid.c
+	src/train/ns_train_output.c
 src_train_libns_train_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 noinst_HEADERS += src/train/ns_train.h src/train/ns_train_internal.h src/train/ns_train_params.h \
 	src/train/ns_train_model.h src/train/ns_train_model_internal.h src/train/ns_train_model_impl.h \
 	src/train/ns_train_data.h src/train/ns_train_optim.h src/train/ns_train_reduce.h \
-	src/train/ns_train_log.h src/train/ns_train_ckpt.h src/train/ns_train_grid.h
+	src/train/ns_train_log.h src/train/ns_train_ckpt.h
 
 # the backward against finite differences in double, every normalizer; float vs double; the
 # written model's inference forward against the trained forward

@@ -1,7 +1,7 @@
 /* ns_train_grid: a training grid file (sweeps/training.yaml; docs/TRAIN.md "Training grids"):
  * the `normsweep train` options every cell shares, the normalizer x temperature grid, the sweep
  * each trained model gets, and the output directory. Reads and checks the file; the cells' names
- * and directories. It neither runs anything nor prints: `normsweep train-grid` (src/cli) does. */
+ * and directories. It neither runs anything nor prints: ns_train_grid_run runs a grid. */
 #ifndef NS_TRAIN_GRID_H
 #define NS_TRAIN_GRID_H
 

@@ -1,6 +1,6 @@
 /* ns_train_grid: reading and checking a training grid file (libyaml's document API); the cells'
  * order and names. */
-#include "train/ns_train_grid.h"
+#include "traingrid/ns_train_grid.h"
 
 #include <errno.h>
 #include <math.h>
