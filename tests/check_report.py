@@ -11,7 +11,9 @@ The file is read in its own layout (docs/OUTPUT.md, output_layout 2): n_crit mis
 is found with n_crit_expected_status saying why, the Jacobian counts without an N dimension, the
 minimum and maximum at quantile 0 and 1 of <stem>_quantile.
 
-Usage: check_report.py RUN.nc REPORT_DIR; prints each problem, exit 1 if any."""
+With --sinks, only the sink section and the verdicts of every normalizer entry.
+
+Usage: check_report.py [--sinks] RUN.nc REPORT_DIR; prints each problem, exit 1 if any."""
 import html
 import json
 import math
@@ -59,6 +61,59 @@ def heads_mean(v, stem, idx):
     if stem + "_sample" in v:
         return np.nanmean(v[stem + "_sample"][idx], axis=-1).ravel()
     return v[stem + "_mean"][idx].ravel()
+
+
+def check_sinks(v, rep, page, li, ti):
+    """The sink section (METRICS.md 8.1): per normalizer entry and layer at (L_max, T_claims), the
+    mean over heads of sink_mass_mean (by math.fsum: an order-free sum, so only the last bits of
+    the report's numpy mean may differ: rel 1e-12), the heads whose mean exceeds 0.3 (exact), the
+    file's sink_heads_frac (exact) and that it is that count over the heads with a mean; the
+    verdicts of every entry, the first entry's equal to the main table's."""
+    out = []
+    nv = v["normalizer"]
+    names = [str(x) for x in (netCDF4.chartostring(nv) if nv.dtype.kind == "S" else nv)]
+    if "sink_mass_mean" not in v:
+        if rep.get("sinks") is not None:
+            out.append("sinks given for a file without sink_mass")
+        return out
+    s = rep.get("sinks") or []
+    if [e["normalizer"] for e in s] != names:
+        return out + ["sinks for %r, the file's normalizers %r"
+                      % ([e["normalizer"] for e in s], names)]
+    for ni, e in enumerate(s):
+        m = np.asarray(v["sink_mass_mean"][ni, li, ti], float)
+        for k, b in enumerate(e["by_layer"]):
+            row = [float(x) for x in m[k] if np.isfinite(x)]
+            mean = math.fsum(row) / len(row) if row else None
+            if (mean is None) != (b["mean_sink_mass"] is None) or \
+                    (mean is not None and not close(b["mean_sink_mass"], mean, 1e-12)):
+                out.append("%s layer %d: mean sink mass %r, expected %r"
+                           % (names[ni], k, b["mean_sink_mass"], mean))
+            above = sum(1 for x in row if x > 0.3)
+            if b["sink_heads"] != above or b["heads"] != m.shape[1]:
+                out.append("%s layer %d: %d of %d sink heads, expected %d of %d"
+                           % (names[ni], k, b["sink_heads"], b["heads"], above, m.shape[1]))
+            f = float(v["sink_heads_frac"][ni, li, ti, k])
+            if (b["sink_heads_frac"] is None) != (not math.isfinite(f)) or \
+                    (math.isfinite(f) and b["sink_heads_frac"] != f):
+                out.append("%s layer %d: sink_heads_frac %r, the file's %r"
+                           % (names[ni], k, b["sink_heads_frac"], f))
+            if row and math.isfinite(f) and f != above / len(row):
+                out.append("%s layer %d: the file's sink_heads_frac %r is not %d / %d"
+                           % (names[ni], k, f, above, len(row)))
+    if "fig8_sink_mass" not in rep["figures"] or "id='sinks'" not in page:
+        out.append("the sink section or its figure is missing")
+    by = rep.get("claims_by_normalizer") or []
+    if [e["normalizer"] for e in by] != names:
+        out.append("claims_by_normalizer for %r" % [e["normalizer"] for e in by])
+    elif [c["verdict"] for c in by[0]["claims"]] != [c["verdict"] for c in rep["claims"]]:
+        out.append("the first normalizer's verdicts differ from the verdict table's")
+    for e in by:
+        if [c["id"] for c in e["claims"]] != [c["id"] for c in rep["claims"]]:
+            out.append("%s: not every claim judged" % e["normalizer"])
+        if any(c["verdict"] not in VERDICTS for c in e["claims"]):
+            out.append("%s: a verdict that is not one of %s" % (e["normalizer"], VERDICTS))
+    return out
 
 
 def main(nc, rep_dir):
@@ -190,10 +245,27 @@ def main(nc, rep_dir):
     needs_caveat = str(attrs.get("model_fallback")) == "true" or "standin" in used
     if needs_caveat != ("id='caveat'" in page):
         problems.append("caveat shown: %s, expected %s" % ("id='caveat'" in page, needs_caveat))
+    problems += check_sinks(v, rep, page, li, ti)
+    for p in problems:
+        print("check_report:", p)
+    return 1 if problems else 0
+
+
+def sinks_only(nc, rep_dir):
+    """--sinks: only the sink section (a file without the quick sweep's grid or samples)."""
+    v, _ = load(nc)
+    rep = json.load(open(rep_dir + "/report.json"))
+    page = open(rep_dir + "/report.html", encoding="utf-8").read()
+    T = v["T"]
+    problems = check_sinks(v, rep, page, len(v["L"]) - 1, int(np.argmin(np.abs(np.log(T)))))
+    if "sink_mass_mean" not in v:
+        problems.append("the file has no sink_mass_mean")
     for p in problems:
         print("check_report:", p)
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--sinks":
+        sys.exit(sinks_only(sys.argv[2], sys.argv[3]))
     sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from . import bootstrap, claims, figures, page, stats
+from . import bootstrap, claims, figures, page, sinks, stats
 
 
 def violations(run, ni):
@@ -131,9 +131,12 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
         "violations": violations(run, ni),
         "n_crit_by_shards": by_shards,
     }
+    rep["sinks"] = sinks.summary(run, li, ti)
+    rep["claims_by_normalizer"] = sinks.verdicts(run, rows, resamples, t_ks, progress)
     if len(run.norm_names) > 1:
-        rep["note"] = ("the figures and claims are for the first normalizer (%s); the file holds "
-                       "%s" % (run.norm_names[0], ", ".join(run.norm_names)))
+        rep["note"] = ("the figures and the verdict table are for the first normalizer (%s); the "
+                       "file holds %s, whose verdicts are side by side under \"Attention sinks and "
+                       "every normalizer\"" % (run.norm_names[0], ", ".join(run.norm_names)))
         rep["warnings"].append(rep["note"])
     figs = figures.Figures(run, comp, ctx, out, formats)
     figs.distance_vs_N()
@@ -146,6 +149,8 @@ def build(run, out, formats, resamples=bootstrap.DEFAULT_RESAMPLES, with_trainin
     figs.entropy()
     for t in range(len(run.T)):
         figs.heads(t)
+    if rep["sinks"]:
+        sinks.figure(figs, rep["sinks"])
     rep["figures"] = figs.names
     rep["captions"] = figs.captions
     page.write_html(run, out, rep, figs.names, with_training)

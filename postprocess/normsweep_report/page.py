@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import claims, files, ks
+from . import claims, files, ks, sinks
 
 CSS = """body{font-family:sans-serif;max-width:1250px;margin:1em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:0.6em 0}td,th{border:1px solid #aaa;padding:3px 6px;
@@ -114,6 +114,45 @@ def per_L_table(c):
     return table(["L", "verdict", "estimate [95 % interval]", "why"], rows)
 
 
+def sinks_section(out, rep):
+    """Attention sinks (METRICS.md 8.1) and the verdicts of every normalizer entry side by side."""
+    p = ["<h2 id='sinks'>Attention sinks and every normalizer</h2>"]
+    s = rep.get("sinks")
+    if not s:
+        p.append("<p>The file has no <code>sink_mass</code> (written before METRICS 8.1).</p>")
+    else:
+        p.append("<p>The mean share of each head's mass on the window's first key (sink_mass) at "
+                 "L = %d, T = %g, by layer: its mean over the layer's heads, the heads above "
+                 "%g (sink heads, Gu et al.'s criterion) and the file's sink_heads_frac.</p>"
+                 % (s[0]["L"], s[0]["T"], sinks.SINK_EPS))
+        rows = []
+        for e in s:
+            for b in e["by_layer"]:
+                rows.append([h(e["normalizer"]), str(b["layer"]), h(fmt(b["mean_sink_mass"])),
+                             "%d of %d" % (b["sink_heads"], b["heads"]),
+                             h(fmt(b["sink_heads_frac"]))])
+        p.append(table(["normalizer", "layer", "mean sink mass", "sink heads",
+                        "sink_heads_frac"], rows))
+        if "fig8_sink_mass" in rep.get("figures", []):
+            p.append(img(out, "fig8_sink_mass", h(rep["captions"]["fig8_sink_mass"])))
+    by = rep.get("claims_by_normalizer") or []
+    if by:
+        p.append("<p>Every claim's verdict for each entry of the file's normalizer axis (each "
+                 "normalizer and, in a sweep with sink_view, its view without the sink), by the "
+                 "same rules as the table above: estimate [95 % interval].</p>")
+        ids = [c["id"] for c in by[0]["claims"]]
+        rows = []
+        for k, cid in enumerate(ids):
+            row = [h(cid)]
+            for e in by:
+                c = e["claims"][k]
+                row.append("%s<br><small>%s</small>" % (verdict_span(c["verdict"]),
+                                                         h(ci_text(c))))
+            rows.append(row)
+        p.append(table(["claim"] + [e["normalizer"] for e in by], rows, "by-normalizer"))
+    return "\n".join(p)
+
+
 def median_text(x):
     m = x["median_frac"]
     if m is None or (isinstance(m, float) and math.isnan(m)):
@@ -193,12 +232,13 @@ def write_html(run, out, rep, figs, with_training=False):
                    [[str(x["L"]), str(x["heads"]), str(x["found"]), str(x["none_found"]),
                      str(x["not_computable"]), h(median_text(x)), str(x["rows_per_cell"])]
                     for x in hl["n_crit_expected_by_L"]]))
+    p.append(sinks_section(out, rep))
     p.append("<h2>Bound checks and violations</h2><p>Counts over every cell, with the rows they "
              "were counted over. Nothing is clipped or hidden.</p>")
     p.append(violations_table(rep["violations"]))
     p.append("<h2>Figures</h2>")
     for name in figs:
-        if name.startswith("fig6_"):
+        if name.startswith("fig6_") or name == "fig8_sink_mass":
             continue
         p.append(img(out, name, h(rep["captions"][name])))
     p.append("<h2>Layer x head maps, every T</h2>")
