@@ -5,7 +5,8 @@
 # and 2 gives byte-identical data variables, every query head is a head of the output, and the
 # output records the architecture (model_architecture, model_num_key_value_heads, model_rotary_dim).
 # The sharded llama model also runs as a manifest's model set, with the path run's data and the
-# same model_sha256 (the shards' sha256sum listing's SHA-256, computed here by sha256sum).
+# same model_sha256 (the shards' sha256sum listing's SHA-256, computed here by sha256sum); archive
+# --with-model refuses the sharded model given by its directory (exit 2, nothing written).
 . "$top_srcdir/tests/sweep_common.sh"
 cd "$work" || fail "cd"
 mk() {
@@ -69,4 +70,16 @@ for f in llama1.nc shardy.nc; do
     fail "$f: model_sha256 is not the shards' sha256sum listing's SHA-256 ($want)"
 done
 ncdump -h shardy.nc | grep -q ':model_used = "shardy"' || fail "shardy.nc: model_used is not the set"
-echo "models_sweep: llama and gpt-neox sweeps byte-identical at -np 1 and 2; the sharded model by its manifest set"
+
+# archive --with-model of the sharded model given by its directory: refused, saying why and what
+# to do (its files are not recorded), exit 2, nothing written.
+set +e
+"$NORMSWEEP" archive . --nc llama1.nc --checkpoint-dir ckllama1 --with-model --out wm.tar.gz \
+  2> wm.err
+rc=$?
+set -e
+[ $rc -eq 2 ] || { cat wm.err >&2; fail "archive --with-model of a sharded path model: exit $rc, expected 2"; }
+grep -q "is sharded (model.safetensors.index.json and its shards" wm.err ||
+  { cat wm.err >&2; fail "archive --with-model: the refusal does not say the model is sharded"; }
+[ ! -e wm.tar.gz ] || fail "archive --with-model wrote wm.tar.gz after refusing"
+echo "models_sweep: llama and gpt-neox sweeps byte-identical at -np 1 and 2; the sharded model by its manifest set; archive --with-model refuses it given by path"

@@ -421,6 +421,50 @@ static void test_download_failure_is_clear(void)
     ns_manifest_free(&m);
 }
 
+/* A sharded model directory given by path: its identity is the weights' (docs/ASSETS.md), the
+ * SHA-256 of the sha256sum listing of the shards its index names, written out here line by line
+ * in byte order of the names -- not the index's checksum. A shard named twice counts once; a
+ * name with a directory and a missing shard are refused. */
+static void test_resolve_sharded_path(void)
+{
+    static const char S1[] = "first shard's bytes\n", S2[] = "second shard, other bytes\n";
+    char d[512], listing[512], s1[65], s2[65], want[65];
+    ns_err err;
+    ns_asset_ref ref;
+    snprintf(d, sizeof d, "%s/sharded", base);
+    CU_ASSERT_EQUAL_FATAL(ns_file_mkdirs(d, &err), NS_OK);
+    write_text(d, "config.json", CONFIG);
+    write_text(d, "model.safetensors.index.json",
+               "{\"metadata\": {\"total_size\": 3}, \"weight_map\": {"
+               "\"b.weight\": \"model-00002-of-00002.safetensors\", "
+               "\"a.weight\": \"model-00001-of-00002.safetensors\", "
+               "\"c.weight\": \"model-00001-of-00002.safetensors\"}}\n");
+    write_text(d, "model-00001-of-00002.safetensors", S1);
+    write_text(d, "model-00002-of-00002.safetensors", S2);
+    sha_of(S1, s1);
+    sha_of(S2, s2);
+    snprintf(listing, sizeof listing, "%s  model-00001-of-00002.safetensors\n"
+             "%s  model-00002-of-00002.safetensors\n", s1, s2);
+    sha_of(listing, want);
+    CU_ASSERT_EQUAL_FATAL(ns_assets_resolve(d, "model", NULL, &ref, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(ref.sha256, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ref.main_file, "/model.safetensors.index.json"));
+    /* unhashed: nothing read */
+    CU_ASSERT_EQUAL(ns_assets_resolve_unhashed(d, "model", NULL, &ref, &err), NS_OK);
+    CU_ASSERT_STRING_EQUAL(ref.sha256, "");
+    /* a shard missing */
+    char *p = ns_path_join(d, "model-00002-of-00002.safetensors");
+    CU_ASSERT_EQUAL(unlink(p), 0);
+    CU_ASSERT_EQUAL(ns_assets_resolve(d, "model", NULL, &ref, &err), NS_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "model-00002-of-00002.safetensors"));
+    free(p);
+    /* a name that is not a plain shard file */
+    write_text(d, "model.safetensors.index.json",
+               "{\"weight_map\": {\"a.weight\": \"../model-00001-of-00002.safetensors\"}}\n");
+    CU_ASSERT_EQUAL(ns_assets_resolve(d, "model", NULL, &ref, &err), NS_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "a.weight"));
+}
+
 static void test_resolve_paths(void)
 {
     ns_asset_ref ref;
@@ -613,6 +657,7 @@ int main(void)
     CU_add_test(s, "missing mirror file names the path", test_missing_mirror_file);
     CU_add_test(s, "download failure and offline are clear", test_download_failure_is_clear);
     CU_add_test(s, "resolve existing paths", test_resolve_paths);
+    CU_add_test(s, "a sharded model directory's identity", test_resolve_sharded_path);
     CU_add_test(s, "resolve names; fallback recorded", test_resolve_names_and_fallback);
     CU_add_test(s, "unpinned checksum computed, printed, kept", test_unpinned_checksum_is_computed_and_kept);
     CU_add_test(s, "context defaults from the environment", test_ctx_defaults);

@@ -121,6 +121,16 @@ static int path_sources(const ns_model_files *mf, char **src, ns_err *err)
 {
     for (size_t i = 0; i < mf->n; i++) {
         const ns_model_file *f = &mf->items[i];
+        char *index = ns_path_join(mf->path, NS_ARCHIVE_MODEL_INDEX);
+        int sharded = index && !ns_file_is_regular(f->place) && ns_file_is_regular(index);
+        free(index);
+        if (sharded)
+            return ns_fail(err, NS_ERR_INVALID, "--with-model: the model the run read from %s is "
+                           "sharded (%s and its shards, no model.safetensors): packing a sharded "
+                           "model given by its directory is not supported; give it to the sweep "
+                           "as a set of an asset manifest (docs/ASSETS.md, \"Sharded models\"), "
+                           "whose files --with-model packs, or keep a copy of the directory "
+                           "beside the archive; nothing written", mf->path, NS_ARCHIVE_MODEL_INDEX);
         if (!ns_file_is_regular(f->place))
             return ns_fail(err, NS_ERR_INVALID, "--with-model: %s is not a file here (the model "
                            "the run read from %s); nothing written", f->place, mf->path);

@@ -15,6 +15,9 @@
 #include "io/ns_nc_read.h"
 
 #define NS_ARCHIVE_MODEL_DIR "model"
+/* A sharded model directory's index (model/ns_checkpoint.h's NS_CKPT_INDEX): --with-model refuses
+ * a sharded model given by its directory (its files are not recorded in the NetCDF) */
+#define NS_ARCHIVE_MODEL_INDEX "model.safetensors.index.json"
 
 typedef struct ns_model_file {
     char *name;       /* the file's name in the model's directory: config.json */

@@ -8,6 +8,7 @@ src_assets_libns_assets_a_SOURCES = \
 	src/assets/ns_assets_util.c src/assets/ns_assets_util.h \
 	src/assets/ns_manifest.c src/assets/ns_manifest.h \
 	src/assets/ns_asset_member.c src/assets/ns_asset_member.h \
+	src/assets/ns_asset_shards.c src/assets/ns_asset_shards.h \
 	src/assets/ns_download.c src/assets/ns_download.h
 # The source tree (default mirror ../shared/data).
 src_assets_libns_assets_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS) \

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assets/ns_asset_shards.h"
 #include "assets/ns_asset_stamp.h"
 #include "assets/ns_assets_place.h"
 #include "assets/ns_assets_util.h"
@@ -326,6 +327,9 @@ static int resolve_path(const char *path, const char *kind, int hash, ns_asset_r
                            strcmp(kind, "model") == 0 ? "model.safetensors (or its index)"
                                                       : "tokenizer.json, vocab.bpe or merges.txt");
         snprintf(out->main_file, sizeof out->main_file, "%s", f);
+        /* a sharded model's identity is its weights', not its index's (docs/MODELS.md) */
+        if (hash && strcmp(kind, "model") == 0 && ns_str_ends_with(f, ".index.json"))
+            return ns_asset_shards_identity(real, f, out->sha256, err);
     }
     return hash ? ns_sha256_file(out->main_file, out->sha256, err) : NS_OK;
 }

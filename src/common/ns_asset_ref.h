@@ -16,10 +16,11 @@ typedef struct ns_asset_ref {
     char path[NS_ASSET_PATH_MAX]; /* local directory (asset sets) or file (single-file assets) */
     char main_file[NS_ASSET_PATH_MAX]; /* the file whose checksum identifies it (model.safetensors,
                                           vocab.bpe/merges.txt, the corpus text) */
-    char sha256[65];       /* SHA-256 of main_file, lowercase hex; for a manifest's sharded
-                              model (main_file model.safetensors.index.json) the weights' identity
-                              instead, ns_model_sha256's definition (ns_sha256_listing of its
-                              shards), which the mapped model is checked against */
+    char sha256[65];       /* SHA-256 of main_file, lowercase hex; for a sharded model (main_file
+                              model.safetensors.index.json: a manifest's set or a directory given
+                              by path) the weights' identity instead, ns_model_sha256's definition
+                              (ns_sha256_listing of its shards), which the mapped model is
+                              checked against */
     char source[64];       /* "assets-dir", "mirror", "download" or "path" */
     int is_fallback;       /* 1 if `name` differs from `requested` because the requested one could
                               not be had (e.g. gpt2 offline -> gpt2-standin); a warning was printed */
