@@ -18,7 +18,7 @@
 #include "ns_test.h"
 #include "common/ns_lock.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 
 #define NPAY 5
 static const char *HASH_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";

@@ -12,7 +12,7 @@
 #include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "spec/ns_sweep_check.h"
 #include "spec/ns_sweep_inputs.h"
 #include "spec/ns_sweep_yaml.h"

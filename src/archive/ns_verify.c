@@ -40,7 +40,7 @@
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "spec/ns_sweep_inputs.h"
 #include "spec/ns_sweep_yaml.h"
 

@@ -12,7 +12,7 @@
 #include "model/ns_model.h"
 #include "rows/ns_plan.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "spec/ns_sweep_config.h"
 
 /* Recompute every task of cfg (plan, model, corpus) into a new journal dir/recomputed/journal.nsj

@@ -1,8 +1,8 @@
 # sweep: the MPI sweep on a communicator the caller initialised: setup and broadcast of the sweep
 # (read through spec/), the master/worker task loop, progress, and the end-of-run reduction shared
-# by every rank; the results store (until reduce/ takes it).
+# by every rank (the results store it reduces from is reduce/'s).
 noinst_LIBRARIES += src/sweep/libns_sweep.a
-src_sweep_libns_sweep_a_SOURCES = src/sweep/ns_results.c src/sweep/ns_results.h \
+src_sweep_libns_sweep_a_SOURCES = \
 	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
 	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
 	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_boot.c src/sweep/ns_sweep_boot.h src/sweep/ns_sweep_spread.c src/sweep/ns_sweep_spread.h src/sweep/ns_sweep_mpi.c src/sweep/ns_sweep_mpi.h src/sweep/ns_sweep_share.c

@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "sweep/ns_sweep_mpi.h"
 
 /* Broadcast n doubles from rank 0 in pieces MPI's int count can hold. */

@@ -14,7 +14,7 @@
 #include "rows/ns_plan.h"
 #include "rows/ns_rows.h"
 #include "journal/ns_journal.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "sweep/ns_sweep.h"
 #include "spec/ns_sweep_config.h"
 #include "spec/ns_sweep_inputs.h"

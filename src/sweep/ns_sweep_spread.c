@@ -8,7 +8,7 @@
 
 #include "analysis/ns_boot_shard.h"
 #include "analysis/ns_boot_units.h"
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 #include "sweep/ns_sweep_mpi.h"
 
 void ns_sweep_spread_free(ns_sweep_spread *sp)

@@ -1,5 +1,5 @@
 /* ns_results: the payload store and the slice reduction (see ns_results.h). */
-#include "sweep/ns_results.h"
+#include "reduce/ns_results.h"
 
 #include <limits.h>
 #include <stdlib.h>
