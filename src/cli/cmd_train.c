@@ -318,8 +318,8 @@ int ns_cmd_train(int argc, char **argv)
     p.o.executable_sha256 = exe_sha;
     ns_cli_show sh = {"normsweep train", 0};
     ns_hooks hooks = {.line = ns_cli_show_line, .progress = ns_cli_show_progress,
-                            .progress_live = isatty(STDERR_FILENO), .user = &sh,
-                            .stop = stop, .hold = ns_hold_hook(&hold), .hold_user = &hold};
+                      .progress_live = isatty(STDERR_FILENO), .user = &sh,
+                      .stop = stop, .hold = ns_hold_hook(&hold), .hold_user = &hold};
     ns_train_outcome out;
     ns_err err;
     ns_err_clear(&err);
