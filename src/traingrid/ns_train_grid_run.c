@@ -1,6 +1,7 @@
 /* ns_train_grid_run: `normsweep train-grid` as library functions (see the header). */
 #include "traingrid/ns_train_grid_run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
