@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ns_fuzz.h"
-#include "train/ns_train_grid.h"
+#include "traingrid/ns_train_grid.h"
 
 static void check_grid(const ns_train_grid *g)
 {

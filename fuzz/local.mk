@@ -12,7 +12,7 @@ FUZZ_LIBS_MODEL = src/model/libns_model.a src/norm/libns_norm.a src/common/libns
 FUZZ_LIBS_IO = src/io/libns_io.a src/common/libns_common.a
 FUZZ_LIBS_ARCHIVE = src/archive/libns_archive.a src/common/libns_common.a
 FUZZ_LIBS_SWEEP = $(NS_LIBS)
-# the training grid file (train/ns_train_grid; normalizer names from norm/, the strict
+# the training grid file (traingrid/ns_train_grid; normalizer names from norm/, the strict
 # ranges of model/ns_gpt2_config, the UTF-8 length of corpus/, whose object also encodes through
 # tokenizer/)
 FUZZ_LIBS_TRAIN_GRID = src/train/libns_train.a src/model/libns_model.a \
