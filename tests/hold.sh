@@ -18,6 +18,20 @@ hold_off() { unset NORMSWEEP_TEST_HOLD NORMSWEEP_TEST_HOLD_DIR; }
 # alive PID: PID is a process that has not ended (a zombie has)
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
 
+# wait_log LOG PATTERN PID: until LOG holds a line matching PATTERN (grep -E). A held run's marker
+# is written by the process itself, but its stderr reaches LOG through the MPI launcher's output
+# forwarding, which may lag behind: a line printed before the hold point is not yet in LOG when
+# the marker is there (seen at load 6 on 2 cores). Fails when PID ended without the line, or after
+# 120 s.
+wait_log() {
+  wl=0
+  until grep -Eq "$2" "$1" 2>/dev/null; do
+    alive "$3" || grep -Eq "$2" "$1" 2>/dev/null || fail "pid $3 ended before '$2' reached $1"
+    wl=$((wl + 1)); [ $wl -lt 6000 ] || fail "'$2' not in $1 after 120 s"
+    sleep 0.02
+  done
+}
+
 # wait_held PID: until a process is held (it wrote $work/hold/held: "PID RANK POINT COUNT");
 # prints the held process's pid. Fails when PID (the run's launcher, or the run) ended first, or
 # after 120 s.

@@ -67,7 +67,8 @@ workers_of() {
   return 0
 }
 
-# master_pid LOG: the master's pid, from its first line
+# master_pid LOG: the master's pid, from its first line (of a run still going: after
+# wait_log LOG 'master pid [0-9]' PID, tests/hold.sh -- the launcher forwards the line late)
 master_pid() { sed -n 's/.*master pid \([0-9]*\).*/\1/p' "$1" | head -n 1; }
 
 # Runs caught in progress are held at a chosen point (hold_at, wait_held, release: tests/hold.sh),

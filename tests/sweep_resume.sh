@@ -41,6 +41,7 @@ run_np 2 slow.yaml --output b.nc --checkpoint-dir ckb 2> logb &
 launcher=$!
 hold_off
 master=$(wait_held $launcher) || exit 1
+wait_log logb 'master pid [0-9]' $launcher
 [ "$master" = "$(master_pid logb)" ] || fail "the held process is not the master"
 kill -TERM "$master"
 wait "$launcher"; rc=$?

@@ -34,6 +34,7 @@ while [ $try -le 20 ]; do
   hold_off
   if [ $((try % 2)) -eq 0 ]; then
     mpid=$(wait_held $pa) || exit 1
+    wait_log la 'master pid [0-9]' $pa
     [ "$mpid" = "$(master_pid la)" ] || fail "try $try: the held process is not the first runner's master"
     run_np 2 short.yaml --output c.nc --checkpoint-dir ck --resume 2> lb; rb=$?
     release
