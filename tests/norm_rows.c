@@ -37,7 +37,7 @@ static int one_row(const char *name, const char *param, double T, size_t L, cons
     if (!buf)
         return -1;
     double *a = buf, *p = a + L, *lp = p + L, *vjp = lp + L, *work = vjp + L;
-    ns_norm_row r = {a, p, lp, 0.0, 0.0};
+    ns_norm_row r = {a, p, lp, 0.0, 0.0, NULL};
     if (ns_norm_row_eval(&f, z, L, T, &r, work, &err) != NS_OK) {
         printf("error %s\n", err.msg);
         free(buf);

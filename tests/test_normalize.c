@@ -286,6 +286,21 @@ static void test_labels(void)
     CU_ASSERT_STRING_EQUAL(buf, "softmax1");
     for (int k = 0; k <= NS_NORM_STICKBREAKING; k++)
         CU_ASSERT_EQUAL(ns_normalizer_on_simplex((ns_normalizer_kind)k), k <= NS_NORM_ENTMAX);
+    /* the sink-excluded view (issue 36, METRICS.md 8.2): ", sink excluded" after the rest; a
+     * normalizer and its view are not the same; the longest label fits the 56 announced */
+    f.view = NS_VIEW_SINK_EXCLUDED;
+    CU_ASSERT_EQUAL(ns_normalizer_label(&f, 0, buf, sizeof buf), 32);
+    CU_ASSERT_STRING_EQUAL(buf, "sigmoid b=-log(L), sink excluded");
+    ns_normalizer plain = {.kind = NS_NORM_SIGMOID, .b = NAN}, view = plain;
+    view.view = NS_VIEW_SINK_EXCLUDED;
+    CU_ASSERT(!ns_normalizer_same(&f, &plain));
+    CU_ASSERT(ns_normalizer_same(&f, &view));
+    s1.view = NS_VIEW_SINK_EXCLUDED;
+    ns_normalizer_label(&s1, 1, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "ssmax s=0.1, sink excluded");
+    ns_normalizer w = {.kind = NS_NORM_SIGMOID, .b = -0x1.fffffffffffffp-1000,
+                       .view = NS_VIEW_SINK_EXCLUDED};
+    CU_ASSERT(ns_normalizer_label(&w, 0, buf, sizeof buf) <= 56);
 }
 
 /* Issue 36's six names: refused where a model or training reads a name (saying they are not yet
@@ -387,7 +402,7 @@ static void test_entmax_alpha(void)
 static void test_norm_row_errors(void)
 {
     double z[3] = {0.5, -1.0, 2.0}, a[3], p[3], lp[3], work[9], ref[3], w2[6];
-    ns_norm_row r = {a, p, lp, 0.0, 0.0};
+    ns_norm_row r = {a, p, lp, 0.0, 0.0, NULL};
     ns_normalizer sm1 = ns_normalizer_default(NS_NORM_SOFTMAX1), sig = {.kind = NS_NORM_SIGMOID, .b = INFINITY};
     ns_err err;
     CU_ASSERT_EQUAL(ns_norm_row_work(3), 9);

@@ -153,9 +153,7 @@ double ns_jac_dmr_max_bisect(const double *w, size_t n)
     return lo + 0.5 * (hi - lo);
 }
 
-/* The w and c of J = c (diag(w) - w w^T / sum w) (see ns_jac_vjp): alpha itself for the softmax
- * family, else w written into work. */
-static const double *ns_jac_structure(const ns_normalizer *f, const double *alpha, size_t L,
+const double *ns_jac_structure(const ns_normalizer *f, const double *alpha, size_t L,
                                       double T, double *work, double *c)
 {
     switch (f->kind) {

@@ -39,6 +39,12 @@ double ns_jac_exact_norm(const ns_normalizer *f, const double *alpha, size_t L, 
 void ns_jac_vjp(const ns_normalizer *f, const double *alpha, const double *g, size_t L, double T,
                 double *out, double *work);
 
+/* The w and c of a simplex normalizer's Jacobian J = c (diag(w) - w w^T / sum w) (the table of
+ * ns_jac_vjp) at alpha = F(z/T) (L entries): alpha itself for softmax and ssmax, else w written
+ * into work (L doubles); NaNs for a normalizer off the simplex. */
+const double *ns_jac_structure(const ns_normalizer *f, const double *alpha, size_t L, double T,
+                               double *work, double *c);
+
 /* Lemma 2's general bound ||F'||_2 / (L min F) + ||F||_2 ||F'||_2 / (L^2 (min F)^2) for
  * F(z) = exp(c z) over z[0..L), evaluated with the maximum of c z subtracted (the bound is
  * invariant under that shift). ||F||_2 is the Euclidean norm of (F(z_j))_j and ||F'||_2 that of

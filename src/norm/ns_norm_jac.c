@@ -157,6 +157,71 @@ static int ns_dense_jac(const ns_normalizer *f, const double *z, size_t L, doubl
     return 1;
 }
 
+/* softmax1's implicit 0 logit's weight e^-M / den over z[0..L), as the forward's. */
+static double ns_softmax1_implicit(const double *z, size_t L, double T)
+{
+    double M = 0.0, den;
+    for (size_t j = 0; j < L; j++)
+        M = fmax(M, z[j] / T);
+    den = exp(-M);
+    for (size_t j = 0; j < L; j++)
+        den += exp(z[j] / T - M);
+    return exp(-M) / den;
+}
+
+/* sigmoid's diagonal Jacobian's largest entry over the keys from..L-1 (b from the row's L). */
+static double ns_sigmoid_jac_max(const ns_normalizer *f, const double *z, size_t L, size_t from,
+                                 double T)
+{
+    double b = ns_normalizer_sigmoid_bias(f, L), best = 0.0;
+    for (size_t j = from; j < L; j++) { /* a (1 - a) = e^(log sig(x) + log sig(-x)) */
+        double x = z[j] / T + b;
+        best = fmax(best, exp(ns_log_sigmoid(x) + ns_log_sigmoid(-x)));
+    }
+    return best / T;
+}
+
+/* relu's diagonal Jacobian's largest entry over the keys from..L-1 (relu'(0) = 0). */
+static double ns_relu_jac_max(const double *z, size_t L, size_t from, double T)
+{
+    for (size_t j = from; j < L; j++)
+        if (z[j] > 0.0)
+            return 1.0 / (T * (double)L);
+    return 0.0;
+}
+
+double ns_norm_jac_view_norm(const ns_normalizer *f, const double *z, size_t L, double T,
+                             const ns_norm_row *r, double *work)
+{
+    if (L < 2)
+        return 0.0;
+    switch (f->kind) {
+    case NS_NORM_SOFTMAX:
+    case NS_NORM_SSMAX:
+    case NS_NORM_SPARSEMAX:
+    case NS_NORM_ENTMAX15:
+    case NS_NORM_ENTMAX: {
+        double c, W = 0.0, *b = work + L;
+        const double *w = ns_jac_structure(f, r->a, L, T, work, &c);
+        for (size_t j = 0; j < L; j++)
+            W += w[j];
+        if (!(W > 0.0))
+            return 0.0;
+        for (size_t j = 0; j < L; j++)
+            b[j] = w[j] / W;
+        return ns_jac_softmax1_max(b + 1, L - 1, b[0]) * W * fabs(c);
+    }
+    case NS_NORM_SOFTMAX1:
+        return ns_jac_softmax1_max(r->a + 1, L - 1, r->a[0] + ns_softmax1_implicit(z, L, T)) / T;
+    case NS_NORM_SIGMOID:
+        return ns_sigmoid_jac_max(f, z, L, 1, T);
+    case NS_NORM_RELU:
+        return ns_relu_jac_max(z, L, 1, T);
+    default: /* softpick, stick-breaking: no closed form */
+        return NAN;
+    }
+}
+
 double ns_norm_jac_norm(const ns_normalizer *f, const double *z, size_t L, double T,
                         const ns_norm_row *r, double *work)
 {
@@ -167,28 +232,12 @@ double ns_norm_jac_norm(const ns_normalizer *f, const double *z, size_t L, doubl
     case NS_NORM_ENTMAX15:
     case NS_NORM_ENTMAX:
         return ns_jac_exact_norm(f, r->a, L, T, work);
-    case NS_NORM_SOFTMAX1: { /* the implicit 0 logit's weight e^-M / den, as the forward's */
-        double M = 0.0, den;
-        for (size_t j = 0; j < L; j++)
-            M = fmax(M, z[j] / T);
-        den = exp(-M);
-        for (size_t j = 0; j < L; j++)
-            den += exp(z[j] / T - M);
-        return ns_jac_softmax1_max(r->a, L, exp(-M) / den) / T;
-    }
-    case NS_NORM_SIGMOID: {
-        double b = ns_normalizer_sigmoid_bias(f, L), best = 0.0;
-        for (size_t j = 0; j < L; j++) { /* a (1 - a) = e^(log sig(x) + log sig(-x)) */
-            double x = z[j] / T + b;
-            best = fmax(best, exp(ns_log_sigmoid(x) + ns_log_sigmoid(-x)));
-        }
-        return best / T;
-    }
+    case NS_NORM_SOFTMAX1:
+        return ns_jac_softmax1_max(r->a, L, ns_softmax1_implicit(z, L, T)) / T;
+    case NS_NORM_SIGMOID:
+        return ns_sigmoid_jac_max(f, z, L, 0, T);
     case NS_NORM_RELU:
-        for (size_t j = 0; j < L; j++)
-            if (z[j] > 0.0)
-                return 1.0 / (T * (double)L);
-        return 0.0;
+        return ns_relu_jac_max(z, L, 0, T);
     case NS_NORM_SOFTPICK:
     case NS_NORM_STICKBREAKING:
         if (!ns_dense_jac(f, z, L, T, r, work, work + L * L))

@@ -22,6 +22,21 @@
 double ns_norm_jac_norm(const ns_normalizer *f, const double *z, size_t L, double T,
                         const ns_norm_row *r, double *work);
 
+/* || d a_{1..L-1} / d z_{1..L-1} ||_2 with z_0 held fixed (the 1/T included): the Jacobian of the
+ * sink-excluded view's weights (docs/METRICS.md section 8.2), the trailing (L - 1) x (L - 1)
+ * block of the normalizer's Jacobian, at the full row r (L >= 1 keys; r->a over all of them)
+ * that ns_norm_row_eval computed from z:
+ *   simplex   c (diag(w') - w' w'^T / W), w' = w_{1..}, W = sum_{j=0..L-1} w_j (ns_jac_structure):
+ *             c W lambda_max(diag(b') - b' b'^T), b = w / W, by ns_jac_softmax1_max with b_0 as
+ *             the weight outside the block
+ *   softmax1  lambda_max(diag(a') - a' a'^T) / T, the weight outside the block a_0 plus the
+ *             implicit 0 logit's
+ *   sigmoid   max_{j >= 1} a_j (1 - a_j) / T;  relu  1 / (T L) when some z_j > 0, j >= 1, else 0
+ *   softpick, stickbreaking  NaN (only a dense SVD; jac_fd measures them).
+ * 0 when L = 1 (an empty block). work holds 2 L doubles. */
+double ns_norm_jac_view_norm(const ns_normalizer *f, const double *z, size_t L, double T,
+                             const ns_norm_row *r, double *work);
+
 /* Largest eigenvalue of diag(a) - a a^T (softmax1's Jacobian times T) over n weights, a0 = 1 -
  * sum a the implicit 0 logit's weight (computed as such, not as 1 - sum a): zero weights deflate;
  * a top tie gives it exactly; one positive weight a_1 a0 / (a_1 + a0); otherwise the root in

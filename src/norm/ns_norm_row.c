@@ -153,6 +153,8 @@ int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T
         memcpy(r->p, r->a, L * sizeof *r->p);
         if (r->logp)
             ns_log_weights(f, z, r->a, L, T, r->logp);
+        if (r->loga)
+            ns_log_weights(f, z, r->a, L, T, r->loga);
         r->m = 1.0; /* not the rounded sum */
         r->log_m = 0.0;
         return NS_OK;
@@ -170,5 +172,15 @@ int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T
     }
     ns_free_weights(f, z, y, L, T, r->a, la);
     ns_free_shape(la, L, r);
+    if (r->loga)
+        memcpy(r->loga, la, L * sizeof *la);
     return NS_OK;
+}
+
+void ns_norm_row_view(const double *a, const double *la, size_t L, ns_norm_row *r)
+{
+    size_t n = L > 0 ? L - 1 : 0;
+    if (n)
+        memcpy(r->a, a + 1, n * sizeof *a);
+    ns_free_shape(la + (L > 0), n, r);
 }

@@ -93,7 +93,8 @@ static int ns_label_param(char *buf, size_t size, int n, const char *key, double
     return w;
 }
 
-int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t size)
+/* The label without its view. */
+static int ns_label_kind(const ns_normalizer *f, int show_s, char *buf, size_t size)
 {
     int n = snprintf(buf, size, "%s", ns_normalizer_name(f->kind));
     if (f->kind == NS_NORM_SSMAX && show_s)
@@ -109,9 +110,18 @@ int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t si
     return n;
 }
 
+int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t size)
+{
+    int n = ns_label_kind(f, show_s, buf, size);
+    if (f->view != NS_VIEW_SINK_EXCLUDED)
+        return n;
+    size_t at = (size_t)n < size ? (size_t)n : size;
+    return n + snprintf(buf + at, size - at, ", sink excluded");
+}
+
 int ns_normalizer_same(const ns_normalizer *f, const ns_normalizer *g)
 {
-    if (f->kind != g->kind)
+    if (f->kind != g->kind || f->view != g->view)
         return 0;
     return f->s == g->s || (isnan(f->s) && isnan(g->s));
 }

@@ -26,10 +26,18 @@ typedef enum ns_normalizer_kind {
     NS_NORM_STICKBREAKING  /* beta_j prod_{j < k < L} (1 - beta_k), beta = sigmoid(z / T) */
 } ns_normalizer_kind;
 
-/* Each normalizer has at most one parameter, so they share one double and the struct keeps its
- * size and layout; initialise by name ({.kind = NS_NORM_SSMAX, .s = 0.5}). */
+/* The keys a normalizer's metrics are computed over (issue 36, docs/METRICS.md section 8.2). */
+typedef enum ns_view {
+    NS_VIEW_ALL = 0,          /* every key of the row (what normsweep always did) */
+    NS_VIEW_SINK_EXCLUDED = 1 /* a = F(z / T) over all L keys, key 0 dropped, the other L - 1
+                               * renormalised (a sweep's `sink_view: true`, dump's --sink-view) */
+} ns_view;
+
+/* Each normalizer has at most one parameter, so they share one double; the view fills what was
+ * padding, so the struct keeps its size; initialise by name ({.kind = NS_NORM_SSMAX, .s = 0.5}). */
 typedef struct ns_normalizer {
     ns_normalizer_kind kind;
+    ns_view view;       /* NS_VIEW_ALL unless set */
     union {
         double s;       /* ssmax: softmax of s log(L) z / T */
         double b;       /* sigmoid: the bias; NaN = the default -log(L) (ns_normalizer_sigmoid_bias) */
@@ -62,11 +70,12 @@ int ns_normalizer_on_simplex(ns_normalizer_kind kind);
  * name, and its parameter as "NAME KEY=VALUE" with the shortest text that reads back as the
  * double -- always for entmax ("entmax alpha=1.3") and sigmoid ("sigmoid b=-2", or
  * "sigmoid b=-log(L)" for the default), for ssmax only when show_s ("ssmax s=0.5": a grid with
- * two ssmax; one ssmax keeps the label "ssmax" it always had). Returns the label's length
- * (snprintf's: at most 40). */
+ * two ssmax; one ssmax keeps the label "ssmax" it always had); the sink-excluded view adds
+ * ", sink excluded" ("softmax, sink excluded"). Returns the label's length (snprintf's: at most
+ * 56). */
 int ns_normalizer_label(const ns_normalizer *f, int show_s, char *buf, size_t size);
 
-/* Two normalizers are the same (kind and parameter; two default sigmoids are the same). */
+/* Two normalizers are the same (kind, parameter and view; two default sigmoids are the same). */
 int ns_normalizer_same(const ns_normalizer *f, const ns_normalizer *g);
 
 /* alpha[0..L) = F(z / T) for a normalizer on the simplex (the first four, and ENTMAX: alpha
