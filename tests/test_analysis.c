@@ -1804,6 +1804,116 @@ static void test_empty_rows_and_stickbreaking(void)
     }
 }
 
+/* Issue 36's sink-excluded view (METRICS.md section 8.2). For softmax, dropping key 0 and
+ * renormalising is softmax over the other L - 1 logits, exactly in arithmetic; so the view of a
+ * head equals plain softmax on the head without its key 0 (logits and values shifted by one):
+ * every Theorem 1 and 2 quantity, entropy, delta and sink_mass (the view's p_0 is the shifted
+ * row's a_0) within rounding (1e-12 relative: p is a / m in one and a direct softmax in the
+ * other; d_random draws from another row's stream and is left out). The view's mass is
+ * 1 - a_0 of the full row, its jac_exact the norm of the trailing block of the full softmax
+ * Jacobian (Jacobi rotations, independent of the secular solver), jac_lemma2 missing; a view of
+ * one key has sink_mass 1 and every N skipped; a view of row 0 (no key) is empty: mass 0,
+ * sink_mass missing. */
+static void test_sink_view_softmax(void)
+{
+    enum { NR = 4 };
+    size_t Lm = 24, d = 8, N[4] = {1, 2, 5, 22};
+    double T[3] = {0.3, 1.0, 3.0}, eps[1] = {1e-4};
+    ns_head_key key = {0, 0, 0};
+    size_t rows[NR] = {Lm - 1, Lm - 4, 1, 0}, srows[NR - 1] = {Lm - 2, Lm - 5, 0};
+    ns_normalizer plain = ns_normalizer_default(NS_NORM_SOFTMAX), view = plain;
+    view.view = NS_VIEW_SINK_EXCLUDED;
+    ns_analysis_params pv = {N, 4, T, 3, eps, 1, view, 1, 0, 3}, pp = pv;
+    pp.normalizer = plain;
+    static const ns_metric_id tn[] = {NS_M_DISTANCE, NS_M_DISTANCE_D1, NS_M_DISTANCE_BOUND,
+                                      NS_M_DISTANCE_EXPECTED, NS_M_NS_FRAC, NS_M_NS_LOWER,
+                                      NS_M_NS_UPPER};
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        test_head h = make_head(Lm, d, seed, 3.0), s = head_alloc(Lm - 1, d);
+        for (size_t m = 0; m + 1 < Lm; m++)
+            for (size_t i = 0; i <= m; i++)
+                s.logits[m * (Lm - 1) + i] = h.logits[(m + 1) * Lm + i + 1];
+        memcpy(s.values, h.values + d, (Lm - 1) * d * sizeof *s.values);
+        ns_row_layout lv, lp, lf;
+        double *ov = analyze(&pv, &key, &h, rows, NR, NS_KERNEL_FAST, &lv);
+        double *os = analyze(&pp, &key, &s, srows, NR - 1, NS_KERNEL_FAST, &lp);
+        double *of = analyze(&pp, &key, &h, rows, NR, NS_KERNEL_FAST, &lf);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ov);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(os);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(of);
+        CU_ASSERT_FALSE(lv.t_free_rank); /* ranked by log p, d1 per (T, N) */
+        for (size_t k = 0; k < NR; k++) {
+            const double *rv = ov + k * lv.total, *rf = of + k * lf.total;
+            const double *rs = k + 1 < NR ? os + k * lp.total : NULL;
+            size_t m = rows[k], L = m + 1;
+            if (rs && !close_to(val(&lv, rv, Lm, NS_M_DELTA, 0, 0, 0),
+                                val(&lp, rs, Lm - 1, NS_M_DELTA, 0, 0, 0), 1e-14, 0.0))
+                CU_FAIL("view: delta");
+            for (size_t t = 0; t < 3; t++) {
+                double a0 = val(&lf, rf, Lm, NS_M_SINK_MASS, t, 0, 0); /* the full row's a_0 */
+                double mass = val(&lv, rv, Lm, NS_M_MASS, t, 0, 0);
+                /* 1 - a_0 cancels: 1e-15 absolute besides the sum's 1e-13 relative */
+                if (!close_to(mass, L > 1 ? 1.0 - a0 : 0.0, 1e-13, 1e-15)) {
+                    CU_FAIL("view: mass = 1 - a_0");
+                    fprintf(stderr, "seed %llu m %zu T %g: mass %.17g, 1 - a_0 %.17g\n",
+                            (unsigned long long)seed, m, T[t], mass, 1.0 - a0);
+                }
+                CU_ASSERT(isnan(val(&lv, rv, Lm, NS_M_JAC_LEMMA2, t, 0, 0)));
+                if (!rs) { /* row 0: the view has no key */
+                    CU_ASSERT(isnan(val(&lv, rv, Lm, NS_M_SINK_MASS, t, 0, 0)));
+                    CU_ASSERT(isnan(val(&lv, rv, Lm, NS_M_ENTROPY, t, 0, 0)));
+                    continue;
+                }
+                static const ns_metric_id tm[] = {NS_M_ENTROPY, NS_M_ENTROPY_NORM,
+                                                  NS_M_SINK_MASS};
+                for (size_t q = 0; q < 3; q++)
+                    if (!close_to(val(&lv, rv, Lm, tm[q], t, 0, 0),
+                                  val(&lp, rs, Lm - 1, tm[q], t, 0, 0), 1e-12, 1e-15)) {
+                        CU_FAIL("view: entropy or sink_mass");
+                        fprintf(stderr, "seed %llu m %zu T %g metric %d: %.17g vs %.17g\n",
+                                (unsigned long long)seed, m, T[t], (int)tm[q],
+                                val(&lv, rv, Lm, tm[q], t, 0, 0), val(&lp, rs, Lm - 1, tm[q], t, 0, 0));
+                    }
+                for (size_t n = 0; n < 4; n++)
+                    for (size_t q = 0; q < sizeof tn / sizeof tn[0]; q++) {
+                        double a = val(&lv, rv, Lm, tn[q], t, n, 0);
+                        double b = val(&lp, rs, Lm - 1, tn[q], t, n, 0);
+                        if (!close_to(a, b, 1e-12, 1e-14)) {
+                            CU_FAIL("view: a Theorem 1 or 2 quantity");
+                            fprintf(stderr, "seed %llu m %zu T %g N %zu metric %d: view %.17g, "
+                                    "shifted softmax %.17g\n", (unsigned long long)seed, m, T[t],
+                                    N[n], (int)tn[q], a, b);
+                        }
+                    }
+                /* jac_exact: the trailing block of (diag(a) - a a^T) / T, a the full softmax */
+                const float *z = h.logits + m * Lm;
+                double mx = -INFINITY, sum = 0.0, a[24], B[23 * 23];
+                for (size_t i = 0; i < L; i++)
+                    mx = fmax(mx, (double)z[i] / T[t]);
+                for (size_t i = 0; i < L; i++)
+                    sum += a[i] = exp((double)z[i] / T[t] - mx);
+                for (size_t i = 0; i < L; i++)
+                    a[i] /= sum;
+                for (size_t i = 1; i < L; i++)
+                    for (size_t j = 1; j < L; j++)
+                        B[(i - 1) * (L - 1) + (j - 1)] = ((i == j ? a[i] : 0.0) - a[i] * a[j]) / T[t];
+                double want = jacobi_spectral_norm(B, L - 1);
+                double got = val(&lv, rv, Lm, NS_M_JAC_EXACT, t, 0, 0);
+                if (!close_to(got, want, 1e-12, 1e-15 / T[t])) {
+                    CU_FAIL("view: jac_exact");
+                    fprintf(stderr, "seed %llu m %zu T %g: jac_exact %.17g, Jacobi %.17g\n",
+                            (unsigned long long)seed, m, T[t], got, want);
+                }
+            }
+        }
+        free(ov);
+        free(os);
+        free(of);
+        free_head(&h);
+        free_head(&s);
+    }
+}
+
 static void test_bad_inputs(void)
 {
     test_head h = make_head(8, 4, 1, 1.0);
@@ -1886,6 +1996,8 @@ int main(void)
     CU_add_test(s, "determinism and generator keys", test_determinism_and_keys);
     CU_add_test(s, "bad inputs name what is wrong", test_bad_inputs);
     CU_add_test(s, "issue 36: sink_mass and mass on hand-made rows", test_sink_hand_rows);
+    CU_add_test(s, "issue 36: the sink-excluded view of softmax is softmax without key 0",
+                test_sink_view_softmax);
     CU_add_test(s, "issue 36: empty rows counted, stick-breaking's d_random missing",
                 test_empty_rows_and_stickbreaking);
     return ns_test_run_all();

@@ -325,12 +325,13 @@ static int cell_ks(ci_ws *w, size_t ni, size_t Li, size_t Ti, size_t Ni, ns_err 
 }
 
 /* n_crit read on the grid at (ni, Li, Ti), as (lower, upper] of n_crit / L per head and
- * replicate (docs/STATISTICS.md), and the medians of both ends, for both tests. */
+ * replicate (docs/STATISTICS.md; L - 1 for a sink-excluded view, the keys its rows have), and the
+ * medians of both ends, for both tests. */
 static void cell_ncrit(ci_ws *w, size_t ni, size_t Li, size_t Ti)
 {
     const ns_ci_input *in = w->in;
     size_t H = w->H, R = w->R, nN = in->nN;
-    double L = (double)in->L[Li];
+    double L = (double)in->L[Li] - (in->norm && in->norm[ni].view == NS_VIEW_SINK_EXCLUDED);
     for (size_t q = 0; q < 2; q++) {
         const unsigned char *pass = w->pass + q * nN * R * H, *comp = w->comp + q * nN * R * H;
         for (size_t j = 0; j < R * H; j++) {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/ns_error.h"
+#include "norm/ns_normalize.h"
 
 /* Dimensions of a statistic after the leading normalizer and before the trailing head_set. */
 typedef enum ns_ci_dims {
@@ -82,6 +83,8 @@ typedef struct ns_ci_input {
                                      the units computed are read (the others may be NULL) */
     const double *const *ks_block; /* the same order: their KS pieces */
     const double *entropy_mean;   /* (nnorm, nL, nlayers * nheads, nT): entropy_norm_mean */
+    const ns_normalizer *norm;    /* (nnorm) the axis' entries, or NULL: a sink-excluded view's
+                                     n_crit fraction is of its L - 1 keys (METRICS.md 8.2) */
 } ns_ci_input;
 
 typedef struct ns_intervals {

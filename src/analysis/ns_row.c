@@ -142,21 +142,24 @@ void ns_analysis_ws_free(ns_analysis_ws *ws)
 
 /* ---- T-dependent metrics ------------------------------------------------------------------ */
 
-/* jac_fd's directions for row m (L keys): u_0 = (e_a - e_b)/sqrt 2 (a, b the two largest
- * logits, ties by the smaller index) and P random unit directions keyed by the row, the same
- * for every T and eps. Returns how many (in ws->u, L apart). */
+/* jac_fd's directions for row m over the L logits z (the sink-excluded view's: z_1.. of the row):
+ * u_0 = (e_a - e_b)/sqrt 2 (a, b the two largest logits, ties by the smaller index) and P random
+ * unit directions keyed by the row, the same for every T and eps. Returns how many (in ws->u, L
+ * apart). */
 static size_t ns_fd_directions(ns_analysis_ws *ws, const ns_analysis_params *p,
-                               const ns_head_key *key, size_t m, size_t L)
+                               const ns_head_key *key, size_t m, const double *z, size_t L)
 {
     size_t nu = 0;
     double *u = ws->u;
+    if (L == 0)
+        return 0;
     if (L >= 2) {
         size_t a = 0, b = SIZE_MAX;
         for (size_t i = 1; i < L; i++)
-            if (ws->z[i] > ws->z[a])
+            if (z[i] > z[a])
                 a = i;
         for (size_t i = 0; i < L; i++)
-            if (i != a && (b == SIZE_MAX || ws->z[i] > ws->z[b]))
+            if (i != a && (b == SIZE_MAX || z[i] > z[b]))
                 b = i;
         memset(u, 0, L * sizeof *u);
         u[a] = M_SQRT1_2;
@@ -187,11 +190,13 @@ static size_t ns_fd_directions(ns_analysis_ws *ws, const ns_analysis_params *p,
     return nu;
 }
 
-/* jac_fd for every eps at one (row, T) over the nu directions in ws->u: the fast kernel's own
- * vectorized version for the softmax family, else each perturbed row normalized directly. */
+/* jac_fd for every eps at one (row, T) over the nu directions in ws->u (L entries each): the fast
+ * kernel's own vectorized version for the softmax family, else each perturbed row normalized
+ * directly. The sink-excluded view (off = 1): z_0 held fixed, the directions move z_1..z_L, the
+ * normalizer runs over all L + 1 keys and the difference is of a_1..a_L (METRICS.md 8.2). */
 static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, size_t nu, size_t L,
-                     size_t t, const ns_row_layout *lay, double *row, ns_kernel kernel,
-                     ns_err *err)
+                     size_t off, size_t t, const ns_row_layout *lay, double *row,
+                     ns_kernel kernel, ns_err *err)
 {
     double T = p->T[t];
     const double *u = ws->u;
@@ -207,22 +212,26 @@ static int ns_jac_fd(ns_analysis_ws *ws, const ns_analysis_params *p, size_t nu,
         return NS_OK;
     }
     int on_simplex = ns_normalizer_on_simplex(p->normalizer.kind);
-    const double *a0 = on_simplex ? ws->alpha : ws->na; /* the Jacobian of a, not of p */
+    /* the Jacobian of a, not of p (of the view's a = a_1.., held in na, for the view) */
+    const double *a0 = on_simplex && !off ? ws->alpha : ws->na;
+    size_t Lf = L + off; /* the keys the normalizer runs over */
     for (size_t e = 0; e < p->neps; e++) {
         double eps = p->eps[e], best = 0.0;
         for (size_t k = 0; k < nu; k++) {
             const double *v = u + k * L;
+            for (size_t i = 0; i < off; i++)
+                ws->zp[i] = ws->z[i];
             for (size_t i = 0; i < L; i++)
-                ws->zp[i] = ws->z[i] + eps * v[i];
+                ws->zp[off + i] = ws->z[off + i] + eps * v[i];
             if (on_simplex) {
-                NS_TRY(ns_normalize(&p->normalizer, ws->zp, L, T, ws->ap, ws->work, err));
+                NS_TRY(ns_normalize(&p->normalizer, ws->zp, Lf, T, ws->ap, ws->work, err));
             } else {
                 ns_norm_row r = {.a = ws->ap, .p = ws->np, .logp = NULL};
-                NS_TRY(ns_norm_row_eval(&p->normalizer, ws->zp, L, T, &r, ws->nwork, err));
+                NS_TRY(ns_norm_row_eval(&p->normalizer, ws->zp, Lf, T, &r, ws->nwork, err));
             }
             double acc = 0.0;
             for (size_t i = 0; i < L; i++) {
-                double dd = ws->ap[i] - a0[i];
+                double dd = ws->ap[off + i] - a0[i];
                 acc += dd * dd;
             }
             double g = sqrt(acc) / eps;
@@ -377,25 +386,54 @@ static int ns_weights_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, size
     return NS_OK;
 }
 
-/* The metrics of one row m at temperature index t (the row's z, X, G are in place). */
+/* The sink-excluded view of one row of Lf keys at T (METRICS.md section 8.2): the normalizer's
+ * weights over all Lf keys (v[0], their logs v[1]), key 0 dropped, the rest renormalised over
+ * L = Lf - 1 keys: the view's a in na, p in alpha, log p in lalpha; mass = sum of the view's a,
+ * sink_mass = p_0 (the share on the window's key 1), jac_exact the norm of the block of d a / d z
+ * over keys 1.. with z_0 held fixed, jac_lemma2 missing. *empty: the view's mass is 0. */
+static int ns_view_weights_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, size_t Lf,
+                                size_t t, const ns_row_layout *lay, double *row, int *empty,
+                                ns_err *err)
+{
+    const ns_normalizer *f = &p->normalizer;
+    double T = p->T[t];
+    ns_norm_row full = {.a = ws->v[0], .p = ws->np, .logp = NULL, .loga = ws->v[1]};
+    NS_TRY(ns_norm_row_eval(f, ws->z, Lf, T, &full, ws->nwork, err));
+    ns_norm_row r = {.a = ws->na, .p = ws->alpha, .logp = ws->lalpha};
+    ns_norm_row_view(full.a, full.loga, Lf, &r);
+    *empty = !isfinite(r.log_m);
+    row[ns_row_index(lay, NS_M_MASS, t, 0, 0)] = r.m;
+    row[ns_row_index(lay, NS_M_SINK_MASS, t, 0, 0)] = *empty ? NAN : ws->alpha[0];
+    row[ns_row_index(lay, NS_M_JAC_EXACT, t, 0, 0)] =
+        Lf >= 2 ? ns_norm_jac_view_norm(f, ws->z, Lf, T, &full, ws->work) : NAN;
+    row[ns_row_index(lay, NS_M_JAC_LEMMA2, t, 0, 0)] = NAN;
+    return NS_OK;
+}
+
+/* The metrics of one row m at temperature index t (the row's z, X, G are in place; for the
+ * sink-excluded view X, G, delta and M are of keys 1..m, and the row has L = m keys). */
 static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns_head_key *key,
                        const ns_row_request *rq, size_t Ln, size_t t, size_t nu, ns_kernel kernel,
                        ns_err *err)
 {
-    size_t m = rq->m, L = m + 1;
+    size_t off = p->normalizer.view == NS_VIEW_SINK_EXCLUDED, m = rq->m, L = m + 1 - off;
     const ns_row_layout *lay = rq->lay;
     double *row = rq->out, T = p->T[t];
-    int t_free = ns_topn_rank_is_T_free(&p->normalizer); /* the softmax family */
+    int t_free = ns_topn_rank_is_T_free(&p->normalizer); /* the softmax family, not a view */
+    int simplex = ns_normalizer_on_simplex(p->normalizer.kind) && !off; /* p = a */
     int empty;
-    NS_TRY(ns_weights_at_T(ws, p, L, t, lay, row, &empty, err));
-    NS_TRY(ns_jac_fd(ws, p, nu, L, t, lay, row, kernel, err));
+    if (off)
+        NS_TRY(ns_view_weights_at_T(ws, p, L + 1, t, lay, row, &empty, err));
+    else
+        NS_TRY(ns_weights_at_T(ws, p, L, t, lay, row, &empty, err));
+    if (L > 0)
+        NS_TRY(ns_jac_fd(ws, p, nu, L, off, t, lay, row, kernel, err));
     if (empty)
         return NS_OK; /* no shape p: its metrics stay missing (counted in empty_rows) */
     /* off the simplex ranked by log p: the order of p, exact where p underflows */
     if (!t_free || t == 0)
         ns_topn_rank_row(ws->order, ws->items, &p->normalizer, ws->z,
-                         ns_normalizer_on_simplex(p->normalizer.kind) ? ws->alpha : ws->lalpha,
-                         L, T);
+                         simplex ? ws->alpha : ws->lalpha, L, T);
     double h = ns_entropy(ws->alpha, ws->lalpha, L);
     row[ns_row_index(lay, NS_M_ENTROPY, t, 0, 0)] = h;
     row[ns_row_index(lay, NS_M_ENTROPY_NORM, t, 0, 0)] = L >= 2 ? h / log((double)L) : NAN;
@@ -410,10 +448,10 @@ static int ns_row_at_T(ns_analysis_ws *ws, const ns_analysis_params *p, const ns
     ns_random_prefix(ns_analysis_rng_key(NS_RNG_RANDOM_SUBSET, p->seed, key, m, T), L,
                      p->N[nN - 1], ws->perm);
     ns_row_ctx c = {
-        .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .ldg = NS_GRAM_LD(Ln),
+        .L = L, .d = d, .X = ws->X, .gdiag = ws->gdiag, .G = ws->G, .ldg = NS_GRAM_LD(Ln - off),
         .alpha = ws->alpha, .lalpha = ws->lalpha, .xbar = ws->xbar, .xsum = ws->xsum,
-        .order = ws->order, .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m],
-        .delta = ws->delta[m], .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t,
+        .order = ws->order, .perm = ws->perm, .M = p->sphere ? 1.0 : ws->mnorm[m - off],
+        .delta = ws->delta[m - off], .N = p->N, .nN = nN, .want_d1 = !t_free || t == 0, .t = t,
         .lay = lay, .out = row, .s = ws->s, .sr = ws->sr, .v1 = ws->v[0], .v2 = ws->v[1],
         .v3 = ws->v[2], .v4 = ws->v[3], .v5 = ws->v[4], .v6 = ws->v[5], .a2g = ws->v[6],
         .mtop = ws->v[7], .mrand = ws->v[8], .work = ws->work, .in_set = ws->in_set,
@@ -438,7 +476,12 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
     if (n_rows == 0)
         return NS_OK;
     ws->d = in->d; /* the arrays are laid out for this call's head dimension */
-    NS_TRY(ns_prepare_head(ws, p, key, in, Ln, err));
+    /* the sink-excluded view: vectors, Gram matrix, delta and M of keys 1.. only (METRICS 8.2) */
+    size_t off = p->normalizer.view == NS_VIEW_SINK_EXCLUDED;
+    ns_head_input vin = *in;
+    vin.values += off * in->values_ld;
+    if (Ln > off) /* (a view of row 0 alone has no key) */
+        NS_TRY(ns_prepare_head(ws, p, key, &vin, Ln - off, err));
     for (size_t r = 0; r < n_rows; r++) {
         const ns_row_request *rq = &rows[r];
         size_t m = rq->m, L = m + 1;
@@ -453,9 +496,10 @@ int ns_analyze_head(const ns_analysis_params *p, const ns_head_key *key, const n
                                (double)zr[i]); /* (the caller names shard, layer and head) */
             ws->z[i] = (double)zr[i];
         }
-        rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = ws->delta[m];
-        ns_row_colsum(ws->X, L, ws->d, NULL, ws->xsum);
-        size_t nu = ns_fd_directions(ws, p, key, m, L);
+        size_t Lv = L - off; /* the keys analysed */
+        rq->out[ns_row_index(rq->lay, NS_M_DELTA, 0, 0, 0)] = Lv ? ws->delta[m - off] : NAN;
+        ns_row_colsum(ws->X, Lv, ws->d, NULL, ws->xsum);
+        size_t nu = ns_fd_directions(ws, p, key, m, ws->z + off, Lv);
         for (size_t t = 0; t < p->nT; t++)
             NS_TRY(ns_row_at_T(ws, p, key, rq, Ln, t, nu, kernel, err));
     }

@@ -29,7 +29,9 @@ typedef struct ns_analysis_params {
     size_t nT;
     const double *eps;    /* finite-difference steps, each finite and > 0 */
     size_t neps;
-    ns_normalizer normalizer;
+    ns_normalizer normalizer; /* its view NS_VIEW_SINK_EXCLUDED: each row m is analysed over keys
+                               * 1..m, the weights a over keys 0..m with key 0 dropped and the
+                               * rest renormalised (METRICS.md section 8.2) */
     int sphere;           /* 1: every x_i scaled to norm 1 (M = 1); 0: raw, M = max_i ||x_i|| */
     unsigned probes;      /* random unit directions of jac_fd besides (e_a - e_b)/sqrt 2 */
     uint64_t seed;        /* key of the counter-based generator */

@@ -16,7 +16,7 @@ static int ns_rank_cmp(const void *a, const void *b)
 
 int ns_topn_rank_is_T_free(const ns_normalizer *f)
 {
-    return f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX;
+    return (f->kind == NS_NORM_SOFTMAX || f->kind == NS_NORM_SSMAX) && f->view == NS_VIEW_ALL;
 }
 
 void ns_topn_rank_row(size_t *order, ns_rank_item *scratch, const ns_normalizer *f,

@@ -22,7 +22,8 @@ typedef struct ns_rank_item {
 void ns_topn_rank_row(size_t *order, ns_rank_item *scratch, const ns_normalizer *f,
                       const double *z, const double *alpha, size_t L, double T);
 
-/* 1 when the normalizer's ranking does not depend on T (softmax, ssmax). */
+/* 1 when the normalizer's ranking does not depend on T (softmax, ssmax; not their sink-excluded
+ * views, ranked by log p like a normalizer off the simplex). */
 int ns_topn_rank_is_T_free(const ns_normalizer *f);
 
 #endif

@@ -184,7 +184,7 @@ void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
         .n_shards = n_shards, .rows = g->rows, .ks_alpha = ks_alpha, .seed = g->seed, .B = B,
-        .block = parts, .ks_block = ks_parts, .entropy_mean = ent,
+        .block = parts, .ks_block = ks_parts, .entropy_mean = ent, .norm = g->normalizers,
     };
 }
 
