@@ -784,6 +784,72 @@ static void test_pack_roundtrip(void)
     ns_sweep_diags_free(&d);
 }
 
+/* sink_view: true appends each listed normalizer's sink-excluded view, in the listed order, after
+ * them (issue 36, docs/SWEEP.md); false or absent adds none; the views survive packing; anything
+ * but a boolean is refused with its position. */
+static void test_sink_view(void)
+{
+    const char *head = "shards: {count: 2, L_max: 64}\ngrid: {L: [32], N: 1}\n"
+                       "normalizer: [softmax, {name: sigmoid, b: -1.5}, sparsemax]\n";
+    char text[512];
+    ns_sweep_config cfg, back;
+    ns_sweep_diags d;
+    ns_err err;
+    snprintf(text, sizeof text, "%ssink_view: true\n", head);
+    int rc = parse(text, "v.yaml", &cfg, NULL, &d);
+    dump_diags("sink_view", &d);
+    CU_ASSERT_EQUAL_FATAL(rc, NS_OK);
+    CU_ASSERT_EQUAL(cfg.sink_view, 1);
+    CU_ASSERT_EQUAL_FATAL(cfg.nnormalizers, 6);
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(cfg.normalizers[i].view, NS_VIEW_ALL);
+        CU_ASSERT_EQUAL(cfg.normalizers[3 + i].view, NS_VIEW_SINK_EXCLUDED);
+        CU_ASSERT_EQUAL(cfg.normalizers[3 + i].kind, cfg.normalizers[i].kind);
+        CU_ASSERT_EQUAL(cfg.normalizers[3 + i].b, cfg.normalizers[i].b);
+        CU_ASSERT_FALSE(ns_normalizer_same(&cfg.normalizers[i], &cfg.normalizers[3 + i]));
+    }
+    char label[64];
+    ns_normalizer_label(&cfg.normalizers[4], 0, label, sizeof label);
+    CU_ASSERT_STRING_EQUAL(label, "sigmoid b=-1.5, sink excluded");
+    ns_normalizer_label(&cfg.normalizers[1], 0, label, sizeof label);
+    CU_ASSERT_STRING_EQUAL(label, "sigmoid b=-1.5");
+    ns_sweep_add_sink_views(&cfg); /* a second call adds nothing */
+    CU_ASSERT_EQUAL(cfg.nnormalizers, 6);
+    void *buf = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_config_pack(&cfg, &buf, &len, &err), NS_OK);
+    CU_ASSERT_EQUAL_FATAL(ns_sweep_config_unpack(buf, len, &back, &err), NS_OK);
+    CU_ASSERT_EQUAL(back.sink_view, 1);
+    CU_ASSERT_EQUAL_FATAL(back.nnormalizers, 6);
+    for (size_t i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(back.normalizers[i].view, cfg.normalizers[i].view);
+        CU_ASSERT(ns_normalizer_same(&back.normalizers[i], &cfg.normalizers[i]));
+    }
+    free(buf);
+    ns_sweep_config_free(&back);
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+    for (int v = 0; v < 2; v++) { /* false, and the key absent */
+        snprintf(text, sizeof text, "%s%s", head, v ? "" : "sink_view: false\n");
+        CU_ASSERT_EQUAL_FATAL(parse(text, "v.yaml", &cfg, NULL, &d), NS_OK);
+        CU_ASSERT_EQUAL(cfg.sink_view, 0);
+        CU_ASSERT_EQUAL(cfg.nnormalizers, 3);
+        CU_ASSERT_EQUAL(cfg.normalizers[2].view, NS_VIEW_ALL);
+        ns_sweep_config_free(&cfg);
+        ns_sweep_diags_free(&d);
+    }
+    snprintf(text, sizeof text, "%ssink_view: 3\n", head);
+    CU_ASSERT_EQUAL(parse(text, "t.yaml", &cfg, NULL, &d), NS_ERR_INVALID);
+    const char *want = "t.yaml:4:12: sink_view: expected true or false";
+    CU_ASSERT_EQUAL(d.n, 1);
+    if (d.n != 1 || strncmp(d.items[0].text, want, strlen(want)) != 0) {
+        dump_diags("got", &d);
+        CU_FAIL("sink_view: 3 is not refused as expected");
+    }
+    ns_sweep_config_free(&cfg);
+    ns_sweep_diags_free(&d);
+}
+
 /* ---- corpus: Gutenberg stripping and sharding ---------------------------------------------- */
 
 static void test_gutenberg_synthetic(void)
@@ -1122,6 +1188,7 @@ int main(void)
     CU_add_test(s, "shipped sweeps and embedded default", test_shipped_sweeps_and_embedded_default);
     CU_add_test(s, "unreadable sweep file", test_unreadable_sweep_file);
     CU_add_test(s, "pack/unpack round trip", test_pack_roundtrip);
+    CU_add_test(s, "sink_view: the listed normalizers' views after them", test_sink_view);
     CU_add_test(s, "memory estimate and limits", test_memory_estimate);
     CU_add_test(s, "Gutenberg stripping (synthetic)", test_gutenberg_synthetic);
     CU_add_test(s, "Gutenberg stripping (War and Peace)", test_gutenberg_war_and_peace);

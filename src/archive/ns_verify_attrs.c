@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/ns_topn.h"
 #include "archive/ns_archive_provenance.h"
 #include "io/ns_nc_results.h"
 
@@ -48,8 +49,7 @@ void ns_verify_expect_init(ns_verify_expect *e, const ns_nc_info *info,
     ns_nc_info_int(info, "mpi_size", &ranks);
     int all_softmax = 1;
     for (size_t i = 0; i < plan->g.nnormalizers; i++)
-        all_softmax &= plan->g.normalizers[i].kind == NS_NORM_SOFTMAX ||
-                       plan->g.normalizers[i].kind == NS_NORM_SSMAX;
+        all_softmax &= ns_topn_rank_is_T_free(&plan->g.normalizers[i]); /* no view */
     size_t nm = in->have_model ? ns_sweep_model_attrs(&in->model_cfg, e->model_attrs,
                                                       e->model_buf, sizeof e->model_buf) : 0;
     e->prov = (ns_provenance){

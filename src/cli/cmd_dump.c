@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/ns_topn.h"
 #include "assets/ns_assets.h"
 #include "cli/ns_cli.h"
 #include "cli/ns_hold.h"
@@ -41,7 +42,7 @@ static void dump_usage(FILE *out)
             "                      [--strip-gutenberg true|false]\n"
             "                      [--N n1,n2,.. [--T t1,..] [--eps e1,..] [--normalizer NAME]\n"
             "                       [--s S | --b B | --alpha A] [--sphere true|false] [--seed S]\n"
-            "                       [--probes P]]\n"
+            "                       [--probes P] [--sink-view]]\n"
             "\n"
             "One window through the sweep's own stages: FILE is read and tokenized as a sweep's\n"
             "corpus (the Project Gutenberg header and licence stripped unless\n"
@@ -86,6 +87,10 @@ static void dump_usage(FILE *out)
             "  --sphere true|false  scale every value vector to norm 1 (default true)\n"
             "  --seed S           key of the counter-based generator (default 0)\n"
             "  --probes P         random probe directions for jac_fd (default 8, at most 4096)\n"
+            "  --sink-view        the normalizer's sink-excluded view: its weights over the\n"
+            "                     L keys, key 0 dropped, the other L - 1 renormalised; every\n"
+            "                     metric over those L - 1 keys (docs/METRICS.md 8.2; the\n"
+            "                     sweep's sink_view)\n"
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 written, 1 runtime failure, 2 bad options or input (nothing written),\n"
@@ -276,6 +281,7 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         {"seed", required_argument, NULL, 263},   {"probes", required_argument, NULL, 264},
         {"strip-gutenberg", required_argument, NULL, 265},
         {"b", required_argument, NULL, 266},      {"alpha", required_argument, NULL, 267},
+        {"sink-view", no_argument, NULL, 268},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -305,6 +311,11 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
             NS_TRY(parse_metric_opt(o, c, optarg, err));
             break;
         case 265: NS_TRY(parse_bool("--strip-gutenberg", optarg, &o->cfg.strip_gutenberg, err)); break;
+        case 268:
+            o->cfg.normalizers[0].view = NS_VIEW_SINK_EXCLUDED;
+            if (!o->metric_opt)
+                o->metric_opt = "--sink-view";
+            break;
         case ':':
             return ns_fail(err, NS_ERR_INVALID, "option %s needs a value", argv[optind - 1]);
         default:
@@ -506,8 +517,7 @@ static int create_file(const dump_opts *o, dump_run_state *s, int argc, char **a
         .model_requested = o->model ? o->model : NS_SWEEP_DEFAULT_MODEL, .mpi_size = 1,
         .model_attrs = mattrs, .n_model_attrs = nm,
         .strip_gutenberg = o->cfg.strip_gutenberg,
-        .all_softmax_family = g->normalizers[0].kind == NS_NORM_SOFTMAX ||
-                              g->normalizers[0].kind == NS_NORM_SSMAX,
+        .all_softmax_family = ns_topn_rank_is_T_free(&g->normalizers[0]), /* no view */
     };
     ns_nc_dump_meta meta = {
         .prov = &prov, .text_file = o->text, .text_sha256 = s->text_ref.sha256,

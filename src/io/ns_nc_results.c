@@ -211,14 +211,52 @@ static const char *metric_dims(ns_metric_dims dims, int samples)
 }
 
 /* The label of normalizer i (ns_normalizer_label): ssmax's s only when the grid has another
- * ssmax (two ssmax), entmax's alpha and sigmoid's b always, so labels are unique. */
+ * ssmax of the same view (two ssmax), entmax's alpha and sigmoid's b always, ", sink excluded"
+ * for a view, so labels are unique. */
 static int normalizer_label(const ns_plan_grid *g, size_t i, char *buf, size_t size)
 {
     const ns_normalizer *f = &g->normalizers[i];
     int twin = 0;
     for (size_t j = 0; j < g->nnormalizers; j++)
-        twin |= j != i && g->normalizers[j].kind == f->kind;
+        twin |= j != i && g->normalizers[j].kind == f->kind && g->normalizers[j].view == f->view;
     return ns_normalizer_label(f, twin, buf, size);
+}
+
+/* The keys a row of L keys has in normalizer ni's view: L, or L - 1 for the sink-excluded one. */
+static double view_keys(const ns_plan_grid *g, size_t ni, size_t L)
+{
+    return (double)L - (g->normalizers[ni].view == NS_VIEW_SINK_EXCLUDED ? 1.0 : 0.0);
+}
+
+/* `view` (normalizer), only in a grid with a sink-excluded view (sink_view: true): which keys each
+ * entry of the normalizer axis is computed over, and the rule (docs/METRICS.md section 8.2). */
+static void add_view_var(ns_results_desc *rd, const ns_plan_grid *g)
+{
+    int any = 0;
+    for (size_t i = 0; i < g->nnormalizers; i++)
+        any |= g->normalizers[i].view == NS_VIEW_SINK_EXCLUDED;
+    int32_t *view = any ? own(rd, g->nnormalizers * sizeof *view) : NULL;
+    if (!view)
+        return;
+    for (size_t i = 0; i < g->nnormalizers; i++)
+        view[i] = g->normalizers[i].view == NS_VIEW_SINK_EXCLUDED;
+    ns_nc_var *v = add_var(rd, "view", NS_NC_INT, "normalizer", view,
+                           "keys each normalizer entry is computed over", NULL);
+    if (!v)
+        return;
+    v->fill = NS_FILL_NONE;
+    ns_nc_var_ints(v, "flag_values", ncrit_status_values, 2);
+    ns_nc_var_text(v, "flag_meanings", "all_keys sink_excluded");
+    ns_nc_var_text(v, "comment",
+        "sink_view: true (issue 36, docs/METRICS.md section 8.2). sink_excluded: a = F(z/T) over "
+        "all L keys of the row, key 0 (the window's first token) dropped, the remaining L - 1 "
+        "renormalised, p = a_{1..} / m; every metric is computed on those L - 1 keys and their "
+        "vectors (N < L - 1, d_random over L - 1 keys, delta and M of keys 1..); mass = m = sum "
+        "of the remaining a (1 - p_0 on the simplex); sink_mass = p_0 of the view, the share on "
+        "the window's key 1; ranked by log p; jac_exact and jac_fd are of a_{1..} as a function "
+        "of z_{1..} with z_0 held fixed (the trailing block of the normalizer's Jacobian; "
+        "jac_exact missing for softpick and stickbreaking), jac_lemma2 missing; a view with m = 0 "
+        "(or no key: L = 1) is empty; n_crit_*_frac = n_crit / (L - 1)");
 }
 
 /* The name_strlen dimension: NAME_LEN, or the longest label when one is longer. */
@@ -307,6 +345,7 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
     }
     add_var(rd, "normalizer_s", NS_NC_DOUBLE, "normalizer", s,
             "scalable softmax parameter s (missing for the other normalizers)", "1");
+    add_view_var(rd, g);
     if ((v = add_var(rd, "quantile", NS_NC_DOUBLE, "quantile", quantiles,
                      "probability of the quantile over rows (0: minimum, 1: maximum)", "1")))
         ns_nc_var_text(v, "comment", "exact quantiles, linear interpolation between order "
@@ -419,7 +458,8 @@ static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_s
         nci[i] = found ? (int32_t)nc[i] : -1;
         status[i] = found ? NCRIT_FOUND : nc[i] == NS_NCRIT_NONE ? NCRIT_NONE_PASSES
                                                                  : NCRIT_NOT_COMPUTABLE;
-        frac[i] = found ? nc[i] / (double)g->L[Li] : NAN;
+        size_t ni = i / (g->nL * g->nT * g->nlayers * g->nheads);
+        frac[i] = found ? nc[i] / view_keys(g, ni, g->L[Li]) : NAN;
     }
     const char *dims = "normalizer,L,T,layer,head";
     const char *status_name = own_str(rd, "n_crit_%s_status", stem);

@@ -17,7 +17,9 @@
 #include "common/ns_range.h"
 #include "model/ns_model.h"
 
-#define NS_PLAN_MAX_NORMALIZERS 16
+/* Entries of the normalizer axis: a sweep lists at most 16 normalizers
+ * (NS_SWEEP_MAX_LISTED_NORMALIZERS), and `sink_view: true` adds each one's sink-excluded view. */
+#define NS_PLAN_MAX_NORMALIZERS 32
 
 /* The grid as a sweep file or `dump`'s options give it (arrays borrowed; lists ascending and
  * free of repeats, as their parsers deliver them). */

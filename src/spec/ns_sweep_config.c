@@ -140,8 +140,10 @@ int ns_sweep_config_pack(const ns_sweep_config *cfg, void **buf, size_t *len, ns
     put_u64(&b, cfg->nnormalizers);
     for (size_t i = 0; i < cfg->nnormalizers && i < NS_SWEEP_MAX_NORMALIZERS; i++) {
         put_u64(&b, (uint64_t)cfg->normalizers[i].kind);
+        put_u64(&b, (uint64_t)cfg->normalizers[i].view);
         put_f64(&b, cfg->normalizers[i].s);
     }
+    put_u64(&b, (uint64_t)cfg->sink_view);
     put_u64(&b, cfg->rows);
     put_u64(&b, (uint64_t)cfg->sphere);
     put_u64(&b, cfg->seed);
@@ -275,8 +277,10 @@ int ns_sweep_config_unpack(const void *buf, size_t len, ns_sweep_config *cfg, ns
     cfg->nnormalizers = b.bad ? 0 : (size_t)nn;
     for (size_t i = 0; i < cfg->nnormalizers; i++) {
         cfg->normalizers[i].kind = (ns_normalizer_kind)get_u64v(&b);
+        cfg->normalizers[i].view = (ns_view)get_u64v(&b);
         cfg->normalizers[i].s = get_f64v(&b);
     }
+    cfg->sink_view = (int)get_u64v(&b);
     cfg->rows = (size_t)get_u64v(&b);
     cfg->sphere = (int)get_u64v(&b);
     cfg->seed = get_u64v(&b);
@@ -344,6 +348,21 @@ int ns_sweep_expand_all(ns_sweep_config *cfg, size_t n_layer, size_t n_head, ns_
     if (cfg->heads_all)
         NS_TRY(fill_range(&cfg->heads, &cfg->nheads, n_head, err));
     return NS_OK;
+}
+
+void ns_sweep_add_sink_views(ns_sweep_config *cfg)
+{
+    size_t n = cfg->nnormalizers;
+    if (!cfg->sink_view || 2 * n > NS_SWEEP_MAX_NORMALIZERS)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (cfg->normalizers[i].view != NS_VIEW_ALL)
+            return; /* already added */
+    for (size_t i = 0; i < n; i++) {
+        cfg->normalizers[n + i] = cfg->normalizers[i];
+        cfg->normalizers[n + i].view = NS_VIEW_SINK_EXCLUDED;
+    }
+    cfg->nnormalizers = 2 * n;
 }
 
 void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_plan_grid *g)

@@ -12,7 +12,8 @@
 #include "common/ns_error.h"
 #include "rows/ns_plan.h"
 
-#define NS_SWEEP_MAX_NORMALIZERS NS_PLAN_MAX_NORMALIZERS
+#define NS_SWEEP_MAX_NORMALIZERS NS_PLAN_MAX_NORMALIZERS /* the axis, views included */
+#define NS_SWEEP_MAX_LISTED_NORMALIZERS 16               /* what `normalizer:` may list */
 
 /* Defaults (docs/SWEEP.md; `normsweep dump` uses the same). */
 #define NS_SWEEP_DEFAULT_MODEL "gpt2"
@@ -46,8 +47,11 @@ typedef struct ns_sweep_config {
     size_t *heads; size_t nheads;
     int heads_all;
 
-    ns_normalizer normalizers[NS_SWEEP_MAX_NORMALIZERS];
+    ns_normalizer normalizers[NS_SWEEP_MAX_NORMALIZERS]; /* the listed ones, then (sink_view)
+                                                           * their sink-excluded views */
     size_t nnormalizers;
+    int sink_view;           /* `sink_view: true`: each listed normalizer's sink-excluded view is
+                              * an entry of the axis too (ns_sweep_add_sink_views) */
 
     size_t rows;             /* last `rows` rows of each prefix analysed */
     int sphere;
@@ -76,6 +80,11 @@ int ns_sweep_config_default_paths(ns_sweep_config *cfg, ns_err *err);
 
 /* Expand `layers: all` / `heads: all` to 0..n-1 (no-op for explicit lists). */
 int ns_sweep_expand_all(ns_sweep_config *cfg, size_t n_layer, size_t n_head, ns_err *err);
+
+/* `sink_view: true`: append to the listed normalizers their sink-excluded views (labels "NAME,
+ * sink excluded"), in the same order, so the listed ones keep their indices 0..n-1. A no-op when
+ * cfg->sink_view is 0 or the views are there already. */
+void ns_sweep_add_sink_views(ns_sweep_config *cfg);
 
 /* The analysis grid of cfg (borrowing its lists). */
 void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_plan_grid *g);

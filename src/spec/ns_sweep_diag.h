@@ -50,7 +50,7 @@ typedef struct ns_sweep_marks {
     ns_sweep_mark model, tokenizer, corpus, strip_gutenberg;
     ns_sweep_mark shards, shard_count, L_max, shard_first, shard_stride;
     ns_sweep_mark grid, L_key, N_key, T_key, eps_key, layers_key, heads_key;
-    ns_sweep_mark normalizer, rows, sphere, seed, ks_alpha, probes, keep_samples;
+    ns_sweep_mark normalizer, sink_view, rows, sphere, seed, ks_alpha, probes, keep_samples;
     ns_sweep_mark bootstrap, bootstrap_resamples;
     ns_sweep_mark output, checkpoint_dir;
     ns_sweep_mark *L, *N, *T, *eps, *layers, *heads;

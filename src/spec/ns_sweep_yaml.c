@@ -215,7 +215,7 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
 {
     ns_yaml *y = &p->y;
     ns_sweep_config *cfg = p->cfg;
-    ns_sweep_mark seen[NS_SWEEP_MAX_NORMALIZERS];
+    ns_sweep_mark seen[NS_SWEEP_MAX_LISTED_NORMALIZERS];
     size_t count = 0;
     const yaml_node_t *single[1] = {n};
     const yaml_node_t *const *list = single;
@@ -236,7 +236,7 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
             tmp[i] = ns_yaml_node(y, n->data.sequence.items.start[i]);
         list = (const yaml_node_t *const *)tmp;
     }
-    ns_normalizer got[NS_SWEEP_MAX_NORMALIZERS];
+    ns_normalizer got[NS_SWEEP_MAX_LISTED_NORMALIZERS];
     for (size_t i = 0; i < nitems; i++) {
         ns_normalizer f;
         ns_sweep_mark where;
@@ -258,9 +258,9 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
                             "column %zu)", ns_normalizer_name(f.kind), seen[j].line, seen[j].col);
             continue;
         }
-        if (count == NS_SWEEP_MAX_NORMALIZERS) {
+        if (count == NS_SWEEP_MAX_LISTED_NORMALIZERS) {
             ns_yaml_problem(y, where, "normalizer: at most %d normalizers per sweep",
-                            NS_SWEEP_MAX_NORMALIZERS);
+                            NS_SWEEP_MAX_LISTED_NORMALIZERS);
             continue;
         }
         got[count] = f;
@@ -275,11 +275,12 @@ static void parse_normalizers(ps *p, const yaml_node_t *n)
 }
 
 static const char *const top_names[] = {
-    "model", "tokenizer", "corpus", "strip_gutenberg", "shards", "grid", "normalizer", "rows",
-    "sphere", "seed", "ks_alpha", "probes", "keep_samples", "bootstrap", "output", "checkpoint_dir"};
+    "model", "tokenizer", "corpus", "strip_gutenberg", "shards", "grid", "normalizer", "sink_view",
+    "rows", "sphere", "seed", "ks_alpha", "probes", "keep_samples", "bootstrap", "output",
+    "checkpoint_dir"};
 enum {
-    K_MODEL, K_TOKENIZER, K_CORPUS, K_STRIP, K_SHARDS, K_GRID, K_NORMALIZER, K_ROWS, K_SPHERE,
-    K_SEED, K_KS_ALPHA, K_PROBES, K_KEEP, K_BOOT, K_OUTPUT, K_CHECKPOINT, K_COUNT
+    K_MODEL, K_TOKENIZER, K_CORPUS, K_STRIP, K_SHARDS, K_GRID, K_NORMALIZER, K_SINK_VIEW, K_ROWS,
+    K_SPHERE, K_SEED, K_KS_ALPHA, K_PROBES, K_KEEP, K_BOOT, K_OUTPUT, K_CHECKPOINT, K_COUNT
 };
 
 static void parse_root(ps *p, const yaml_node_t *root)
@@ -325,6 +326,9 @@ static void parse_root(ps *p, const yaml_node_t *root)
         mk->normalizer = ns_yaml_mark(v[K_NORMALIZER]);
         parse_normalizers(p, v[K_NORMALIZER]);
     }
+    if (v[K_SINK_VIEW] && ns_yaml_bool(y, v[K_SINK_VIEW], "sink_view", &cfg->sink_view) == 0)
+        mk->sink_view = ns_yaml_mark(v[K_SINK_VIEW]);
+    ns_sweep_add_sink_views(cfg); /* after the list: the views follow the listed normalizers */
     if (v[K_ROWS] && ns_yaml_size(y, v[K_ROWS], "rows", &ns_plan_range_rows, &cfg->rows) == 0)
         mk->rows = ns_yaml_mark(v[K_ROWS]);
     if (v[K_SPHERE] && ns_yaml_bool(y, v[K_SPHERE], "sphere", &cfg->sphere) == 0)

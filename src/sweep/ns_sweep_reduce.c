@@ -13,6 +13,7 @@
 #include "analysis/ns_boot_shard.h"
 #include "analysis/ns_ks.h"
 #include "analysis/ns_reduce.h"
+#include "analysis/ns_topn.h"
 #include "common/ns_blas.h"
 #include "io/ns_nc_results.h"
 #include "common/ns_progress.h"
@@ -343,8 +344,7 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
         mpi_lib[strcspn(mpi_lib, "\n")] = '\0';
         int all_softmax = 1;
         for (size_t i = 0; i < p->g.nnormalizers; i++)
-            all_softmax &= p->g.normalizers[i].kind == NS_NORM_SOFTMAX ||
-                           p->g.normalizers[i].kind == NS_NORM_SSMAX;
+            all_softmax &= ns_topn_rank_is_T_free(&p->g.normalizers[i]); /* no view */
         ns_nc_attr mattrs[NS_MODEL_ATTRS];
         char mbuf[512];
         size_t nm = ns_sweep_model_attrs(&c->mc, mattrs, mbuf, sizeof mbuf);
