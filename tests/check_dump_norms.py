@@ -1,8 +1,17 @@
 #!/usr/bin/python3
 """check_dump_norms: recompute the metrics of a `normsweep dump --N ... --logits` file made with
 one of issue 36's normalizers (softmax1, sigmoid, softpick, relu, entmax, stickbreaking: docs/
-METRICS.md section 2.1) from the dumped float32 logits and value vectors, independently of the C
-code, and compare.
+METRICS.md section 2.1), or with any normalizer but ssmax and `--sink-view` (the sink-excluded
+view, section 8.2: label "NAME, sink excluded"), from the dumped float32 logits and value
+vectors, independently of the C code, and compare.
+
+The sink-excluded view: a over all L keys from the formula, key 0 dropped, m = sum of the other
+L - 1, p = a_{1..} / m; every shape metric over keys 1..L-1 and their vectors (delta and, with raw
+vectors, M of those keys; N < L - 1); sink_mass = p_0 of the view (the window's key 1);
+jac_exact = the spectral norm (numpy's SVD) of the trailing (L - 1) x (L - 1) block of the full
+closed-form Jacobian of a (softmax, softmax1: (diag(a) - a a^T) / T; the others as below;
+missing for softpick and stickbreaking); jac_lemma2 missing; jac_fd moves z_1..z_{L-1} along
+u0 = (e_a - e_b)/sqrt 2 of the two largest of them (z_0 held fixed) and differences a_{1..}.
 
 Usage: check_dump_norms.py OUT.nc [--expect-empty K]
   --expect-empty K   exactly K (layer, head, T) rows must be empty (mass 0); default: any
@@ -67,6 +76,7 @@ ENUM_MAX = 3000
 TN = ["distance", "distance_d1", "distance_bound", "distance_expected", "distance_random",
       "ns_frac", "ns_lower", "ns_upper"]
 SHAPE = TN + ["entropy", "entropy_norm", "n_eff", "sink_mass"]
+VIEW_SUFFIX = ", sink excluded"
 ALL = TN + ["delta", "jac_exact", "jac_lemma2", "entropy", "entropy_norm", "n_eff", "jac_fd",
             "mass", "sink_mass"]
 
@@ -82,13 +92,35 @@ def parse_label(label):
     return name, float(value)  # the double the C code used (not the decimal)
 
 
-def exact_row(kind, param, z, T):
-    """a, m, p (mpf lists) and whether the row is empty."""
-    a, _ = ref_weights(kind, param, [float(v) for v in z], T)
+def exact_row(kind, param, z, T, off=0):
+    """a, m, p (mpf lists; the sink-excluded view's when off = 1: a over every key, key 0
+    dropped), whether the row is empty, and the full row's a."""
+    full, _ = ref_weights(kind, param, [float(v) for v in z], T)
+    a = full[off:]
     m = mpmath.fsum(a)
     if m == 0:
-        return a, m, None, True
-    return a, m, [v / m for v in a], False
+        return a, m, None, True, full
+    return a, m, [v / m for v in a], False, full
+
+
+def jac_view_norm(kind, param, full, z, T, L):
+    """The norm of the trailing (L-1) x (L-1) block of d a / d z at the full row a (closed forms),
+    NaN for softpick and stickbreaking."""
+    if kind in ("softpick", "stickbreaking"):
+        return math.nan
+    af = np.array([float(v) for v in full])
+    if kind in ("softmax", "softmax1"):
+        J = (np.diag(af) - np.outer(af, af)) / T
+    elif kind == "sigmoid":
+        J = np.diag(af * (1 - af)) / T
+    elif kind == "relu":
+        J = np.diag((np.asarray(z) > 0).astype(float)) / (T * L)
+    else:  # sparsemax, entmax15, entmax: (diag(w) - w w^T / sum w) / T, w = a^(2 - alpha)
+        alpha = {"sparsemax": mpmath.mpf(2), "entmax15": mpmath.mpf(1.5)}.get(kind)
+        alpha = mpmath.mpf(param) if alpha is None else alpha
+        w = np.array([float(v ** (2 - alpha)) if v > 0 else 0.0 for v in full])
+        J = (np.diag(w) - np.outer(w, w) / w.sum()) / T
+    return float(np.linalg.norm(J[1:, 1:], 2)) if L > 1 else 0.0
 
 
 def jac_norm(kind, param, a, p, z, T, L):
@@ -114,9 +146,12 @@ def check(path, expect_empty):
     ck = Checker()
     ds = netCDF4.Dataset(path)
     label = ds.getncattr("normalizer")
-    kind, param = parse_label(label)
-    if kind not in ("softmax1", "sigmoid", "softpick", "relu", "entmax", "stickbreaking"):
-        print(f"check_dump_norms: {label} is not one of issue 36's normalizers")
+    view = label.endswith(VIEW_SUFFIX)
+    kind, param = parse_label(label[:-len(VIEW_SUFFIX)] if view else label)
+    off = 1 if view else 0
+    if kind == "ssmax" or (not view and kind not in ("softmax1", "sigmoid", "softpick", "relu",
+                                                     "entmax", "stickbreaking")):
+        print(f"check_dump_norms: {label} is not one of issue 36's normalizers or views")
         return 1
     for att in ("mass_rule", "shape_rule", "sink_rule", "sigmoid_bias_rule", "stickbreaking_rule"):
         ck.true(f"global attribute {att}", att in ds.ncattrs())
@@ -131,10 +166,15 @@ def check(path, expect_empty):
     got = {name: read(ds, name) for name in ALL}
     NL, H = Z.shape[0], Z.shape[1]
     n_empty = n_tie = 0
+    Lf, L = L, L - off  # the row's keys; the keys analysed (the view: keys 1..Lf-1)
     for l in range(NL):
         for h in range(H):
-            x, M = row_vectors(V, l, h, L, sphere)
-            z = Z[l, h, row, :L]
+            x, M = row_vectors(V, l, h, Lf, sphere)
+            x = x[off:]
+            if view and not sphere:
+                M = float(np.sqrt((x * x).sum(axis=1)).max())
+            z = Z[l, h, row, :Lf]
+            zk = z[off:]
             delta = float(pair_dist(x, x)[~np.eye(L, dtype=bool)].min()) if L > 1 else math.nan
             ck.close(f"delta[{label} l{l} h{h}]", got["delta"][l, h], delta, EXACT_REL,
                      1e-12 / max(delta, 1e-3))
@@ -142,21 +182,24 @@ def check(path, expect_empty):
                 where = f"{label} l{l} h{h} T={T}"
                 y = z / T
                 kappa = 1.0 + float(np.max(np.abs(y)))
-                tol_w = 32 * EPS * L * kappa
-                a, m, p, empty = exact_row(kind, param, z, T)
+                tol_w = 32 * EPS * Lf * kappa
+                a, m, p, empty, full = exact_row(kind, param, z, T, off)
                 ck.close(f"mass[{where}]", got["mass"][t, l, h], float(m), tol_w, 1e-300)
                 ck.true(f"jac_lemma2[{where}] missing", math.isnan(got["jac_lemma2"][t, l, h]))
-                ck.close(f"jac_exact[{where}]", got["jac_exact"][t, l, h],
-                         jac_norm(kind, param, a, p, z, T, L), 64 * EPS * L * kappa, 1e-13 / T)
+                jn = (jac_view_norm(kind, param, full, z, T, Lf) if view
+                      else jac_norm(kind, param, a, p, z, T, L))
+                ck.close(f"jac_exact[{where}]", got["jac_exact"][t, l, h], jn,
+                         64 * EPS * Lf * kappa, 1e-13 / T)
                 if probes == 0 and L >= 2:
-                    order_z = np.lexsort((np.arange(L), -z))
-                    u0 = np.zeros(L)
-                    u0[order_z[0]], u0[order_z[1]] = math.sqrt(0.5), -math.sqrt(0.5)
+                    order_z = np.lexsort((np.arange(L), -zk))
+                    u0 = np.zeros(Lf)
+                    u0[off + order_z[0]], u0[off + order_z[1]] = math.sqrt(0.5), -math.sqrt(0.5)
                     for e, eps in enumerate(epss):
-                        zp = z + eps * u0  # in double, as the C code forms it
+                        zp = z + eps * u0  # in double, as the C code forms it (z_0 + 0 = z_0)
                         ap, _ = ref_weights(kind, param, [float(q) for q in zp], T)
-                        want = float(mpmath.sqrt(mpmath.fsum((ap[j] - a[j]) ** 2 for j in range(L)))) / eps
-                        amax = max(float(q) for q in a + ap)
+                        want = float(mpmath.sqrt(mpmath.fsum((ap[j] - full[j]) ** 2
+                                                             for j in range(off, Lf)))) / eps
+                        amax = max(float(q) for q in full + ap)
                         ck.close(f"jac_fd[{where} eps={eps}]", got["jac_fd"][t, e, l, h], want,
                                  FD_REL, 4 * tol_w * amax * math.sqrt(L) / eps + 1e-300)
                 if empty:

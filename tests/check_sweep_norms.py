@@ -5,7 +5,15 @@ file says about issue 36's quantities follows exactly from its own per-row sampl
 Usage: check_sweep_norms.py ALL.nc LABELS   (LABELS: the expected normalizer labels, '|'-separated)
        check_sweep_norms.py same ALL.nc FOUR.nc   the four normalizers of FOUR.nc have, in ALL.nc,
                                                    bit for bit the same data in every variable
+       check_sweep_norms.py views VIEW.nc         a sink_view: true sweep (docs/METRICS.md 8.2)
 Exit 0 pass, 1 fail.
+
+views: the normalizer axis is the n listed normalizers, then their sink-excluded views ("NAME,
+sink excluded", view = 0 ... 0 1 ... 1); Theorem 1's bound holds (thm1_violations 0) for every
+entry and the views checked rows; n_crit_*_frac = n_crit / (L - 1) for a view, n_crit / L
+otherwise, exactly (the same division); for softmax (when listed) each row's view mass is
+1 - its sink_mass (p_0 = a_0) to 1e-13 absolute (two sums of at most 24 weights); every view's
+sink_mass lies in [0, 1].
 
 Checked, per (normalizer, L, T, layer, head) cell, exactly (counts, comparisons) or to 1e-12
 relative (a mean of at most 8 doubles summed in another order):
@@ -54,9 +62,13 @@ def check(path, labels):
     frac = read(ds, "sink_heads_frac")        # (norm, L, T, layer)
     n_empty_total = 0
     for ni, lab in enumerate(labels):
-        kind = lab.split(" ")[0]
+        view = lab.endswith(", sink excluded")
+        kind = lab.split(" ")[0].rstrip(",")
         m = mass[ni]
-        if kind in SIMPLEX:
+        if view and kind in SIMPLEX:  # 1 - p_0 of the row: 0 when every weight is on key 0
+            if not np.all((m >= 0) & (m <= 1 + 1e-12)):
+                fails.append(f"{lab}: mass outside [0, 1]")
+        elif kind in SIMPLEX:
             if not np.all(m == 1.0):
                 fails.append(f"{lab}: mass not exactly 1 on the simplex")
         elif kind == "relu":
@@ -150,7 +162,50 @@ def same(pa, pb):
     return 1 if bad else 0
 
 
+def views(path):
+    ds = netCDF4.Dataset(path)
+    labels = [str(s) for s in ds.variables["normalizer"][:]]
+    n = len(labels) // 2
+    fails = []
+    view = read(ds, "view")
+    if list(view) != [0] * n + [1] * n or len(labels) != 2 * n:
+        fails.append(f"view {list(view)} for {labels}")
+    if ds.variables["view"].flag_meanings != "all_keys sink_excluded":
+        fails.append("view's flag_meanings")
+    for i in range(n):
+        if labels[n + i] != labels[i] + ", sink excluded":
+            fails.append(f"label {labels[n + i]!r} is not {labels[i]!r} + ', sink excluded'")
+    viol, checked = read(ds, "thm1_violations"), read(ds, "thm1_checked")
+    if np.any(viol != 0):
+        fails.append(f"Theorem 1 violated {int(viol.sum())} times")
+    if not checked[n:].sum() > 0:
+        fails.append("the views checked Theorem 1 on no row")
+    Lc = read(ds, "L")
+    for k in ("expected", "random"):
+        # (normalizer, L, T, layer, head)
+        nc, frac = read(ds, f"n_crit_{k}"), read(ds, f"n_crit_{k}_frac")
+        keys = (Lc[None, :] - view[:, None])[:, :, None, None, None]
+        want = np.where(nc >= 1, nc / keys, np.nan)
+        if not np.array_equal(want, frac, equal_nan=True):  # the same division: exact
+            fails.append(f"n_crit_{k}_frac is not n_crit / the view's keys")
+    sink, mass = read(ds, "sink_mass_sample"), read(ds, "mass_sample")
+    if np.any(sink[n:] < 0) or np.any(sink[n:] > 1):
+        fails.append("a view's sink_mass outside [0, 1]")
+    if "softmax" in labels[:n]:
+        i = labels.index("softmax")
+        diff = np.abs(mass[n + i] - (1.0 - sink[i]))
+        if not np.all(diff <= 1e-13):
+            fails.append(f"softmax's view mass differs from 1 - sink_mass by {np.nanmax(diff):.3g}")
+    for f in fails[:40]:
+        print("FAIL:", f)
+    print(f"views {path}: {n} normalizers and their views, {int(checked[n:].sum())} Theorem 1 "
+          f"checks of the views, {len(fails)} failures")
+    return 1 if fails else 0
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "views":
+        return views(argv[2])
     if len(argv) == 4 and argv[1] == "same":
         return same(argv[2], argv[3])
     if len(argv) == 3:

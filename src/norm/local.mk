@@ -32,3 +32,9 @@ EXTRA_DIST += tests/norm_rows.sh tests/check_norm_rows.py
 TESTS += tests/dump_norms.sh tests/sweep_norms.sh
 EXTRA_DIST += tests/dump_norms.sh tests/check_dump_norms.py tests/sweep_norms.sh \
 	tests/check_sweep_norms.py
+
+# Issue 36's sink-excluded view (docs/METRICS.md 8.2): in dump (check_dump_norms.py recomputes it
+# from the formulas) and in a `sink_view: true` sweep (check_sweep_norms.py views; the listed
+# normalizers equal a sink_view: false run's bytes).
+TESTS += tests/dump_view.sh tests/sweep_view.sh
+EXTRA_DIST += tests/dump_view.sh tests/sweep_view.sh
