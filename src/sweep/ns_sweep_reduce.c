@@ -252,16 +252,17 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
         add(buf, size, "n_crit_expected (the paper's KS test) at T = %g, %s, median over heads "
             "(no N passes: above every N):", g->T[t1], label);
         for (size_t Li = 0; Li < g->nL; Li++) {
-            size_t found = 0, known = 0, largest = 0;
+            size_t found = 0, known = 0, largest = 0; /* keys: a sink-excluded view's are L - 1 */
+            size_t keys = g->L[Li] - (g->normalizers[ni].view == NS_VIEW_SINK_EXCLUDED);
             for (size_t i = 0; i < g->nN; i++)
-                if (g->N[i] < g->L[Li] && g->N[i] > largest)
+                if (g->N[i] < keys && g->N[i] > largest)
                     largest = g->N[i];
             for (size_t li = 0; li < g->nlayers; li++)
                 for (size_t hi = 0; hi < g->nheads; hi++) {
                     size_t k = ((li * g->nheads + hi) * g->nnormalizers + ni) * g->nL + Li;
                     double nc = all[k * total + sl.n_crit[NS_KS_EXPECTED] + t1];
                     if (nc >= 1.0)
-                        found++, frac[known++] = nc / (double)g->L[Li];
+                        found++, frac[known++] = nc / (double)keys;
                     else if (nc == 0.0)
                         frac[known++] = INFINITY;
                 }
@@ -270,7 +271,7 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
                 double m = median_of(frac, known);
                 if (isinf(m))
                     add(buf, size, " (median n_crit/L above %.1f %%)",
-                        100.0 * (double)largest / (double)g->L[Li]);
+                        100.0 * (double)largest / (double)keys);
                 else
                     add(buf, size, " (median n_crit/L %.1f %%)", 100.0 * m);
             }
