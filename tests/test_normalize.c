@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "norm/ns_jacobian.h"
+#include "norm/ns_norm_jac.h"
+#include "norm/ns_norm_jac_internal.h"
 #include "norm/ns_norm_row.h"
 #include "norm/ns_normalize.h"
 #include "norm/ns_normalize_internal.h"
@@ -303,8 +305,9 @@ static void test_labels(void)
     CU_ASSERT(ns_normalizer_label(&w, 0, buf, sizeof buf) <= 56);
 }
 
-/* Issue 36's six names: refused where a model or training reads a name (saying they are not yet
- * usable there), read by ns_normalizer_parse_any (a sweep file, dump) with their defaults;
+/* Issue 36's six names: softmax1 and sigmoid read where a model or training reads a name, the
+ * other four refused there (saying they are not yet usable there: ns_normalizer_in_models), all
+ * read by ns_normalizer_parse_any (a sweep file, dump) with their defaults;
  * ns_normalize refuses the five off the simplex and an entmax alpha that is not > 1. */
 static void test_issue36_names(void)
 {
@@ -314,9 +317,14 @@ static void test_issue36_names(void)
     for (int i = 0; i < 10; i++) {
         ns_normalizer_kind k;
         ns_normalizer f;
-        CU_ASSERT_EQUAL(ns_normalizer_parse(names[i], &k, &err), i < 4 ? NS_OK : NS_ERR_INVALID);
-        if (i >= 4)
+        int model = i < 4 || i == NS_NORM_SOFTMAX1 || i == NS_NORM_SIGMOID;
+        CU_ASSERT_EQUAL(ns_normalizer_in_models((ns_normalizer_kind)i), model);
+        CU_ASSERT_EQUAL(ns_normalizer_parse(names[i], &k, &err), model ? NS_OK : NS_ERR_INVALID);
+        if (model) {
+            CU_ASSERT_EQUAL((int)k, i);
+        } else {
             CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not yet usable in a model or in training"));
+        }
         CU_ASSERT_EQUAL_FATAL(ns_normalizer_parse_any(names[i], &f, &err), NS_OK);
         CU_ASSERT_EQUAL((int)f.kind, i);
         CU_ASSERT_STRING_EQUAL(ns_normalizer_name(f.kind), names[i]);
@@ -425,6 +433,74 @@ static void test_norm_row_errors(void)
     }
 }
 
+/* The model normalizers from their weights alone (what a model's attention and the trainer use):
+ * ns_norm_weights gives ns_normalize's bits on the simplex and ns_norm_row_eval's a off it (bit for
+ * bit); ns_norm_jac_vjp_weights and ns_norm_jac_norm_weights, from a: on the simplex ns_jac_vjp's
+ * and ns_jac_exact_norm's bits, NaN for softpick, relu and stick-breaking, and for softmax1 and
+ * sigmoid against ns_norm_jac's evaluation from z (checked against mpmath by norm_rows):
+ * softmax1's VJP is the same formula (bit for bit); sigmoid's a (1 - a) against
+ * e^(log sig(x) + log sig(-x)) within 32 eps / (1 - a) relative (the exponent's ulps, |x| <= 7
+ * here, become relative error of the exponential; 1 - a loses the digits a shares with 1; here
+ * a <= sigmoid(5), 1 - a >= 0.0067); the norms within 1e-11 relative (softmax1's implicit
+ * weight 1 - sum a against e^-M / den: an absolute error of L eps = 1.4e-14 on a weight >=
+ * 1 / (1 + L e^6) = 3.9e-5, which moves the secular root by about as much; the test prints the
+ * worst). A wrong term (a missing 1/T, a a^T for a (1 - a)) errs by O(1). */
+static void test_model_normalizers_from_weights(void)
+{
+    const size_t Ls[] = {1, 2, 9, 64};
+    const double Ts[] = {0.5, 1.0, 4.0};
+    double z[NS_LMAX], a[NS_LMAX], w[NS_LMAX], p[NS_LMAX], g[NS_LMAX], v1[NS_LMAX], v2[NS_LMAX];
+    double work[NS_LMAX * NS_LMAX + 3 * NS_LMAX];
+    ns_err err;
+    double worst_norm = 0.0;
+    for (int k = NS_NORM_SOFTMAX; k <= NS_NORM_STICKBREAKING; k++) {
+        ns_normalizer f = ns_normalizer_default((ns_normalizer_kind)k);
+        if (k == NS_NORM_SIGMOID)
+            f.b = -1.0;
+        for (size_t li = 0; li < 4; li++)
+            for (size_t ti = 0; ti < 3; ti++) {
+                size_t L = Ls[li];
+                double T = Ts[ti];
+                random_logits(z, L, 500 + 10 * li + ti, 3.0);
+                random_logits(g, L, 600 + 10 * li + ti, 1.0);
+                ns_norm_row r = {.a = a, .p = p, .logp = NULL};
+                CU_ASSERT_EQUAL_FATAL(ns_norm_row_eval(&f, z, L, T, &r, work, &err), NS_OK);
+                CU_ASSERT_EQUAL_FATAL(ns_norm_weights(&f, z, L, T, w, work, &err), NS_OK);
+                CU_ASSERT(memcmp(a, w, L * sizeof *a) == 0);
+                ns_norm_jac_vjp_weights(&f, w, g, L, T, v1, work);
+                double n1 = ns_norm_jac_norm_weights(&f, w, L, T, work);
+                if (ns_normalizer_on_simplex(f.kind)) {
+                    ns_jac_vjp(&f, w, g, L, T, v2, work);
+                    double n2 = ns_jac_exact_norm(&f, w, L, T, work);
+                    CU_ASSERT(memcmp(v1, v2, L * sizeof *v1) == 0);
+                    CU_ASSERT(memcmp(&n1, &n2, sizeof n1) == 0);
+                    continue;
+                }
+                if (k != NS_NORM_SOFTMAX1 && k != NS_NORM_SIGMOID) {
+                    CU_ASSERT(isnan(n1) && isnan(v1[0]));
+                    continue;
+                }
+                ns_norm_jac_vjp(&f, z, L, T, &r, g, v2, work);
+                for (size_t j = 0; j < L; j++) {
+                    double tol = k == NS_NORM_SOFTMAX1 ? 0.0 : 32.0 * 0x1p-52 / (1.0 - w[j]);
+                    CU_ASSERT(fabs(v1[j] - v2[j]) <= tol * fabs(v2[j]));
+                }
+                double n2 = ns_norm_jac_norm(&f, z, L, T, &r, work);
+                CU_ASSERT(n2 > 0.0 && fabs(n1 - n2) <= 1e-11 * n2);
+                worst_norm = fmax(worst_norm, fabs(n1 - n2) / n2);
+            }
+    }
+    printf("\n    softmax1, sigmoid: norms from a vs from z, worst relative difference %.2g ",
+           worst_norm);
+    /* bad input as ns_norm_row_eval refuses it */
+    ns_normalizer sig = {.kind = NS_NORM_SIGMOID, .b = NAN}, inf = {.kind = NS_NORM_SIGMOID,
+                                                                   .b = INFINITY};
+    CU_ASSERT_EQUAL(ns_norm_weights(&sig, z, 3, 1.0, w, work, &err), NS_OK); /* -log L */
+    CU_ASSERT_EQUAL(ns_norm_weights(&inf, z, 3, 1.0, w, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_norm_weights(&sig, z, 0, 1.0, w, work, &err), NS_ERR_INVALID);
+    CU_ASSERT_EQUAL(ns_norm_weights(&sig, z, 3, 0.0, w, work, &err), NS_ERR_INVALID);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -444,5 +520,7 @@ int main(void)
     CU_add_test(s, "labels with parameters", test_labels);
     CU_add_test(s, "alpha-entmax: 1.5 = entmax15 bits, 2 = sparsemax", test_entmax_alpha);
     CU_add_test(s, "norm row: errors, the simplex ones unchanged", test_norm_row_errors);
+    CU_add_test(s, "model normalizers: weights, VJP and norm from a",
+                test_model_normalizers_from_weights);
     return ns_test_run_all();
 }

@@ -256,9 +256,8 @@ void ns_norm_jac_vjp(const ns_normalizer *f, const double *z, size_t L, double T
     for (size_t j = 0; j < L; j++)
         ag += a[j] * g[j];
     switch (f->kind) {
-    case NS_NORM_SOFTMAX1: /* (diag(a) - a a^T) / T, symmetric */
-        for (size_t j = 0; j < L; j++)
-            out[j] = a[j] * (g[j] - ag) / T;
+    case NS_NORM_SOFTMAX1: /* (diag(a) - a a^T) / T: a function of the weights alone */
+        ns_norm_jac_vjp_weights(f, a, g, L, T, out, work);
         return;
     case NS_NORM_SIGMOID: {
         double b = ns_normalizer_sigmoid_bias(f, L);
@@ -290,5 +289,53 @@ void ns_norm_jac_vjp(const ns_normalizer *f, const double *z, size_t L, double T
     default: /* on the simplex */
         ns_jac_vjp(f, a, g, L, T, out, work);
         return;
+    }
+}
+
+void ns_norm_jac_vjp_weights(const ns_normalizer *f, const double *a, const double *g, size_t L,
+                             double T, double *out, double *work)
+{
+    switch (f->kind) {
+    case NS_NORM_SOFTMAX1: { /* (diag(a) - a a^T) / T, symmetric */
+        double ag = 0.0;
+        for (size_t j = 0; j < L; j++)
+            ag += a[j] * g[j];
+        for (size_t j = 0; j < L; j++)
+            out[j] = a[j] * (g[j] - ag) / T;
+        return;
+    }
+    case NS_NORM_SIGMOID: /* diag(a (1 - a)) / T */
+        for (size_t j = 0; j < L; j++)
+            out[j] = a[j] * (1.0 - a[j]) * g[j] / T;
+        return;
+    default:
+        if (ns_normalizer_on_simplex(f->kind)) {
+            ns_jac_vjp(f, a, g, L, T, out, work);
+            return;
+        }
+        for (size_t j = 0; j < L; j++)
+            out[j] = NAN;
+        return;
+    }
+}
+
+double ns_norm_jac_norm_weights(const ns_normalizer *f, const double *a, size_t L, double T,
+                                double *work)
+{
+    switch (f->kind) {
+    case NS_NORM_SOFTMAX1: { /* the implicit 0 logit's weight: 1 - sum a, all the weights tell */
+        double sum = 0.0;
+        for (size_t j = 0; j < L; j++)
+            sum += a[j];
+        return ns_jac_softmax1_max(a, L, fmax(0.0, 1.0 - sum)) / T;
+    }
+    case NS_NORM_SIGMOID: {
+        double best = 0.0;
+        for (size_t j = 0; j < L; j++)
+            best = fmax(best, a[j] * (1.0 - a[j]));
+        return best / T;
+    }
+    default:
+        return ns_normalizer_on_simplex(f->kind) ? ns_jac_exact_norm(f, a, L, T, work) : NAN;
     }
 }

@@ -1,6 +1,7 @@
 /* ns_norm_jac: the Jacobian da/dz of every normalizer, issue 36's off the simplex included (the
  * 1/T included): exact spectral norm and vector-Jacobian product, at a row that ns_norm_row_eval
- * computed; the row analysis takes jac_exact from it for softmax1, sigmoid and relu. */
+ * computed (the row analysis takes jac_exact from it for softmax1, sigmoid and relu), or from the
+ * weights alone where that is a function of them (the trainer's backward). */
 #ifndef NS_NORM_JAC_H
 #define NS_NORM_JAC_H
 
@@ -36,6 +37,21 @@ double ns_norm_jac_norm(const ns_normalizer *f, const double *z, size_t L, doubl
  * 0 when L = 1 (an empty block). work holds 2 L doubles. */
 double ns_norm_jac_view_norm(const ns_normalizer *f, const double *z, size_t L, double T,
                              const ns_norm_row *r, double *work);
+
+/* The Jacobian from the weights alone, for the normalizers whose Jacobian is a function of them --
+ * the six a model may name among them (a trainer holds a row's weights a, not its logits) --, the
+ * 1/T included:
+ *   the five on the simplex   ns_jac_vjp, ns_jac_exact_norm
+ *   softmax1  (diag(a) - a a^T) / T: out_i = a_i (g_i - <a, g>) / T; its norm by
+ *             ns_jac_softmax1_max with the implicit logit's weight taken as 1 - sum a
+ *   sigmoid   diag(a (1 - a)) / T:    out_i = a_i (1 - a_i) g_i / T; its norm max a_i (1 - a_i) / T.
+ * out = (da/dz)^T g, the gradient of sum_j g_j a_j with respect to z (out may not alias a or g).
+ * work holds L doubles. The others (softpick, relu, stick-breaking) need z: out is NaN and the
+ * norm NaN (ns_norm_jac_vjp, ns_norm_jac_norm). */
+void ns_norm_jac_vjp_weights(const ns_normalizer *f, const double *a, const double *g, size_t L,
+                             double T, double *out, double *work);
+double ns_norm_jac_norm_weights(const ns_normalizer *f, const double *a, size_t L, double T,
+                                double *work);
 
 /* Largest eigenvalue of diag(a) - a a^T (softmax1's Jacobian times T) over n weights, a0 = 1 -
  * sum a the implicit 0 logit's weight (computed as such, not as 1 - sum a): zero weights deflate;

@@ -1,6 +1,6 @@
 /* ns_norm_jac_internal: what the tests use of the Jacobians off the simplex beyond the row
  * analysis -- the work ns_norm_jac_norm needs for the dense ones, and the vector-Jacobian product
- * (the backward pass training will need). Not for use outside src/norm (and the tests). */
+ * (the trainer's is ns_norm_jac_vjp_weights). Not for use outside src/norm (and the tests). */
 #ifndef NS_NORM_JAC_INTERNAL_H
 #define NS_NORM_JAC_INTERNAL_H
 

@@ -144,6 +144,26 @@ static void ns_free_shape(const double *la, size_t L, ns_norm_row *r)
     }
 }
 
+/* a and la = log a for a normalizer off the simplex, after the checks every row takes (work: y
+ * and la, 2 L doubles). */
+static int ns_free_row(const ns_normalizer *f, const double *z, size_t L, double T, double *a,
+                       double *work, ns_err *err)
+{
+    if ((unsigned)f->kind > NS_NORM_STICKBREAKING)
+        return ns_fail(err, NS_ERR_INVALID, "normalize: unknown normalizer kind %d", (int)f->kind);
+    if (f->kind == NS_NORM_SIGMOID && !isfinite(ns_normalizer_sigmoid_bias(f, L)))
+        return ns_fail(err, NS_ERR_INVALID, "normalize: sigmoid's bias b = %g must be finite", f->b);
+    double *y = work, *la = work + L;
+    for (size_t j = 0; j < L; j++) {
+        y[j] = z[j] / T;
+        if (!isfinite(y[j]))
+            return ns_fail(err, NS_ERR_INVALID,
+                           "normalize: z / T is not finite at key %zu (z = %g, T = %g)", j, z[j], T);
+    }
+    ns_free_weights(f, z, y, L, T, a, la);
+    return NS_OK;
+}
+
 int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T, ns_norm_row *r,
                      double *work, ns_err *err)
 {
@@ -159,21 +179,10 @@ int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T
         r->log_m = 0.0;
         return NS_OK;
     }
-    if ((unsigned)f->kind > NS_NORM_STICKBREAKING)
-        return ns_fail(err, NS_ERR_INVALID, "normalize: unknown normalizer kind %d", (int)f->kind);
-    if (f->kind == NS_NORM_SIGMOID && !isfinite(ns_normalizer_sigmoid_bias(f, L)))
-        return ns_fail(err, NS_ERR_INVALID, "normalize: sigmoid's bias b = %g must be finite", f->b);
-    double *y = work, *la = work + L;
-    for (size_t j = 0; j < L; j++) {
-        y[j] = z[j] / T;
-        if (!isfinite(y[j]))
-            return ns_fail(err, NS_ERR_INVALID,
-                           "normalize: z / T is not finite at key %zu (z = %g, T = %g)", j, z[j], T);
-    }
-    ns_free_weights(f, z, y, L, T, r->a, la);
-    ns_free_shape(la, L, r);
+    NS_TRY(ns_free_row(f, z, L, T, r->a, work, err));
+    ns_free_shape(work + L, L, r);
     if (r->loga)
-        memcpy(r->loga, la, L * sizeof *la);
+        memcpy(r->loga, work + L, L * sizeof *work);
     return NS_OK;
 }
 
@@ -183,4 +192,13 @@ void ns_norm_row_view(const double *a, const double *la, size_t L, ns_norm_row *
     if (n)
         memcpy(r->a, a + 1, n * sizeof *a);
     ns_free_shape(la + (L > 0), n, r);
+}
+
+int ns_norm_weights(const ns_normalizer *f, const double *z, size_t L, double T, double *a,
+                    double *work, ns_err *err)
+{
+    NS_TRY(ns_normalize_check_row(L, T, err));
+    if ((unsigned)f->kind <= NS_NORM_ENTMAX)
+        return ns_normalize(f, z, L, T, a, work, err);
+    return ns_free_row(f, z, L, T, a, work, err);
 }

@@ -43,4 +43,11 @@ int ns_norm_row_eval(const ns_normalizer *f, const double *z, size_t L, double T
  * overflows. log_m = -inf (an empty view) when every a_j, j >= 1, is 0, and when L = 1. */
 void ns_norm_row_view(const double *a, const double *la, size_t L, ns_norm_row *r);
 
+/* a[0..L) = F(z / T), the weights alone (what attention multiplies the values by), for every
+ * normalizer: ns_normalize's bits on the simplex, ns_norm_row_eval's a off it (no mass, no p).
+ * A model's attention row (model/ns_gpt2_attn.c) and the trainer's double pass use it. work holds
+ * 2 L doubles. The errors of ns_norm_row_eval. */
+int ns_norm_weights(const ns_normalizer *f, const double *z, size_t L, double T, double *a,
+                    double *work, ns_err *err);
+
 #endif

@@ -11,9 +11,9 @@
 static const char *const ns_norm_names[] = {"softmax", "ssmax",  "sparsemax", "entmax15",
                                              "entmax",  "softmax1", "sigmoid",  "softpick",
                                              "relu",    "stickbreaking"};
-/* The first four are the ones a model and training can use (a sweep and dump: all ten). */
-#define NS_NORM_USABLE 4
 #define NS_NORM_ALL (sizeof ns_norm_names / sizeof ns_norm_names[0])
+/* The six a model and training can use (a sweep and dump: all ten). */
+#define NS_NORM_MODEL_NAMES "softmax, ssmax, sparsemax, entmax15, softmax1 or sigmoid"
 
 const char *ns_normalizer_name(ns_normalizer_kind kind)
 {
@@ -22,22 +22,27 @@ const char *ns_normalizer_name(ns_normalizer_kind kind)
     return "unknown";
 }
 
+int ns_normalizer_in_models(ns_normalizer_kind kind)
+{
+    return (unsigned)kind <= NS_NORM_ENTMAX15 || kind == NS_NORM_SOFTMAX1 ||
+           kind == NS_NORM_SIGMOID;
+}
+
 int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err)
 {
-    for (unsigned k = 0; k < NS_NORM_USABLE; k++) {
-        if (name && strcmp(name, ns_norm_names[k]) == 0) {
-            *kind = (ns_normalizer_kind)k;
-            return NS_OK;
-        }
-    }
-    for (unsigned k = NS_NORM_USABLE; name && k < NS_NORM_ALL; k++)
-        if (strcmp(name, ns_norm_names[k]) == 0)
+    for (unsigned k = 0; name && k < NS_NORM_ALL; k++) {
+        if (strcmp(name, ns_norm_names[k]) != 0)
+            continue;
+        if (!ns_normalizer_in_models((ns_normalizer_kind)k))
             return ns_fail(err, NS_ERR_INVALID,
                            "normalizer '%s' is not yet usable in a model or in training (only in a "
-                           "sweep file and in dump; expected softmax, ssmax, sparsemax or entmax15)",
+                           "sweep file and in dump; expected " NS_NORM_MODEL_NAMES ")",
                            name);
+        *kind = (ns_normalizer_kind)k;
+        return NS_OK;
+    }
     return ns_fail(err, NS_ERR_INVALID,
-                   "unknown normalizer '%s' (expected softmax, ssmax, sparsemax or entmax15)",
+                   "unknown normalizer '%s' (expected " NS_NORM_MODEL_NAMES ")",
                    name ? name : "(null)");
 }
 

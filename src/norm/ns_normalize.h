@@ -15,9 +15,10 @@ typedef enum ns_normalizer_kind {
     NS_NORM_SPARSEMAX,  /* Euclidean projection of z / T onto the simplex */
     NS_NORM_ENTMAX15,   /* 1.5-entmax of z / T, exact sort-based */
     /* Issue 36 (docs/METRICS.md section 2): selectable in a sweep file and in dump
-     * (ns_normalizer_parse_any), not yet in a model or training (ns_normalizer_parse refuses
-     * them, saying so). ENTMAX is on the simplex and goes through ns_normalize; the others'
-     * weights need not sum to 1: ns_norm_row (norm/ns_norm_row.h). */
+     * (ns_normalizer_parse_any); SOFTMAX1 and SIGMOID also in a model and training
+     * (ns_normalizer_parse), the other four not yet (refused, saying so). ENTMAX is on the
+     * simplex and goes through ns_normalize; the others' weights need not sum to 1: ns_norm_row
+     * (norm/ns_norm_row.h). */
     NS_NORM_ENTMAX,        /* alpha-entmax of z / T, any alpha > 1 (threshold by bisection) */
     NS_NORM_SOFTMAX1,      /* exp(z_j / T) / (1 + sum_k exp(z_k / T)) */
     NS_NORM_SIGMOID,       /* sigmoid(z_j / T + b) */
@@ -45,14 +46,18 @@ typedef struct ns_normalizer {
     };
 } ns_normalizer;
 
-/* "softmax", "ssmax", "sparsemax", "entmax15" <-> kind (the four a model and training can use).
- * parse returns NS_ERR_INVALID for others: issue 36's names with a message that they are not yet
- * usable in a model or training, any other as unknown. name() names every kind: also "entmax",
- * "softmax1", "sigmoid", "softpick", "relu", "stickbreaking". */
+/* "softmax", "ssmax", "sparsemax", "entmax15", "softmax1", "sigmoid" <-> kind (the six a model
+ * and training can use: ns_normalizer_in_models). parse returns NS_ERR_INVALID for others: issue
+ * 36's other four names with a message that they are not yet usable in a model or training, any
+ * other as unknown. name() names every kind: also "entmax", "softpick", "relu", "stickbreaking". */
 const char *ns_normalizer_name(ns_normalizer_kind kind);
 int ns_normalizer_parse(const char *name, ns_normalizer_kind *kind, ns_err *err);
 
-/* Every normalizer by name (the four above and issue 36's six: what a sweep file and dump
+/* 1 for the six normalizers a model's config.json and training may name (the four of the paper,
+ * softmax1, sigmoid); 0 for the rest. */
+int ns_normalizer_in_models(ns_normalizer_kind kind);
+
+/* Every normalizer by name (the paper's four and issue 36's six: what a sweep file and dump
  * accept), with its default parameter (ns_normalizer_default); NS_ERR_INVALID naming the others. */
 int ns_normalizer_parse_any(const char *name, ns_normalizer *f, ns_err *err);
 
