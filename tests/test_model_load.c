@@ -771,8 +771,8 @@ static void test_config_errors(void)
          NS_ERR_FORMAT, "\"normsweep_attn_normalizer\" is an integer"},
         {"attn normalizer unknown", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"relumax\"}",
          NS_ERR_INVALID, "\"normsweep_attn_normalizer\": unknown normalizer 'relumax'"},
-        {"attn normalizer sweep-only", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"softmax1\"}",
-         NS_ERR_INVALID, "normalizer 'softmax1' is not yet usable in a model or in training"},
+        {"attn normalizer sweep-only", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"softpick\"}",
+         NS_ERR_INVALID, "normalizer 'softpick' is not yet usable in a model or in training"},
         {"attn temperature string", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": \"1\"}",
          NS_ERR_FORMAT, "\"normsweep_attn_temperature\" is a string"},
         {"attn temperature zero", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_temperature\": 0}",
@@ -785,6 +785,16 @@ static void test_config_errors(void)
          NS_ERR_INVALID, "only to the ssmax normalizer, not to sparsemax"},
         {"ssmax s negative", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"ssmax\", \"normsweep_ssmax_s\": -1}",
          NS_ERR_INVALID, "\"normsweep_ssmax_s\": -1 is out of range"},
+        {"sigmoid without b", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sigmoid\"}",
+         NS_ERR_FORMAT, "\"normsweep_sigmoid_b\" is missing (required with \"normsweep_attn_normalizer\" = \"sigmoid\")"},
+        {"b without sigmoid", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"softmax1\", \"normsweep_sigmoid_b\": -2}",
+         NS_ERR_INVALID, "only to the sigmoid normalizer, not to softmax1"},
+        {"sigmoid b huge", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sigmoid\", \"normsweep_sigmoid_b\": -1001}",
+         NS_ERR_INVALID, "\"normsweep_sigmoid_b\": -1001 is out of range"},
+        {"sigmoid b string", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sigmoid\", \"normsweep_sigmoid_b\": \"-2\"}",
+         NS_ERR_FORMAT, "\"normsweep_sigmoid_b\" is a string"},
+        {"sigmoid with s", "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 8, \"n_positions\": 16, \"vocab_size\": 32, \"layer_norm_epsilon\": 1e-5, \"normsweep_attn_normalizer\": \"sigmoid\", \"normsweep_sigmoid_b\": -2, \"normsweep_ssmax_s\": 0.5}",
+         NS_ERR_INVALID, "only to the ssmax normalizer, not to sigmoid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_text(dir, "config.json", cases[i].text);

@@ -88,7 +88,7 @@ static int parse_theta(const char *path, json_t *root, const char *base_key, dou
 static int parse_sizes(const char *path, json_t *root, ns_model_config *c, ns_err *err)
 {
     static const char *const own[] = {"normsweep_attn_normalizer", "normsweep_attn_temperature",
-                                       "normsweep_ssmax_s"};
+                                       "normsweep_ssmax_s", "normsweep_sigmoid_b"};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (json_object_get(root, own[i]))
             return refuse(path, own[i], "present", "a model's own attention normalizer is "

@@ -19,14 +19,18 @@
  * double for any float logit, and training at it is meaningful). */
 #define NS_GPT2_MIN_TEMPERATURE 1e-6
 #define NS_GPT2_MAX_TEMPERATURE 1e6
-/* ... and ssmax's s (normsweep_ssmax_s). */
+/* ... and ssmax's s (normsweep_ssmax_s) ... */
 #define NS_GPT2_MIN_SSMAX_S 1e-6
 #define NS_GPT2_MAX_SSMAX_S 1e6
+/* ... and sigmoid's bias b (normsweep_sigmoid_b: the range a sweep file's b has). */
+#define NS_GPT2_MIN_SIGMOID_B -1000.0
+#define NS_GPT2_MAX_SIGMOID_B 1000.0
 
-/* The same two ranges as declared values (common/ns_range.h), for every option and key that
- * sets them: train's --temperature and --s, a training grid's temperatures: and ssmax_s:. */
+/* The same three ranges as declared values (common/ns_range.h), for every option and key that
+ * sets them: train's --temperature, --s and --b, a training grid's temperatures: and ssmax_s:. */
 extern const ns_range ns_gpt2_range_temperature;
 extern const ns_range ns_gpt2_range_ssmax_s;
+extern const ns_range ns_gpt2_range_sigmoid_b;
 
 /* The largest shape a GPT-2 config.json may name: every architecture's (model/ns_model.h). */
 #define NS_GPT2_MAX_LAYER NS_MODEL_MAX_LAYER
@@ -45,8 +49,10 @@ typedef struct ns_gpt2_config {
     size_t n_inner;     /* MLP width; config's n_inner, or 4 * n_embd when null/absent */
     double ln_eps;      /* layer_norm_epsilon */
     /* The model's attention: weights = attn_norm(z / attn_temperature) with z = q.k / sqrt(D).
-     * config.json keys normsweep_attn_normalizer (softmax when absent), normsweep_ssmax_s (only
-     * and always for ssmax) and normsweep_attn_temperature (1 when absent); docs/MODEL.md. */
+     * config.json keys normsweep_attn_normalizer (softmax when absent; one of the six
+     * ns_normalizer_in_models), normsweep_ssmax_s (only and always for ssmax: attn_norm.s),
+     * normsweep_sigmoid_b (only and always for sigmoid: attn_norm.b, a finite constant, the same
+     * for every row) and normsweep_attn_temperature (1 when absent); docs/MODEL.md. */
     ns_normalizer attn_norm;
     double attn_temperature;
 } ns_gpt2_config;

@@ -12,9 +12,32 @@
 const ns_range ns_gpt2_range_temperature =
     NS_RANGE_REAL(NS_GPT2_MIN_TEMPERATURE, NS_GPT2_MAX_TEMPERATURE, 0, NULL);
 const ns_range ns_gpt2_range_ssmax_s = NS_RANGE_REAL(NS_GPT2_MIN_SSMAX_S, NS_GPT2_MAX_SSMAX_S, 0, NULL);
+const ns_range ns_gpt2_range_sigmoid_b =
+    NS_RANGE_REAL(NS_GPT2_MIN_SIGMOID_B, NS_GPT2_MAX_SIGMOID_B, 0, NULL);
+
+/* A normalizer's parameter key: required with its normalizer (want), refused with any other. */
+static int param_key(const char *path, json_t *root, const char *key, const ns_range *r,
+                     ns_normalizer_kind want, ns_gpt2_config *cfg, ns_err *err)
+{
+    int have;
+    double x = 0.0;
+    NS_TRY(ns_json_number(path, root, key, r, &x, &have, err));
+    if (cfg->attn_norm.kind == want && !have)
+        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"%s\" is missing (required with "
+                       "\"normsweep_attn_normalizer\" = \"%s\")", path, key,
+                       ns_normalizer_name(want));
+    if (cfg->attn_norm.kind != want && have)
+        return ns_fail(err, NS_ERR_INVALID, "%s: key \"%s\" applies only to the %s normalizer, "
+                       "not to %s", path, key, ns_normalizer_name(want),
+                       ns_normalizer_name(cfg->attn_norm.kind));
+    if (have)
+        cfg->attn_norm.s = x; /* the one parameter: ssmax's s or sigmoid's b */
+    return NS_OK;
+}
 
 /* The model's attention (normsweep's keys; absent in Hugging Face's files: GPT-2's softmax at
- * temperature 1). ssmax's s is required with ssmax and refused with any other normalizer. */
+ * temperature 1). ssmax's s and sigmoid's b are each required with their normalizer and refused
+ * with any other. */
 static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, ns_err *err)
 {
     cfg->attn_norm = (ns_normalizer){.kind = NS_NORM_SOFTMAX, .s = 0.0};
@@ -32,15 +55,10 @@ static int parse_attention(const char *path, json_t *root, ns_gpt2_config *cfg, 
     int have;
     NS_TRY(ns_json_number(path, root, "normsweep_attn_temperature", &ns_gpt2_range_temperature,
                           &cfg->attn_temperature, &have, err));
-    NS_TRY(ns_json_number(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, &cfg->attn_norm.s,
-                          &have, err));
-    if (cfg->attn_norm.kind == NS_NORM_SSMAX && !have)
-        return ns_fail(err, NS_ERR_FORMAT, "%s: key \"normsweep_ssmax_s\" is missing (required "
-                       "with \"normsweep_attn_normalizer\" = \"ssmax\")", path);
-    if (cfg->attn_norm.kind != NS_NORM_SSMAX && have)
-        return ns_fail(err, NS_ERR_INVALID, "%s: key \"normsweep_ssmax_s\" applies only to the "
-                       "ssmax normalizer, not to %s", path, ns_normalizer_name(cfg->attn_norm.kind));
-    return NS_OK;
+    NS_TRY(param_key(path, root, "normsweep_ssmax_s", &ns_gpt2_range_ssmax_s, NS_NORM_SSMAX, cfg,
+                     err));
+    return param_key(path, root, "normsweep_sigmoid_b", &ns_gpt2_range_sigmoid_b, NS_NORM_SIGMOID,
+                     cfg, err);
 }
 
 double ns_gpt2_attn_temperature(const ns_gpt2_config *cfg)

@@ -107,13 +107,19 @@ int ns_mkmodel_check(const ns_gpt2_config *c, ns_err *err)
         return ns_fail(err, NS_ERR_INVALID, "attention temperature %.17g is out of range [%g, %g] "
                        "or has more than 10 significant digits", T, NS_GPT2_MIN_TEMPERATURE,
                        NS_GPT2_MAX_TEMPERATURE);
-    if ((unsigned)c->attn_norm.kind > NS_NORM_ENTMAX15)
-        return ns_fail(err, NS_ERR_INVALID, "unknown attention normalizer %d", (int)c->attn_norm.kind);
+    if (!ns_normalizer_in_models(c->attn_norm.kind))
+        return ns_fail(err, NS_ERR_INVALID, "attention normalizer %s is not usable in a model",
+                       ns_normalizer_name(c->attn_norm.kind));
     if (c->attn_norm.kind == NS_NORM_SSMAX &&
         (!(c->attn_norm.s >= NS_GPT2_MIN_SSMAX_S && c->attn_norm.s <= NS_GPT2_MAX_SSMAX_S) ||
          !ns_mk_exact10(c->attn_norm.s)))
         return ns_fail(err, NS_ERR_INVALID, "ssmax s = %.17g is out of range [1e-06, 1e+06] or has "
                        "more than 10 significant digits", c->attn_norm.s);
+    if (c->attn_norm.kind == NS_NORM_SIGMOID &&
+        (!(c->attn_norm.b >= NS_GPT2_MIN_SIGMOID_B && c->attn_norm.b <= NS_GPT2_MAX_SIGMOID_B) ||
+         !ns_mk_exact10(c->attn_norm.b)))
+        return ns_fail(err, NS_ERR_INVALID, "sigmoid b = %.17g is out of range [-1000, 1000] or "
+                       "has more than 10 significant digits", c->attn_norm.b);
     /* The attention mask buffer is n_ctx^2 elements per layer; keep the file within reach. */
     if (c->n_ctx > NS_MKMODEL_MAX_CTX)
         return ns_fail(err, NS_ERR_INVALID, "n_ctx = %zu is too large for the mask buffers (max %u)",
@@ -229,7 +235,9 @@ static int add_attention_and_extra(json_t *root, const ns_mkmodel_opts *o, ns_er
                             json_string(ns_normalizer_name(c->attn_norm.kind))) ||
         json_object_set_new(root, "normsweep_attn_temperature", json_real(T)) ||
         (c->attn_norm.kind == NS_NORM_SSMAX &&
-         json_object_set_new(root, "normsweep_ssmax_s", json_real(c->attn_norm.s))))
+         json_object_set_new(root, "normsweep_ssmax_s", json_real(c->attn_norm.s))) ||
+        (c->attn_norm.kind == NS_NORM_SIGMOID &&
+         json_object_set_new(root, "normsweep_sigmoid_b", json_real(c->attn_norm.b))))
         return ns_fail(err, NS_ERR_NOMEM, "out of memory building config.json");
     if (!o->extra_json)
         return NS_OK;

@@ -100,7 +100,8 @@ int ns_mkmodel_write(const char *out_dir, const ns_mkmodel_opts *opts, ns_err *e
 
 /* ns_mkmodel_write with the parameters' values taken from fill (a trained model); the mask
  * buffers are generated. config.json also records the attention (normsweep_attn_normalizer,
- * normsweep_attn_temperature, normsweep_ssmax_s for ssmax) and opts->extra_json. */
+ * normsweep_attn_temperature, normsweep_ssmax_s for ssmax, normsweep_sigmoid_b for sigmoid) and
+ * opts->extra_json. */
 int ns_mkmodel_write_from(const char *out_dir, const ns_mkmodel_opts *opts, ns_mkmodel_fill_fn fill,
                           void *user, ns_err *err);
 

@@ -52,7 +52,8 @@ typedef struct ns_model_config {
     size_t sliding_window; /* 0: none; else a query sees only its last sliding_window keys, so
                               any L above it is refused (ns_plan_check_model) */
     /* The model's own attention normalizer (normsweep's keys, GPT-2 layout only): kind as
-     * ns_normalizer_kind, its s (ssmax) and temperature; softmax at 1 for every real model. */
+     * ns_normalizer_kind, its parameter (ns_normalizer's one double: ssmax's s or sigmoid's b)
+     * and temperature; softmax at 1 for every real model. */
     int attn_norm_kind;
     double attn_norm_s, attn_temperature;
 } ns_model_config;
