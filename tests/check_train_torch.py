@@ -11,7 +11,11 @@ The normalizers are written here independently of the C code: softmax and scalab
 (softmax of s log(n) z / T over a row of n keys) through torch.softmax, sparsemax from the sorted
 cumulative sums (autograd through the threshold), 1.5-entmax with its threshold found by
 bisection and the backward from the closed form d alpha = sqrt(alpha) (dy - sum(sqrt(alpha) dy) /
-sum(sqrt(alpha))).
+sum(sqrt(alpha))). Issue 36's two model normalizers whose weights need not sum to 1, from their
+defining formulas with autograd through them: softmax1 exp(y_j) / (1 + sum_k exp(y_k)) (E. Miller,
+"Attention Is Off By One"), computed with the maximum of y and the implicit 0 logit subtracted
+from every exponent, and sigmoid 1 / (1 + exp(-(y_j + b))) with b the model's bias (Ramapuram
+et al. 2024), y = z / T.
 
 Exit 0 when every relative error is <= 1e-10, 1 otherwise, 77 when torch is missing.
 """
@@ -69,6 +73,16 @@ class Entmax15(torch.autograd.Function):
         return d - s * d.sum() / s.sum()
 
 
+def softmax1(y):
+    m = torch.clamp(y.max(), min=0.0)  # the implicit logit 0 takes part in the shift
+    e = torch.exp(y - m)
+    return e / (torch.exp(-m) + e.sum())
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + torch.exp(-x))
+
+
 def normalize(z, kind, s, T):
     n = z.numel()
     if kind == "softmax":
@@ -79,6 +93,10 @@ def normalize(z, kind, s, T):
         return sparsemax(z / T)
     if kind == "entmax15":
         return Entmax15.apply(z / T)
+    if kind == "softmax1":
+        return softmax1(z / T)
+    if kind == "sigmoid":
+        return sigmoid(z / T + s)  # s: the normalizer's parameter, here the bias b
     raise ValueError(kind)
 
 
@@ -99,7 +117,7 @@ def run(d):
         meta[k] = v
     L, H, C = int(meta["n_layer"][0]), int(meta["n_head"][0]), int(meta["n_embd"][0])
     eps, kind = float(meta["ln_eps"][0]), meta["normalizer"][0]
-    s, T = float(meta["s"][0]), float(meta["T"][0])
+    s, T = float(meta["param"][0]), float(meta["T"][0])  # param: ssmax's s or sigmoid's b
     toks = [int(t) for t in meta["tokens"]]
     inp, tgt = torch.tensor(toks[:-1]), torch.tensor(toks[1:])
     n = len(inp)
@@ -149,8 +167,8 @@ def run(d):
         if rel > worst:
             worst, worst_name = rel, name
     ok = worst <= TOL
-    print("%-9s T=%-5g loss %.12f (C %.12f); worst relative error %.3g (%s)%s"
-          % (kind, T, float(loss), loss_c, worst, worst_name, "" if ok else "  FAIL"))
+    print("%-9s P=%-5g T=%-5g loss %.12f (C %.12f); worst relative error %.3g (%s)%s"
+          % (kind, s, T, float(loss), loss_c, worst, worst_name, "" if ok else "  FAIL"))
     return ok
 
 

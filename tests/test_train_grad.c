@@ -1,8 +1,9 @@
 /* test_train_grad: the trainer's backward pass against central finite differences of its own
  * forward in double precision, on a tiny model, for every parameter tensor and every attention
- * normalizer (softmax at two temperatures, scalable softmax, sparsemax, 1.5-entmax); the float
- * pass against the double one; and the float forward against the inference forward
- * (ns_model_forward) of the model it writes, bit for bit. */
+ * normalizer a model may name (softmax at two temperatures, scalable softmax, sparsemax,
+ * 1.5-entmax; softmax1 and sigmoid at two temperatures each); the float pass against the double
+ * one; and the float forward against the inference forward (ns_model_forward) of the model it
+ * writes. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdint.h>
@@ -31,11 +32,10 @@ static uint64_t rng_next(uint64_t *s)
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0; }
 
 /* n_layer 2, n_head 2, n_embd 8 (D = 4), n_ctx 8, vocab 13, n_inner 12 (not 4C). */
-static void tiny_layout(ns_train_params_layout *lay, ns_normalizer_kind kind, double s, double T)
+static void tiny_layout(ns_train_params_layout *lay, ns_normalizer f, double T)
 {
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = 8, .vocab_size = 13,
-                        .n_inner = 12, .ln_eps = 1e-5, .attn_norm = {.kind = kind, .s = s},
-                        .attn_temperature = T};
+                        .n_inner = 12, .ln_eps = 1e-5, .attn_norm = f, .attn_temperature = T};
     ns_err e;
     int rc = ns_train_params_layout_init(lay, &c, &e);
     if (rc)
@@ -73,10 +73,12 @@ static const int32_t ttg[TOKENS] = {11, 0, 7, 7, 12, 5, 9};
  * bound, while a wrong term of the backward (a missing 1/T, a transposed product, a dropped
  * residual) gives errors of order 1e-1 to 1. sparsemax is only piecewise differentiable: a support
  * change within h of the test point would show as an error that does not fall as h^2. */
-static double check_normalizer(ns_normalizer_kind kind, double s, double T)
+static double check_normalizer(ns_normalizer f, double T)
 {
     ns_train_params_layout lay;
-    tiny_layout(&lay, kind, s, T);
+    tiny_layout(&lay, f, T);
+    char label[48];
+    ns_normalizer_label(&f, 1, label, sizeof label);
     size_t P = lay.total;
     double *p = malloc(P * sizeof *p), *g = malloc(P * sizeof *g), *fd = malloc(P * sizeof *fd);
     CU_ASSERT_FATAL(p && g && fd);
@@ -108,8 +110,8 @@ static double check_normalizer(ns_normalizer_kind kind, double s, double T)
         double rel = sqrt(num) / sqrt(den);
         CU_ASSERT(den > 0.0); /* every tensor receives a gradient */
         if (!(rel <= 1e-6))
-            fprintf(stderr, "\n  %s T=%g: tensor %s: relative error %.3g", ns_normalizer_name(kind),
-                    T, t->name, rel);
+            fprintf(stderr, "\n  %s T=%g: tensor %s: relative error %.3g", label, T, t->name,
+                    rel);
         CU_ASSERT(rel <= 1e-6);
         worst = fmax(worst, rel);
     }
@@ -117,8 +119,8 @@ static double check_normalizer(ns_normalizer_kind kind, double s, double T)
     const ns_train_params_tensor *wpe = &lay.t[NS_TRAIN_WPE];
     for (size_t j = TOKENS * 8; j < wpe->numel; j++)
         CU_ASSERT_EQUAL(g[wpe->offset + j], 0.0);
-    printf("\n    %-9s T=%-4g loss %.6f, worst tensor relative error %.2e ", ns_normalizer_name(kind),
-           T, loss / TOKENS, worst);
+    printf("\n    %-13s T=%-4g loss %.6f, worst tensor relative error %.2e ", label, T,
+           loss / TOKENS, worst);
     ns_train_model_work_free_f64(w);
     free(p);
     free(g);
@@ -127,11 +129,31 @@ static double check_normalizer(ns_normalizer_kind kind, double s, double T)
     return worst;
 }
 
-static void test_fd_softmax(void) { check_normalizer(NS_NORM_SOFTMAX, 0, 1.0); }
-static void test_fd_softmax_cold(void) { check_normalizer(NS_NORM_SOFTMAX, 0, 0.3); }
-static void test_fd_ssmax(void) { check_normalizer(NS_NORM_SSMAX, 0.8, 1.0); }
-static void test_fd_sparsemax(void) { check_normalizer(NS_NORM_SPARSEMAX, 0, 0.5); }
-static void test_fd_entmax(void) { check_normalizer(NS_NORM_ENTMAX15, 0, 0.7); }
+#define NORM(k, p) ((ns_normalizer){.kind = (k), .s = (p)})
+static void test_fd_softmax(void) { check_normalizer(NORM(NS_NORM_SOFTMAX, 0), 1.0); }
+static void test_fd_softmax_cold(void) { check_normalizer(NORM(NS_NORM_SOFTMAX, 0), 0.3); }
+static void test_fd_ssmax(void) { check_normalizer(NORM(NS_NORM_SSMAX, 0.8), 1.0); }
+static void test_fd_sparsemax(void) { check_normalizer(NORM(NS_NORM_SPARSEMAX, 0), 0.5); }
+static void test_fd_entmax(void) { check_normalizer(NORM(NS_NORM_ENTMAX15, 0), 0.7); }
+/* issue 36's two model normalizers off the simplex: softmax1 (an implicit zero logit) at two
+ * temperatures, sigmoid with a bias (the parameter) at two temperatures and biases */
+static void test_fd_softmax1(void) { check_normalizer(NORM(NS_NORM_SOFTMAX1, 0), 1.0); }
+static void test_fd_softmax1_cold(void) { check_normalizer(NORM(NS_NORM_SOFTMAX1, 0), 0.4); }
+static void test_fd_sigmoid(void)
+{
+    check_normalizer((ns_normalizer){.kind = NS_NORM_SIGMOID, .b = -2.0}, 1.0);
+}
+static void test_fd_sigmoid_cold(void)
+{
+    check_normalizer((ns_normalizer){.kind = NS_NORM_SIGMOID, .b = -0.5}, 0.4);
+}
+
+/* The normalizers the float and written-model tests cover: all six a model may name. */
+static const ns_normalizer model_norms[] = {
+    {.kind = NS_NORM_SOFTMAX},  {.kind = NS_NORM_SSMAX, .s = 0.8}, {.kind = NS_NORM_SPARSEMAX},
+    {.kind = NS_NORM_ENTMAX15}, {.kind = NS_NORM_SOFTMAX1},
+    {.kind = NS_NORM_SIGMOID, .b = -1.5}};
+#define N_MODEL_NORMS (sizeof model_norms / sizeof model_norms[0])
 
 /* The float pass against the double one on the same (float-valued) parameters: loss within 1e-5
  * relative and each tensor's gradient within 1e-3 relative (float rounding, 6e-8 per operation,
@@ -139,11 +161,9 @@ static void test_fd_entmax(void) { check_normalizer(NS_NORM_ENTMAX15, 0, 0.7); }
  * subtracts nearly equal terms, e.g. LayerNorm's mean removal; observed ~1e-5). */
 static void test_float_vs_double(void)
 {
-    static const ns_normalizer_kind kinds[] = {NS_NORM_SOFTMAX, NS_NORM_SSMAX, NS_NORM_SPARSEMAX,
-                                               NS_NORM_ENTMAX15};
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < N_MODEL_NORMS; k++) {
         ns_train_params_layout lay;
-        tiny_layout(&lay, kinds[k], 0.8, 0.7);
+        tiny_layout(&lay, model_norms[k], 0.7);
         size_t P = lay.total;
         double *pd = malloc(P * sizeof *pd), *gd = malloc(P * sizeof *gd);
         float *pf = malloc(P * sizeof *pf), *gf = malloc(P * sizeof *gf);
@@ -214,13 +234,11 @@ static int compare_layer(void *user, const ns_attn_layer_view *v, ns_err *err)
  * temperature or s changes the weights by O(0.1). */
 static void test_written_model_forward(void)
 {
-    static const ns_normalizer_kind kinds[] = {NS_NORM_SOFTMAX, NS_NORM_SSMAX, NS_NORM_SPARSEMAX,
-                                               NS_NORM_ENTMAX15};
     char dir[] = "/tmp/ns_train_grad.XXXXXX";
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < N_MODEL_NORMS; k++) {
         ns_train_params_layout lay;
-        tiny_layout(&lay, kinds[k], 0.8, k == 0 ? 1.0 : 0.4);
+        tiny_layout(&lay, model_norms[k], k == 0 ? 1.0 : 0.4);
         double *pd = malloc(lay.total * sizeof *pd);
         float *pf = malloc(lay.total * sizeof *pf), *gf = malloc(lay.total * sizeof *gf);
         CU_ASSERT_FATAL(pd && pf && gf);
@@ -236,13 +254,17 @@ static void test_written_model_forward(void)
         CU_ASSERT_EQUAL_FATAL(ns_train_params_write_model(dir, &lay, pf, 3, NULL, &e), NS_OK);
         ns_model *m = NULL;
         CU_ASSERT_EQUAL_FATAL(ns_model_load(dir, &m, &e), NS_OK);
+        /* config.json names the attention: the normalizer and its parameter (s, b) read back */
+        const ns_model_config *mc = ns_model_config_of(m);
+        CU_ASSERT_EQUAL(mc->attn_norm_kind, (int)model_norms[k].kind);
+        CU_ASSERT_EQUAL(mc->attn_norm_s, model_norms[k].s);
         ns_model_workspace *ws = NULL;
         CU_ASSERT_EQUAL_FATAL(ns_model_workspace_new(m, TOKENS, NULL, 0, &ws, &e), NS_OK);
         weights_cmp c = {w, TOKENS, 2, 0, 0.0};
         CU_ASSERT_EQUAL(ns_model_forward(m, ws, tin, TOKENS, 2, compare_layer, &c, &e), NS_OK);
         CU_ASSERT_EQUAL(c.layers, 2);
         printf("\n    %s: max |inference - trained| attention weight %.3g ",
-               ns_normalizer_name(kinds[k]), c.max_diff);
+               ns_normalizer_name(model_norms[k].kind), c.max_diff);
         CU_ASSERT(c.max_diff <= 2e-5);
         /* and the parameters read back are the ones written */
         float *back = malloc(lay.total * sizeof *back);
@@ -267,7 +289,7 @@ static void test_written_model_forward(void)
 static void test_init_is_mkmodel(void)
 {
     ns_train_params_layout lay;
-    tiny_layout(&lay, NS_NORM_SOFTMAX, 0, 1.0);
+    tiny_layout(&lay, NORM(NS_NORM_SOFTMAX, 0), 1.0);
     float *p = malloc(lay.total * sizeof *p), *q = malloc(lay.total * sizeof *q);
     CU_ASSERT_FATAL(p && q);
     ns_err e;
@@ -302,6 +324,10 @@ int main(void)
     CU_add_test(s, "finite differences: ssmax s=0.8", test_fd_ssmax);
     CU_add_test(s, "finite differences: sparsemax T=0.5", test_fd_sparsemax);
     CU_add_test(s, "finite differences: entmax15 T=0.7", test_fd_entmax);
+    CU_add_test(s, "finite differences: softmax1 T=1", test_fd_softmax1);
+    CU_add_test(s, "finite differences: softmax1 T=0.4", test_fd_softmax1_cold);
+    CU_add_test(s, "finite differences: sigmoid b=-2 T=1", test_fd_sigmoid);
+    CU_add_test(s, "finite differences: sigmoid b=-0.5 T=0.4", test_fd_sigmoid_cold);
     CU_add_test(s, "float pass vs double pass", test_float_vs_double);
     CU_add_test(s, "written model: inference forward = trained forward", test_written_model_forward);
     CU_add_test(s, "initialisation = mkmodel", test_init_is_mkmodel);

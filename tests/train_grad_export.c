@@ -1,9 +1,10 @@
 /* train_grad_export: the trainer's loss and exact gradient (double pass) of a tiny model on a
  * fixed sequence, written for an independent check (tests/check_train_torch.py, PyTorch autograd).
  *
- * Usage: train_grad_export NORMALIZER S T SEED DIR
+ * Usage: train_grad_export NORMALIZER P T SEED DIR   (P: the normalizer's parameter -- ssmax's s,
+ *                                                    sigmoid's bias b; ignored by the others)
  * Writes DIR/tensors.txt (one line per parameter tensor: name offset numel rows cols), DIR/meta.txt
- * (shape, normalizer, s, T, loss_sum, tokens, targets), DIR/params.f64 and DIR/grads.f64 (the
+ * (shape, normalizer, param, T, loss_sum, tokens, targets), DIR/params.f64 and DIR/grads.f64 (the
  * parameter block and d loss_sum / d params, little-endian doubles in the block's order).
  * Exit 0, or 1 with a message. */
 #include <math.h>
@@ -43,7 +44,7 @@ static int write_doubles(const char *dir, const char *name, const double *v, siz
 int main(int argc, char **argv)
 {
     if (argc != 6) {
-        fprintf(stderr, "usage: train_grad_export NORMALIZER S T SEED DIR\n");
+        fprintf(stderr, "usage: train_grad_export NORMALIZER P T SEED DIR\n");
         return 1;
     }
     ns_err e;
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
     /* 2 layers, 2 heads, n_embd 8 (D = 4), 12 positions, vocab 17, n_inner 4C */
     ns_gpt2_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .n_ctx = TOKENS, .vocab_size = 17,
                         .n_inner = 32, .ln_eps = 1e-5, .attn_norm = {.kind = kind, .s = s},
-                        .attn_temperature = T};
+                        .attn_temperature = T}; /* .s: ssmax's s or (the same double) sigmoid's b */
     ns_train_params_layout lay;
     if (ns_train_params_layout_init(&lay, &c, &e) != NS_OK) {
         fprintf(stderr, "train_grad_export: %s\n", e.msg);
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
     if (!(f = fopen(path, "w")))
         return 1;
     fprintf(f, "n_layer %zu\nn_head %zu\nn_embd %zu\nvocab %zu\nn_inner %zu\nln_eps %.17g\n"
-               "normalizer %s\ns %.17g\nT %.17g\nloss_sum %.17g\ntokens",
+               "normalizer %s\nparam %.17g\nT %.17g\nloss_sum %.17g\ntokens",
             c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.n_inner, c.ln_eps, argv[1], s, T, loss);
     for (size_t t = 0; t <= TOKENS; t++)
         fprintf(f, " %d", (int)tok[t]);

@@ -25,7 +25,7 @@ static void train_usage(FILE *out)
 {
     fprintf(out,
             "Usage: normsweep train (--preset NAME | --layers N --heads N --embd N --ctx N)\n"
-            "                       [--normalizer softmax|ssmax|sparsemax|entmax15] [--s S]\n"
+            "                       [--normalizer NAME] [--s S] [--b B]\n"
             "                       [--temperature T] [--steps K] [--batch B] [--lr LR] [--seed S]\n"
             "                       [OPTIONS] --out DIR\n"
             "       mpirun -np 2 normsweep train --preset standin --out models/standin\n"
@@ -43,8 +43,11 @@ static void train_usage(FILE *out)
             "  --layers N --heads N --embd N   shape (n_layer, n_head, n_embd; heads divide embd)\n"
             "  --positions N        position table size n_positions (default: --ctx)\n"
             "  --vocab N            vocabulary size (default 50257, GPT-2's tokenizer)\n"
-            "  --normalizer NAME    attention normalizer (default softmax)\n"
+            "  --normalizer NAME    attention normalizer: softmax (default), ssmax, sparsemax,\n"
+            "                       entmax15, softmax1 or sigmoid\n"
             "  --s S                ssmax's parameter (required with ssmax, only with it)\n"
+            "  --b B                sigmoid's bias in [-1000, 1000]: weights sigmoid(z / T + b)\n"
+            "                       (only with sigmoid; default -log(--ctx) to 10 digits)\n"
             "  --temperature T      attention temperature: weights = F(q.k / sqrt(D) / T) (default 1)\n"
             "  --init-from MODEL    start from a model directory or asset (default: GPT-2's\n"
             "                       initialisation, the weights `mkmodel --seed` writes)\n"
@@ -99,8 +102,8 @@ typedef struct parsed {
     ns_train_options o;
     const char *preset, *normalizer;
     uint64_t layers, heads, embd, positions, vocab, ctx;
-    double s, temperature;
-    int have_s;
+    double s, b, temperature;
+    int have_s, have_b;
 } parsed;
 
 /* Every numeric option's range (common/ns_range.h): the shape's and the attention's as every
@@ -130,6 +133,7 @@ static const opt_def ns_train_opts[] = {
     {"--ctx", V_U64, P(ctx), &ns_mkmodel_range_ctx},
     {"--normalizer", V_STR, P(normalizer), NULL},
     {"--s", V_DBL, P(s), &ns_gpt2_range_ssmax_s},
+    {"--b", V_DBL, P(b), &ns_gpt2_range_sigmoid_b},
     {"--temperature", V_DBL, P(temperature), &ns_gpt2_range_temperature},
     {"--init-from", V_STR, P(o.init_from), NULL},
     {"--batch", V_SIZE, P(o.batch), &r_batch},
@@ -176,6 +180,8 @@ static int store(parsed *p, const opt_def *d, const char *val)
         *(uint64_t *)dst = u;
     if (strcmp(d->name, "--s") == 0)
         p->have_s = 1;
+    if (strcmp(d->name, "--b") == 0)
+        p->have_b = 1;
     return NS_EXIT_OK;
 }
 
@@ -258,7 +264,13 @@ static int assemble(parsed *p)
                                                            : "--normalizer ssmax needs --s S");
         return NS_EXIT_USAGE;
     }
+    if ((m->attn_norm.kind == NS_NORM_SIGMOID) < p->have_b) {
+        fprintf(stderr, "normsweep train: --b applies only to --normalizer sigmoid\n");
+        return NS_EXIT_USAGE;
+    }
     m->attn_norm.s = p->have_s ? p->s : 0.0;
+    if (m->attn_norm.kind == NS_NORM_SIGMOID) /* the default: -log(ctx), docs/TRAIN.md */
+        m->attn_norm.b = p->have_b ? p->b : ns_train_sigmoid_b_default(p->o.ctx);
     m->attn_temperature = p->temperature;
     return NS_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 # train: `normsweep train` -- GPT-2 training in C (forward + exact backward for every attention
-# normalizer, AdamW, data-parallel over MPI with a rank-count-independent reduction), writing a
-# model directory in the Hugging Face layout, checkpoints and a NetCDF training log.
+# normalizer a model may name, AdamW, data-parallel over MPI with a rank-count-independent
+# reduction), writing a model directory in the Hugging Face layout, checkpoints and a NetCDF
+# training log.
 noinst_LIBRARIES += src/train/libns_train.a
 src_train_libns_train_a_SOURCES = \
 	src/train/ns_train_params.c \
@@ -39,6 +40,12 @@ tests_train_grad_export_CPPFLAGS = $(NS_TEST_CPP)
 tests_train_grad_export_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/train_torch.sh
 EXTRA_DIST += tests/train_torch.sh tests/check_train_torch.py
+
+# issue 36's model normalizers off the simplex (softmax1, sigmoid) end to end: refusals, --b and
+# its default recorded, the inference forward recomputed from the dumped logits by the defining
+# formulas, sweeps of the trained models
+TESTS += tests/train_norms.sh
+EXTRA_DIST += tests/train_norms.sh tests/check_train_norms.py
 
 # `normsweep train-grid` end to end on a tiny grid: invalid grids, a cell equal to a hand run,
 # the sweeps on the trained models, --resume, verify of a cell's archive, and the report's

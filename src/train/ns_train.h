@@ -51,6 +51,12 @@ int ns_train_preset(const char *name, ns_train_options *opt, ns_err *err);
 /* The preset names, comma-separated, for messages and --help. */
 const char *ns_train_preset_names(void);
 
+/* Sigmoid attention's default bias for training sequences of ctx tokens: b = -log(ctx), rounded to
+ * the 10 significant digits config.json records, so the model computes with the recorded value.
+ * The same constant for every row (docs/TRAIN.md: Ramapuram et al. 2024 take b = -log n with n
+ * the training sequence length). */
+double ns_train_sigmoid_b_default(size_t ctx);
+
 /* Check the options (every rank reaches the same verdict). */
 int ns_train_check(const ns_train_options *opt, ns_err *err);
 

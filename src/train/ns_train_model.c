@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "norm/ns_jacobian.h"
 #include "norm/ns_normalize.h"
+#include "norm/ns_norm_jac.h"
+#include "norm/ns_norm_row.h"
 #include "model/ns_gpt2.h"
 
 #define NS_TRAIN_MODEL_CAT_(a, b) a##b

@@ -2,7 +2,7 @@
  * sequence (the trainer's unit of work), in float with OpenBLAS sgemm. The attention normalizer and
  * temperature are the model's own (lay->cfg): the forward uses ns_gpt2_attn_weights -- the very
  * function of the inference forward, so a saved model's attention is the trained one bit for bit --
- * and the backward the normalizer's exact Jacobian (ns_jac_vjp).
+ * and the backward the normalizer's exact Jacobian (ns_norm_jac_vjp_weights, from the weights).
  *
  * One activation block per work area (llm.c's layout: every activation of every layer kept for
  * the backward), sized for sequences up to T_max tokens. Shape key: T = tokens, C = n_embd,

@@ -226,7 +226,8 @@ static void FN(gelu_back)(R *d, const R *x, size_t n)
 
 /* ---- attention ---- */
 
-/* One head's weights from its logits: the model's normalizer at its temperature, per causal row. */
+/* One head's weights from its logits: the model's normalizer at its temperature, per causal row
+ * (for softmax1 and sigmoid the weights a, which need not sum to 1). */
 static int FN(attn_weights)(R *a, const R *z, size_t T, const ns_gpt2_config *cfg, double *work,
                             ns_err *err)
 {
@@ -235,14 +236,16 @@ static int FN(attn_weights)(R *a, const R *z, size_t T, const ns_gpt2_config *cf
 #else
     double Ta = ns_gpt2_attn_temperature(cfg);
     for (size_t m = 0; m < T; m++) {
-        NS_TRY(ns_normalize(&cfg->attn_norm, z + m * T, m + 1, Ta, a + m * T, work, err));
+        NS_TRY(ns_norm_weights(&cfg->attn_norm, z + m * T, m + 1, Ta, a + m * T, work, err));
         memset(a + m * T + m + 1, 0, (T - m - 1) * sizeof(R));
     }
     return NS_OK;
 #endif
 }
 
-/* dz = the normalizer's backward of each causal row (ns_jac_vjp, in double), 0 above it. */
+/* dz = the normalizer's backward of each causal row (ns_norm_jac_vjp_weights, in double, from
+ * the row's weights: softmax1 (diag(a) - a a^T) / T, sigmoid diag(a (1 - a)) / T, the simplex
+ * ones' own), 0 above it. */
 static void FN(attn_rows_back)(R *dz, const R *a, const R *g, size_t T, const ns_gpt2_config *cfg,
                                double *work)
 {
@@ -254,7 +257,7 @@ static void FN(attn_rows_back)(R *dz, const R *a, const R *g, size_t T, const ns
             ad[i] = a[m * T + i];
             gd[i] = g[m * T + i];
         }
-        ns_jac_vjp(&cfg->attn_norm, ad, gd, n, Ta, od, scratch);
+        ns_norm_jac_vjp_weights(&cfg->attn_norm, ad, gd, n, Ta, od, scratch);
         for (size_t i = 0; i < T; i++)
             dz[m * T + i] = i < n ? (R)od[i] : (R)0;
     }

@@ -75,6 +75,15 @@ static void run_attrs(const ns_train_state *st, attr_list *l, char *buf, size_t 
     dbl_attr(l, "normsweep_attn_temperature", ns_gpt2_attn_temperature(c));
     if (c->attn_norm.kind == NS_NORM_SSMAX)
         dbl_attr(l, "normsweep_ssmax_s", c->attn_norm.s);
+    if (c->attn_norm.kind == NS_NORM_SIGMOID) {
+        dbl_attr(l, "normsweep_sigmoid_b", c->attn_norm.b);
+        text_attr(l, "normsweep_sigmoid_b_rule",
+                  c->attn_norm.b == ns_train_sigmoid_b_default(o->ctx)
+                      ? "b = -log(ctx) rounded to 10 significant digits (the default: Ramapuram "
+                        "et al. 2024, b = -log n for sequences of n tokens), the same constant "
+                        "for every row and at inference"
+                      : "b as given (--b), the same constant for every row and at inference");
+    }
     int_attr(l, "n_layer", (long long)c->n_layer);
     int_attr(l, "n_head", (long long)c->n_head);
     int_attr(l, "n_embd", (long long)c->n_embd);

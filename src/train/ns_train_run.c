@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "norm/ns_jacobian.h"
+#include "norm/ns_norm_jac.h"
 #include "common/ns_time.h"
 #include "train/ns_train_ckpt.h"
 
@@ -126,7 +126,7 @@ static void unit_jacobians(ns_train_state *st, double *out)
                 for (size_t i = 0; ad && i <= m; i++)
                     ad[i] = row[i];
                 out[(l * H + h) * T + m] =
-                    ad ? ns_jac_exact_norm(&c->attn_norm, ad, m + 1, Ta, ad + T) : NAN;
+                    ad ? ns_norm_jac_norm_weights(&c->attn_norm, ad, m + 1, Ta, ad + T) : NAN;
             }
     }
     free(ad);

@@ -87,6 +87,13 @@ uint64_t ns_train_warmup(const ns_train_options *o)
     return o->warmup == NS_TRAIN_AUTO ? o->steps / 10 : o->warmup;
 }
 
+double ns_train_sigmoid_b_default(size_t ctx)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%.10g", 0.0 - log((double)ctx)); /* 0 - 0 = +0 at ctx 1 */
+    return strtod(text, NULL);
+}
+
 /* A finite number in [lo, hi] (or (lo, hi] when open_lo). */
 static int range(double x, double lo, double hi, int open_lo)
 {
@@ -137,6 +144,12 @@ static char *options_json(const ns_train_options *o, const ns_train_inputs *in)
                           o->beta2, "adam_eps", o->adam_eps, "weight_decay", o->weight_decay,
                           "clip", o->clip, "val_every", (json_int_t)o->val_every, "val_windows",
                           (json_int_t)o->val_windows, "jac_every", (json_int_t)o->jac_every);
+    /* sigmoid's bias only with sigmoid: other runs' records (and checkpoints) keep their bytes */
+    if (j && m->attn_norm.kind == NS_NORM_SIGMOID &&
+        json_object_set_new(j, "sigmoid_b", json_real(m->attn_norm.b)) != 0) {
+        json_decref(j);
+        j = NULL;
+    }
     char *text = NULL;
     if (j && k && json_object_update(j, k) == 0)
         text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
