@@ -1,14 +1,18 @@
 /* test_boot: the shard bootstrap's arithmetic (src/analysis/ns_boot.c) against plain
  * reimplementations written here: each resample's multiplicities add up to the number of shards;
- * the percentile interval's order statistics equal those of a full sort (ties, infinities); the
+ * the percentile interval's order statistics equal those of a full sort (ties, infinities; the
+ * heaps at the 95 % ranks and the selection at central ones); the
  * medians and maxima over head sets equal a per-set sort, with 8 heads (the insertion sort) and
  * with 33 and 144 (GPT-2's: selection), NaN and infinite values among them; a weighted
  * mean with the uniform-count shortcut equals the general one, bit for bit; a cell's KS
  * statistic, sizes and decision under every resample (ns_boot_ks) equal ns_ks_2samp_ws on the
  * resample written out row by row (each shard's rows repeated as often as it is drawn), with ties,
  * missing and infinite values, paired and unpaired samples, exact and asymptotic p-values, 16- and
- * 32-bit counts; the batched medians over head sets equal the replicate-by-replicate ones. (The
- * whole catalogue against the report's Python reference: tests/sweep_intervals.sh.) */
+ * 32-bit counts; the batched medians over head sets equal the replicate-by-replicate ones, and
+ * for sets of 33 to 144 heads (the selection shared across replicates) both those and a per-set
+ * sort, with ties, +-inf, missing values, even and odd counts, zeros of both signs, and
+ * replicates that follow the full sample or not at all. (The whole catalogue against the
+ * report's Python reference: tests/sweep_intervals.sh.) */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -71,13 +75,21 @@ static void test_interval(void)
             x[i] = trial % 3 ? floor(ns_rng_uniform(&r) * 20) : ns_rng_uniform(&r); /* ties */
             if (ns_rng_below(&r, 50) == 0)
                 x[i] = ns_rng_below(&r, 2) ? INFINITY : -INFINITY;
+            if (trial % 5 == 4 && ns_rng_below(&r, 10) == 0) /* zeros of both signs */
+                x[i] = -0.0;
         }
         memcpy(y, x, B * sizeof *x);
         qsort(y, B, sizeof *y, cmp);
         double a, b;
         CU_ASSERT_EQUAL_FATAL(ns_boot_ranks(B, &lo, &hi, &err), NS_OK);
+        /* ranks near the ends: the heaps (with a -0, the selection: qsort's order of -0 and
+         * +0 is its own, so only the values are compared there) */
         ns_boot_interval(x, B, lo, hi, &a, &b);
-        CU_ASSERT(same_bits(a, y[lo]) && same_bits(b, y[hi]));
+        CU_ASSERT(a == y[lo] && b == y[hi]);
+        CU_ASSERT(trial % 5 == 4 || (same_bits(a, y[lo]) && same_bits(b, y[hi])));
+        ns_boot_interval(x, B, B / 3, 2 * B / 3, &a, &b); /* central ranks: the selection */
+        CU_ASSERT(a == y[B / 3] && b == y[2 * B / 3]);
+        CU_ASSERT(trial % 5 == 4 || (same_bits(a, y[B / 3]) && same_bits(b, y[2 * B / 3])));
         x[B / 2] = NAN;
         ns_boot_interval(x, B, lo, hi, &a, &b);
         CU_ASSERT(isnan(a) && isnan(b));
@@ -145,13 +157,16 @@ static void sets_case(size_t H, ns_rng *r)
 }
 
 /* The batched medians (comparator network over replicates) against plain() per replicate: ties,
- * infinities, a set without heads, a set above NS_BOOT_BATCH_MAX heads, and sets holding a head
- * with a NaN value in one replicate (both take the replicate-by-replicate path). */
+ * infinities, a set without heads, a set above NS_BOOT_BATCH_MAX heads (the shared selection,
+ * here with replicates drawn independently), and sets holding a head with a NaN value in one
+ * replicate (at most NS_BOOT_BATCH_MAX heads: the replicate-by-replicate path). */
 static void medians_case(size_t H, ns_rng *r)
 {
     enum { R = 37, NSETS = 5 };
     double *x = malloc(R * H * sizeof *x), *out = malloc(NSETS * R * sizeof *out);
     double *cols = malloc(NS_BOOT_BATCH_MAX * R * sizeof *cols), *vals = malloc(H * sizeof *vals);
+    double *mid = malloc(H * sizeof *mid);
+    size_t *order = malloc(H * sizeof *order);
     unsigned char *m = malloc(NSETS * H);
     for (int trial = 0; trial < 50; trial++) {
         for (size_t i = 0; i < R * H; i++) {
@@ -169,7 +184,7 @@ static void medians_case(size_t H, ns_rng *r)
         }
         size_t idx[NSETS * 144], start[NSETS + 1];
         ns_boot_sets sets = index_sets(m, NSETS, H, idx, start);
-        ns_boot_batch_ws ws = {{vals}, cols};
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
         ns_boot_set_medians(x, R, H, &sets, &ws, out);
         for (size_t s = 0; s < NSETS; s++)
             for (size_t b = 0; b < R; b++) {
@@ -177,7 +192,147 @@ static void medians_case(size_t H, ns_rng *r)
                 CU_ASSERT(same_bits(got, want) || (isnan(got) && isnan(want)));
             }
     }
-    free(x), free(out), free(cols), free(vals), free(m);
+    free(x), free(out), free(cols), free(vals), free(m), free(mid), free(order);
+}
+
+/* The comparator network's medians for every set size from 1 to NS_BOOT_BATCH_MAX (the first
+ * m of 32 heads; the network keeps only the comparators the middle positions depend on, a
+ * different subset for each m) against plain() per replicate, bit for bit: ties and +-inf. */
+static void prefix_case(ns_rng *r)
+{
+    enum { R = 37, H = NS_BOOT_BATCH_MAX, NSETS = NS_BOOT_BATCH_MAX };
+    double x[R * H], out[NSETS * R], cols[NS_BOOT_BATCH_MAX * R], vals[H], mid[H];
+    size_t order[H], idx[NSETS * H], start[NSETS + 1], bad = 0;
+    unsigned char m[NSETS * H];
+    for (int trial = 0; trial < 20; trial++) {
+        for (size_t i = 0; i < R * H; i++) {
+            uint64_t k = ns_rng_below(r, 20);
+            x[i] = k == 0 ? INFINITY : k == 1 ? -INFINITY : floor(ns_rng_uniform(r) * 12) / 4;
+        }
+        for (size_t s = 0; s < NSETS; s++)
+            for (size_t h = 0; h < H; h++)
+                m[s * H + h] = h <= s;
+        ns_boot_sets sets = index_sets(m, NSETS, H, idx, start);
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
+        ns_boot_set_medians(x, R, H, &sets, &ws, out);
+        for (size_t s = 0; s < NSETS; s++)
+            for (size_t b = 0; b < R; b++) {
+                double want = plain(x + b * H, m + s * H, H, 0), got = out[s * R + b];
+                bad += !same_bits(got, want) && !(isnan(got) && isnan(want)); /* -inf + inf */
+            }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* One replicate row of the shared selection's cases (kind: 0 a full sample perturbed a little,
+ * with a shift common to the heads; 1 every replicate drawn anew, so the full sample's order says
+ * nothing; 2 values on a grid of eighths (ties) with +-inf among them; 3 as 0 with missing values
+ * (NaN, so even and odd counts), a replicate of NaN only now and then; 4 zeros of both signs
+ * among small values of both signs; 5 as 0 but the full sample all NaN; 6 like n_crit / L: a
+ * few grid values and +inf). */
+static void shared_row(int kind, size_t r, const double *base, size_t H, ns_rng *g, double *row)
+{
+    double shift = (ns_rng_uniform(g) - 0.5) * 0.05;
+    for (size_t h = 0; h < H; h++) {
+        double u = ns_rng_uniform(g), e = (ns_rng_uniform(g) - 0.5) * 0.004;
+        double v = kind == 1 ? u : base[h] * (1.0 + shift) + e;
+        if (kind == 2) {
+            v = floor((base[h] + e * 20.0) * 8.0) / 8.0;
+            v = u < 0.08 ? INFINITY : u < 0.11 ? -INFINITY : v;
+        }
+        if (kind == 3 && (u < 0.1 || r % 17 == 5))
+            v = NAN;
+        if (kind == 4)
+            v = u < 0.4 ? (ns_rng_below(g, 2) ? -0.0 : 0.0) : (u - 0.7) * 1e-3;
+        if (kind == 5 && r == 0)
+            v = NAN;
+        if (kind == 6) /* n_crit / L's upper ends: a few grid values, +inf (no N passed) for
+                          about half the heads, so the median is often +inf or beside it */
+            v = u < 0.03 ? NAN : u < 0.4 + 0.2 * base[h] ? INFINITY : floor(base[h] * 6.0) / 64.0;
+        row[h] = v;
+    }
+}
+
+/* The selection shared across replicates (sets above NS_BOOT_BATCH_MAX heads) against the
+ * replicate-by-replicate ns_boot_set_stats (today's path, bit for bit, -0 included) and against
+ * plain() (an independent sort; not for kind 4, where qsort may put -0 and +0 in either order),
+ * for every set size from 33 to 144 of 144 heads (a random subset, its complement and a layer of
+ * 12 beside it). Also that the cases exercise what they are meant to: kind 0 finds nearly every
+ * median in one pass (the shared order works), kind 1 and 4 mostly take the replicate-by-replicate
+ * path (the heads do not keep their order; a -0 among the values), and fewer than
+ * NS_BOOT_SHARED_MIN_R replicates take it. */
+static void shared_case(int kind, size_t R, size_t m_from, size_t m_to, ns_rng *g)
+{
+    enum { H = 144, NSETS = 4 };
+    double *x = malloc(R * H * sizeof *x), *out = malloc(NSETS * R * sizeof *out);
+    double *cols = malloc(NS_BOOT_BATCH_MAX * R * sizeof *cols), base[H], vals[H], mid[H];
+    double ref[NSETS];
+    size_t order[H], idx[NSETS * H], start[NSETS + 1], passes = 0, large = 0, full = 0;
+    unsigned char m_[NSETS * H];
+    size_t bad_plain = 0, bad_stats = 0;
+    CU_ASSERT_FATAL(x && out && cols);
+    for (size_t m = m_from; m <= m_to; m++) {
+        for (size_t h = 0; h < H; h++)
+            base[h] = ns_rng_uniform(g);
+        for (size_t r = 0; r < R; r++)
+            shared_row(kind, r, base, H, g, x + r * H);
+        size_t left = m; /* set 1: m heads drawn at random, set 2 the others */
+        for (size_t h = 0; h < H; h++) {
+            m_[h] = 1;
+            m_[H + h] = ns_rng_below(g, H - h) < left;
+            left -= m_[H + h];
+            m_[2 * H + h] = !m_[H + h];
+            m_[3 * H + h] = h / 12 == m % 12;
+        }
+        ns_boot_sets sets = index_sets(m_, NSETS, H, idx, start);
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
+        ns_boot_set_medians(x, R, H, &sets, &ws, out);
+        for (size_t r = 0; r < R; r++) {
+            ns_boot_set_ws one = {vals};
+            ns_boot_set_stats(x + r * H, H, &sets, 0, &one, ref);
+            for (size_t s = 0; s < NSETS; s++) {
+                double got = out[s * R + r];
+                /* (a set of at most NS_BOOT_BATCH_MAX heads takes the comparator network, which
+                 * may order a -0 and a +0 otherwise than ns_boot_set_stats: not compared with
+                 * zeros of both signs; the pipeline's means and distances never hold a -0) */
+                if (kind != 4 || start[s + 1] - start[s] > NS_BOOT_BATCH_MAX)
+                    bad_stats += !same_bits(got, ref[s]) && !(isnan(got) && isnan(ref[s]));
+                if (kind != 4) {
+                    double want = plain(x + r * H, m_ + s * H, H, 0);
+                    bad_plain += !same_bits(got, want) && !(isnan(got) && isnan(want));
+                }
+            }
+        }
+        for (size_t s = 0; s < NSETS; s++)
+            large += start[s + 1] - start[s] > NS_BOOT_BATCH_MAX ? R : 0;
+        passes += ws.passes, full += ws.full;
+    }
+    CU_ASSERT_EQUAL(bad_stats, 0);
+    CU_ASSERT_EQUAL(bad_plain, 0);
+    CU_ASSERT(large > 0);
+    if (R < NS_BOOT_SHARED_MIN_R) { /* too few replicates: ns_boot_set_stats's path */
+        CU_ASSERT(passes == 0 && full == 0);
+    } else {
+        if (kind == 0) /* the pivots follow the heads: a second pass is the exception */
+            CU_ASSERT(passes < large + large / 10 && full == 0);
+        if (kind == 1) /* nothing to follow: the window widens, then the sets are selected
+                          replicate by replicate */
+            CU_ASSERT(passes > 0 && full > large / 2);
+        if (kind == 4) /* a -0 in nearly every replicate */
+            CU_ASSERT(full > large / 2);
+    }
+    free(x), free(out), free(cols);
+}
+
+static void test_shared(void)
+{
+    ns_rng g;
+    ns_rng_init(&g, 33);
+    for (int kind = 0; kind <= 6; kind++)
+        shared_case(kind, 41, 33, 144, &g);
+    shared_case(1, NS_BOOT_SHARED_MIN_R - 1, 33, 64, &g);
+    shared_case(0, 2001, 144, 144, &g); /* GPT-2's every head, B = 2000 */
+    shared_case(3, 2001, 143, 143, &g);
 }
 
 static void test_sets(void)
@@ -187,6 +342,7 @@ static void test_sets(void)
     sets_case(8, &r);
     sets_case(33, &r);
     sets_case(144, &r);
+    prefix_case(&r);
     medians_case(3, &r);
     medians_case(16, &r);
     medians_case(32, &r);
@@ -353,6 +509,8 @@ int main(void)
     CU_add_test(s, "resample multiplicities", test_weights);
     CU_add_test(s, "percentile interval vs a full sort", test_interval);
     CU_add_test(s, "medians and maxima over head sets vs per-set sorts", test_sets);
+    CU_add_test(s, "medians of sets of 33 to 144 heads by the shared selection vs per replicate",
+                test_shared);
     CU_add_test(s, "weighted means, with and without the uniform-count shortcut", test_wmeans);
     CU_add_test(s, "weighted sums of every resample at once vs the written-out sums", test_wsums);
     CU_add_test(s, "KS statistic and decision of every resample vs the written-out resample",

@@ -61,45 +61,61 @@ NS_HOT void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *c
         out[j] = num[j] > 0.0 ? tot[j] / num[j] : NAN;
 }
 
-/* Columns [j0, j0 + 32) of resample b's sums: eight accumulators of four lanes, each lane one
- * column, so each column's sum runs over the shards in index order. */
-NS_INLINE void wsums32(const double *wb, const double *x, size_t S, size_t n, size_t j0,
-                       double *out)
+/* A resample's drawn shards, WS_CHUNK at a time: their indices and multiplicities. */
+#define WS_CHUNK 256
+
+/* Columns [j0, j0 + 32) of one resample's sums over its drawn shards sh[0..k) (weights wt):
+ * eight accumulators of four lanes, each lane one column, started from out (the sums so far)
+ * and added to shard by shard in index order. */
+NS_INLINE void wsums32(const size_t *sh, const double *wt, size_t k, const double *x, size_t n,
+                       size_t j0, double *out)
 {
-    v4d a0 = splat(0.0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    for (size_t s = 0; s < S; s++) {
-        v4d ws = splat(wb[s]);
-        const double *xs = x + s * n + j0;
+    double *o = out + j0;
+    v4d a0 = load4(o), a1 = load4(o + 4), a2 = load4(o + 8), a3 = load4(o + 12);
+    v4d a4 = load4(o + 16), a5 = load4(o + 20), a6 = load4(o + 24), a7 = load4(o + 28);
+    for (size_t t = 0; t < k; t++) {
+        v4d ws = splat(wt[t]);
+        const double *xs = x + sh[t] * n + j0;
         a0 += ws * load4(xs), a1 += ws * load4(xs + 4);
         a2 += ws * load4(xs + 8), a3 += ws * load4(xs + 12);
         a4 += ws * load4(xs + 16), a5 += ws * load4(xs + 20);
         a6 += ws * load4(xs + 24), a7 += ws * load4(xs + 28);
     }
-    store4(out + j0, a0), store4(out + j0 + 4, a1), store4(out + j0 + 8, a2);
-    store4(out + j0 + 12, a3), store4(out + j0 + 16, a4), store4(out + j0 + 20, a5);
-    store4(out + j0 + 24, a6), store4(out + j0 + 28, a7);
+    store4(o, a0), store4(o + 4, a1), store4(o + 8, a2), store4(o + 12, a3);
+    store4(o + 16, a4), store4(o + 20, a5), store4(o + 24, a6), store4(o + 28, a7);
 }
 
 NS_HOT void ns_boot_wsums(const double *wd, const double *x, size_t R, size_t S, size_t n,
                           double *out)
 {
+    size_t sh[WS_CHUNK];
+    double wt[WS_CHUNK];
     for (size_t b = 0; b < R; b++) {
         const double *wb = wd + b * S;
         double *ob = out + b * n;
-        size_t j0 = 0;
-        for (; j0 + 32 <= n; j0 += 32)
-            wsums32(wb, x, S, n, j0, ob);
-        for (; j0 + 4 <= n; j0 += 4) {
-            v4d a = splat(0.0);
-            for (size_t s = 0; s < S; s++)
-                a += splat(wb[s]) * load4(x + s * n + j0);
-            store4(ob + j0, a);
-        }
-        for (; j0 < n; j0++) {
-            double a = 0.0;
-            for (size_t s = 0; s < S; s++)
-                a += wb[s] * x[s * n + j0];
-            ob[j0] = a;
+        for (size_t j = 0; j < n; j++)
+            ob[j] = 0.0;
+        for (size_t s0 = 0; s0 < S; s0 += WS_CHUNK) {
+            size_t k = 0, s1 = S - s0 < WS_CHUNK ? S : s0 + WS_CHUNK;
+            for (size_t s = s0; s < s1; s++) { /* the drawn shards, without a branch */
+                sh[k] = s, wt[k] = wb[s];
+                k += wb[s] != 0.0;
+            }
+            size_t j0 = 0;
+            for (; j0 + 32 <= n; j0 += 32)
+                wsums32(sh, wt, k, x, n, j0, ob);
+            for (; j0 + 4 <= n; j0 += 4) {
+                v4d a = load4(ob + j0);
+                for (size_t t = 0; t < k; t++)
+                    a += splat(wt[t]) * load4(x + sh[t] * n + j0);
+                store4(ob + j0, a);
+            }
+            for (; j0 < n; j0++) {
+                double a = ob[j0];
+                for (size_t t = 0; t < k; t++)
+                    a += wt[t] * x[sh[t] * n + j0];
+                ob[j0] = a;
+            }
         }
     }
 }
@@ -189,12 +205,184 @@ static size_t batcher(size_t n, unsigned char (*pair)[2])
     return k;
 }
 
+/* Of the network's np comparators, keep (in order) those the two middle positions (m - 1) / 2
+ * and m / 2 of m values depend on: walking back from the end, a comparator is kept when it
+ * writes a position needed later, and then both its inputs are needed. A comparator that
+ * touches positions m and up is dropped: they are the padding of the power-of-2 network, which
+ * would hold +inf, and there it would leave both values as they are, bit for bit (+inf stays
+ * above every value, as cmp_exchange computes it), so the padding need not exist. The middle
+ * positions then get the values of the whole network, operation for operation. */
+static size_t middle_only(unsigned char (*pair)[2], size_t np, size_t m)
+{
+    unsigned char need[NS_BOOT_BATCH_MAX] = {0}, keep[192];
+    need[(m - 1) / 2] = need[m / 2] = 1;
+    for (size_t k = np; k-- > 0;) {
+        size_t i = pair[k][0], j = pair[k][1];
+        keep[k] = j < m && (need[i] || need[j]);
+        if (keep[k])
+            need[i] = need[j] = 1;
+    }
+    size_t q = 0;
+    for (size_t k = 0; k < np; k++)
+        if (keep[k]) {
+            pair[q][0] = pair[k][0], pair[q][1] = pair[k][1];
+            q++;
+        }
+    return q;
+}
+
 /* Compare-exchange columns a and b of R values each (lanes: no branches). */
 NS_HOT static void cmp_exchange(double *restrict a, double *restrict b, size_t R)
 {
     for (size_t r = 0; r < R; r++) {
         double lo = a[r] < b[r] ? a[r] : b[r], hi = a[r] < b[r] ? b[r] : a[r];
         a[r] = lo, b[r] = hi;
+    }
+}
+
+/* v[a] and v[b] of v[0..c) sorted (b = a or a + 1; v reordered), for values without NaN or -0
+ * (equal values then have equal bits, so any exact method gives these): for a few values by
+ * their ranks (a value's rank: the values below it, and the equal ones before it), else by
+ * selection. */
+static void two_ranks(double *v, size_t c, size_t a, size_t b, double *va, double *vb)
+{
+    if (c <= 16) {
+        double x = v[0], y = v[0];
+        for (size_t i = 0; i < c; i++) {
+            size_t rank = 0;
+            for (size_t j = 0; j < c; j++)
+                rank += (v[j] < v[i]) | ((v[j] == v[i]) & (j < i));
+            x = rank == a ? v[i] : x;
+            y = rank == b ? v[i] : y;
+        }
+        *va = x, *vb = y;
+        return;
+    }
+    select_kth(v, 0, c - 1, a);
+    double y = v[a];
+    if (b != a) {
+        y = v[b];
+        for (size_t i = b + 1; i < c; i++)
+            if (v[i] < y)
+                y = v[i];
+    }
+    *va = v[a], *vb = y;
+}
+
+/* Sort ord[0..c) by x[ord[i]] (insertion: once per large set and call). */
+static void order_by(size_t *ord, size_t c, const double *x)
+{
+    for (size_t i = 1; i < c; i++) {
+        size_t k = ord[i], j = i;
+        while (j > 0 && x[ord[j - 1]] > x[k]) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = k;
+    }
+}
+
+/* The counts of one replicate's pass over a large set around the pivots p <= q: values below p,
+ * equal to p, strictly between (kept in mid), equal to q (when q > p), above q; and whether a -0
+ * is among them. */
+typedef struct mid_pass {
+    size_t below, eq_p, between, eq_q, above;
+    int negzero;
+} mid_pass;
+
+NS_HOT static mid_pass count_around(const double *xr, const size_t *idx, size_t m, double p,
+                                    double q, double *mid)
+{
+    size_t below = 0, eq_p = 0, between = 0, eq_q = 0, above = 0;
+    uint64_t nz = 0;
+    size_t two = p != q;
+    for (size_t i = 0; i < m; i++) {
+        double v = xr[idx[i]];
+        uint64_t u;
+        memcpy(&u, &v, sizeof u);
+        nz |= u == 0x8000000000000000ULL;
+        below += v < p;
+        eq_p += v == p;
+        mid[between] = v;
+        between += (v > p) & (v < q);
+        eq_q += (v == q) & two;
+        above += v > q;
+    }
+    return (mid_pass){below, eq_p, between, eq_q, above, nz != 0};
+}
+
+/* The shared selection's limits: the widest window (in ranks each side of the middle) before a
+ * replicate is selected on its own, and the replicates after which a set whose heads missed the
+ * first window in more than a quarter of them is selected replicate by replicate. */
+#define SHARED_MAX_W 8
+#define SHARED_TRIAL 16
+
+/* The median of set idx[0..m) in every replicate of x (R, H) into out[0..R), as
+ * ns_boot_set_stats gives it, by the shared selection of ns_boot_set_medians (ns_boot.h). */
+static void shared_medians(const double *x, size_t R, size_t H, const size_t *idx, size_t m,
+                           ns_boot_batch_ws *ws, double *out)
+{
+    size_t *ord = ws->order, c0 = 0;
+    for (size_t i = 0; i < m; i++)
+        if (!isnan(x[idx[i]]))
+            ord[c0++] = idx[i];
+    order_by(ord, c0, x);
+    size_t lo0 = c0 ? (c0 - 1) / 2 : 0, hi0 = c0 / 2, w = 2, missed = 0;
+    ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
+    for (size_t r = 0; r < R; r++) {
+        const double *xr = x + r * H;
+        if (r >= SHARED_TRIAL && missed * 4 > r) { /* the heads do not keep their order */
+            ns_boot_set_stats(xr, H, &one, 0, &ws->one, out + r);
+            ws->full++;
+            continue;
+        }
+        for (size_t tries = 0;; tries++) {
+            int wide = lo0 < w && hi0 + w >= c0; /* the window holds every value */
+            double p = lo0 >= w && c0 ? xr[ord[lo0 - w]] : -INFINITY;
+            double q = hi0 + w < c0 ? xr[ord[hi0 + w]] : INFINITY;
+            p = isnan(p) ? -INFINITY : p;
+            q = isnan(q) ? INFINITY : q;
+            if (p > q) {
+                double t = p;
+                p = q, q = t;
+            }
+            mid_pass c = count_around(xr, idx, m, p, q, ws->mid);
+            ws->passes++;
+            if (c.negzero) { /* +0 and -0 compare equal: the full path decides which comes out */
+                ns_boot_set_stats(xr, H, &one, 0, &ws->one, out + r);
+                ws->full++;
+                break;
+            }
+            size_t n = c.below + c.eq_p + c.between + c.eq_q + c.above;
+            if (n == 0) {
+                out[r] = NAN;
+                break;
+            }
+            size_t lo = (n - 1) / 2, hi = n / 2, base = c.below + c.eq_p;
+            if (!wide && (lo < c.below || hi >= n - c.above)) {
+                missed += tries == 0;
+                if (2 * w > SHARED_MAX_W) { /* far from the full sample's order: select */
+                    ns_boot_set_stats(xr, H, &one, 0, &ws->one, out + r);
+                    ws->full++;
+                    break;
+                }
+                w *= 2; /* a middle rank outside the window: widen it */
+                continue;
+            }
+            size_t end = base + c.between;
+            int in_lo = lo >= base && lo < end, in_hi = hi >= base && hi < end;
+            double a = 0.0, b = 0.0;
+            if (in_lo || in_hi) {
+                size_t ka = in_lo ? lo - base : hi - base, kb = in_hi ? hi - base : ka;
+                two_ranks(ws->mid, c.between, ka, kb, &a, &b);
+            }
+            double va = lo < base ? p : lo < end ? a : q;
+            double vb = hi < base ? p : hi < end ? b : q;
+            out[r] = (va + vb) / 2;
+            if (tries == 0 && w > 2)
+                w--;
+            break;
+        }
     }
 }
 
@@ -207,25 +395,34 @@ void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets
         size_t m = sets->start[s + 1] - sets->start[s], n = 1;
         while (n < m)
             n <<= 1;
+        size_t same = s;
+        for (size_t t = 0; t < s && same == s; t++)
+            if (sets->start[t + 1] - sets->start[t] == m &&
+                !memcmp(sets->idx + sets->start[t], idx, m * sizeof *idx))
+                same = t;
+        if (same < s && m > 0) { /* the heads of an earlier set (flat = all when none is sharp) */
+            memcpy(out + s * R, out + same * R, R * sizeof *out);
+            continue;
+        }
+        if (m > NS_BOOT_BATCH_MAX && R >= NS_BOOT_SHARED_MIN_R) {
+            shared_medians(x, R, H, idx, m, ws, out + s * R);
+            continue;
+        }
         double *col = ws->cols;
         int nan = m == 0 || m > NS_BOOT_BATCH_MAX;
-        for (size_t i = 0; i < m && !nan; i++) {
-            double *c = col + i * R;
-            for (size_t r = 0; r < R; r++)
-                c[r] = x[r * H + idx[i]];
-            for (size_t r = 0; r < R; r++)
-                nan |= isnan(c[r]);
-        }
+        for (size_t r = 0; r < R && !nan; r++) /* row by row: each replicate's heads are near */
+            for (size_t i = 0; i < m; i++) {
+                double v = x[r * H + idx[i]];
+                col[i * R + r] = v;
+                nan |= isnan(v);
+            }
         if (nan) { /* the general path, replicate by replicate */
             ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
             for (size_t r = 0; r < R; r++)
                 ns_boot_set_stats(x + r * H, H, &one, 0, &ws->one, out + s * R + r);
             continue;
         }
-        for (size_t i = m; i < n; i++)
-            for (size_t r = 0; r < R; r++) /* padding: +inf sorts above every value */
-                col[i * R + r] = INFINITY;
-        size_t np = batcher(n, pair);
+        size_t np = middle_only(pair, batcher(n, pair), m);
         for (size_t k = 0; k < np; k++)
             cmp_exchange(col + pair[k][0] * R, col + pair[k][1] * R, R);
         const double *a = col + (m - 1) / 2 * R, *b = col + m / 2 * R;
@@ -301,14 +498,60 @@ static void select_kth(double *x, size_t l, size_t r, size_t k)
     }
 }
 
+/* Sift h[i] down the heap h[0..n): a max-heap (max) or a min-heap. */
+static void sift(double *h, size_t n, size_t i, int max)
+{
+    double v = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && (max ? h[c + 1] > h[c] : h[c + 1] < h[c]))
+            c++;
+        if (!(max ? h[c] > v : h[c] < v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+/* h[0..k) becomes a heap (max: a max-heap), then holds the k smallest (max) or largest of
+ * h[0..m) (m >= k), in place: each later value beyond the heap's top goes in, the top out to
+ * its place. Returns the top: the k-th smallest (max) or largest of h[0..m). */
+static double heap_select(double *h, size_t m, size_t k, int max)
+{
+    for (size_t i = k / 2; i > 0; i--)
+        sift(h, k, i - 1, max);
+    for (size_t i = k; i < m; i++)
+        if (max ? h[i] < h[0] : h[i] > h[0]) {
+            double t = h[i];
+            h[i] = h[0], h[0] = t;
+            sift(h, k, 0, max);
+        }
+    return h[0];
+}
+
 void ns_boot_interval(double *reps, size_t B, size_t lo_rank, size_t hi_rank, double *lo,
                       double *hi)
 {
-    for (size_t b = 0; b < B; b++)
+    int negzero = 0;
+    for (size_t b = 0; b < B; b++) {
         if (isnan(reps[b])) {
             *lo = *hi = NAN;
             return;
         }
+        negzero |= reps[b] == 0.0 && signbit(reps[b]);
+    }
+    size_t k = lo_rank + 1, k2 = B - hi_rank;
+    if (!negzero && k <= B / 16 && k2 <= B / 16) {
+        /* the percentile ranks are near the ends: the k smallest in a max-heap at the front,
+         * then the k2 largest of the rest in a min-heap after it (a pass each, few swaps) */
+        *lo = heap_select(reps, B, k, 1);
+        *hi = heap_select(reps + k, B - k, k2, 0);
+        return;
+    }
+    /* any ranks, or a -0 (equal to +0 with other bits: the selection decides which comes out) */
     select_kth(reps, 0, B - 1, lo_rank);
     *lo = reps[lo_rank];
     select_kth(reps, lo_rank, B - 1, hi_rank);

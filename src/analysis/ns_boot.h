@@ -36,12 +36,12 @@ void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, siz
                     double *scratch, double *out);
 /* The numerators of ns_boot_wmeans for R resamples and n cells at once, with the same bits:
  * out[b n + j] = the sum over shards s in index order of wd[b S + s] x[s n + j], each product
- * rounded once and added left to right from +0. wd (R, S) holds the multiplicities as doubles;
- * x (S, n) must be finite: a shard of weight 0 then adds +0 or -0, which leaves every partial
- * sum as it was (a sum that starts at +0 is never -0), exactly as skipping it. For finite x
- * only: the caller takes ns_boot_wmeans's path otherwise (0 times an infinity is NaN). Columns
- * in blocks of 32 and 4 (vector accumulators held across the shards), resample by resample:
- * the cost of B S n multiplications and additions, without branches. */
+ * rounded once and added left to right from +0, shards of weight 0 left out. wd (R, S) holds the
+ * multiplicities as doubles; x (S, n). Resample by resample, the drawn shards are listed once
+ * (without a branch) and the columns summed over them in blocks of 32 and 4 (vector accumulators
+ * held across the shards): the cost of about 0.63 B S n multiplications and additions (a
+ * resample leaves out about (1 - 1/S)^S = 37 % of the shards). The caller passes finite x only
+ * (its rule for this path; ns_boot_wmeans's otherwise). */
 void ns_boot_wsums(const double *wd, const double *x, size_t R, size_t S, size_t n, double *out);
 /* For each of n cells j: the largest mx[s n + j] over the shards with w[s] > 0; NaN when none
  * is above -inf. */
@@ -63,16 +63,40 @@ typedef struct ns_boot_set_ws {
 void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
                        ns_boot_set_ws *ws, double *out);
 
-/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R). A set of at
- * most NS_BOOT_BATCH_MAX heads without a NaN value in any replicate is sorted by a comparator
- * network applied to every replicate in step (lanes over replicates, no branches); any other set
- * takes ns_boot_set_stats's path, replicate by replicate. The same bits as ns_boot_set_stats
- * (the median is the same order statistics either way). ws: vals (H doubles) and cols
- * (NS_BOOT_BATCH_MAX x R doubles). */
+/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R). Three paths,
+ * with ns_boot_set_stats's bits (the network's for values without a -0: it may order a -0 and a
+ * +0 its own way; the bootstrap's values hold none):
+ * - a set of at most NS_BOOT_BATCH_MAX heads without a NaN value in any replicate goes through
+ *   the comparators of a sorting network (Batcher's odd-even merge sort) that its two middle
+ *   positions depend on, applied to every replicate in step (lanes over replicates, no branches);
+ * - a larger set (GPT-2's all, sharp and flat heads), from NS_BOOT_SHARED_MIN_R replicates on,
+ *   takes a selection shared across replicates: its heads are sorted once by their full-sample
+ *   values (row 0); in each replicate the values of the heads w ranks below and above the full
+ *   sample's middle are pivots, one pass counts the values below, equal to, strictly between
+ *   and above them and keeps those between, and when both middle ranks of the replicate fall
+ *   inside, they are read from those few values; otherwise w doubles and the pass is repeated
+ *   (a window past both ends takes every value). w starts at 2 and follows the replicates (one
+ *   less after a first-pass hit). Where the heads do not keep their full-sample order (a
+ *   window would have to pass 8 ranks, or after 16 replicates more than a quarter missed their
+ *   first window: heads as alike as a random model's), replicates are selected one by one;
+ * - any other set (a NaN with at most NS_BOOT_BATCH_MAX heads, fewer replicates) takes
+ *   ns_boot_set_stats's path, replicate by replicate, as does a replicate holding a -0 in a
+ *   large set.
+ * A set with the same heads as an earlier one (flat = all when no head is sharp) copies its
+ * medians.
+ * Exact whatever the pivots: an order statistic is one number whichever method finds it, and
+ * equal doubles have equal bits but +0 and -0 (hence the last rule). ws: one.vals, mid and
+ * order (H each) and cols (NS_BOOT_BATCH_MAX x R doubles); passes and full count, for the tests,
+ * the counting passes over large sets and their replicates that took the full path (added to,
+ * never reset here). */
 #define NS_BOOT_BATCH_MAX 32
+#define NS_BOOT_SHARED_MIN_R 16
 typedef struct ns_boot_batch_ws {
     ns_boot_set_ws one;
     double *cols;
+    double *mid;    /* H doubles: a replicate's values between the pivots */
+    size_t *order;  /* H: a large set's heads in their full-sample order */
+    size_t passes, full;
 } ns_boot_batch_ws;
 void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
                          ns_boot_batch_ws *ws, double *out);
@@ -86,8 +110,12 @@ double ns_boot_slope(const double *u, const double *v, const unsigned char *sel,
 /* The 0-based order statistics of the percentile interval of B replicates: k - 1 and B - k,
  * k = floor(0.025 B). NS_ERR_INVALID when B is too small for any. */
 int ns_boot_ranks(size_t B, size_t *lo, size_t *hi, ns_err *err);
-/* The percentile interval of reps[0..B) (reordered): *lo, *hi the order statistics of
- * ns_boot_ranks; both NaN when a replicate is NaN. */
+/* The percentile interval of reps[0..B) (reordered): *lo, *hi the order statistics lo_rank and
+ * hi_rank (0-based; ns_boot_ranks's); both NaN when a replicate is NaN. Ranks within B / 16 of
+ * the ends (the 95 % interval's) are found by two heaps, the lo_rank + 1 smallest and the
+ * B - hi_rank largest, in one pass each; other ranks, or replicates holding a -0 (equal to +0
+ * with other bits), by selection. The same values either way: an order statistic is one number
+ * whichever method finds it. */
 void ns_boot_interval(double *reps, size_t B, size_t lo_rank, size_t hi_rank, double *lo,
                       double *hi);
 

@@ -117,17 +117,16 @@ NS_HOT static void k_paired16(ns_boot_ks *w, size_t n, int16_t *c, int16_t *m)
         c[r] = 0, m[r] = 0;
     for (size_t i = 0; i < n; i++) {
         const int16_t *wr = w->WT16 + (size_t)w->p[i].shard * R;
-        if (w->p[i].side > 0)
-            for (size_t r = 0; r < R; r++)
-                c[r] = (int16_t)(c[r] + wr[r]);
-        else
-            for (size_t r = 0; r < R; r++)
-                c[r] = (int16_t)(c[r] - wr[r]);
-        if (w->end[i])
+        int16_t sg = w->p[i].side > 0 ? 1 : -1;
+        if (w->end[i]) /* the count and its maximum in one pass over the lanes */
             for (size_t r = 0; r < R; r++) {
-                int16_t x = c[r] < 0 ? (int16_t)-c[r] : c[r];
+                int16_t v = (int16_t)(c[r] + sg * wr[r]), x = v < 0 ? (int16_t)-v : v;
+                c[r] = v;
                 m[r] = x > m[r] ? x : m[r];
             }
+        else
+            for (size_t r = 0; r < R; r++)
+                c[r] = (int16_t)(c[r] + sg * wr[r]);
     }
 }
 

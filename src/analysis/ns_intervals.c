@@ -104,6 +104,8 @@ typedef struct ci_ws {
     unsigned char *comp;     /* (2, nN, R, H): both samples have values */
     double *nlo, *nhi;       /* (R, H) the heads' n_crit / L ends */
     double *cols;            /* (NS_BOOT_BATCH_MAX, R) the medians' columns */
+    double *mid;             /* (H) a large set's values between its pivots */
+    size_t *order;           /* (H) a large set's heads in full-sample order */
 } ci_ws;
 
 /* Index of (ni, Li, Ti, Ni, set) in a statistic of dims d. */
@@ -142,7 +144,7 @@ static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
 static void aggregate(ci_ws *w, const double *head, int use_max)
 {
     if (!use_max) {
-        ns_boot_batch_ws bws = {w->sws, w->cols};
+        ns_boot_batch_ws bws = {w->sws, w->cols, w->mid, w->order, 0, 0};
         ns_boot_set_medians(head, w->R, w->H, &w->sets, &bws, w->agg);
         return;
     }
@@ -475,7 +477,7 @@ static void ws_free(ci_ws *w)
     free(w->set_idx), free(w->set_start), free(w->sws.vals);
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
     free(w->kk), free(w->kna), free(w->knb), free(w->kd), free(w->pass);
-    free(w->comp), free(w->nlo), free(w->nhi), free(w->cols);
+    free(w->comp), free(w->nlo), free(w->nhi), free(w->cols), free(w->mid), free(w->order);
     ns_boot_ks_free(w->ks);
     ns_boot_ks_free(w->ks1);
 }
@@ -580,8 +582,10 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->nlo = malloc(RH * sizeof *w->nlo);
     w->nhi = malloc(RH * sizeof *w->nhi);
     w->cols = malloc(NS_BOOT_BATCH_MAX * w->R * sizeof *w->cols);
+    w->mid = malloc(H * sizeof *w->mid);
+    w->order = malloc(H * sizeof *w->order);
     if (!w->kk || !w->kna || !w->knb || !w->kd || !w->pass || !w->comp || !w->nlo ||
-        !w->nhi || !w->cols)
+        !w->nhi || !w->cols || !w->mid || !w->order)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the KS tests of %zu "
                        "resamples, %zu heads)", in->B, w->H);
     NS_TRY(ns_boot_ks_new(in->n_shards, in->rows, 1, w->Wown, &w->ks1, err));
