@@ -6,6 +6,8 @@
 # - they equal, bit for bit, the report's independent Python reference recomputed from the same
 #   file's per-row samples (tests/check_intervals_c.py); a copy with one interval end moved by one
 #   unit in the last place fails that check, naming the variable;
+# - so do those of a random model with 2 layers x 20 heads (sets above 32 heads: the selection
+#   shared across replicates);
 # - with `bootstrap: {resamples: 1000}` the file records B = 1000 (global and per-variable
 #   attributes) and its intervals are again the Python reference's, bit for bit, with B = 1000;
 #   `verify` of its archive recomputes them with the recorded B and passes byte-identical;
@@ -78,6 +80,21 @@ cmp -s np2.nc runb/b1000.nc && fail "B = 1000 wrote the same file as B = 2000"
 "$NORMSWEEP" verify b1000.tar.gz --sample 1 > ver.log 2>&1 || { cat ver.log >&2; fail "verify of the B = 1000 run"; }
 grep -q "mode: byte-identical" ver.log && grep -q "verify: PASS" ver.log ||
   { cat ver.log >&2; fail "verify of the B = 1000 run: not a byte-identical pass"; }
+
+# more than 32 heads: a random model of 2 layers x 20 heads, so the sets "all" (40) and often
+# "sharp" or "flat" take the selection shared across replicates (ns_boot_set_medians) and the
+# layers (20) the comparator network at a size the stand-in does not have; its C intervals again
+# equal the Python reference, bit for bit
+"$NORMSWEEP" mkmodel --layers 2 --heads 20 --embd 80 --ctx 64 --vocab 50257 --seed 5 \
+  --out wide > wmk.log 2>&1 || { cat wmk.log >&2; fail "mkmodel of 2 x 20 heads"; }
+sed -e "s|^model: .*|model: $work/wide|" -e 's/^  layers: .*/  layers: all/' \
+    -e 's/^normalizer: .*/normalizer: [softmax]/' -e 's/^  T: .*/  T: [0.01, 1.0]/' ks.yaml > wide.yaml
+grep -q '^  layers: all' wide.yaml && grep -q "^model: $work/wide" wide.yaml ||
+  fail "wide.yaml: the sed did not apply"
+run_np 2 wide.yaml --output wide.nc --checkpoint-dir ckw 2> logw || { cat logw >&2; fail "sweep of 2 x 20 heads"; }
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_intervals_c.py" "$top_srcdir/postprocess" wide.nc > refw.log 2>&1 ||
+  { cat refw.log >&2; fail "40 heads: the C intervals differ from the Python reference"; }
+cat refw.log
 
 # the blocks' pieces spread over the ranks by unit of work (a group's means, or its KS tests at
 # one L; ns_sweep_spread): one normalizer and 3 T make 3 groups, 3 means units and 9 KS units; at
