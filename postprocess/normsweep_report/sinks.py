@@ -62,7 +62,7 @@ def verdicts(run, first_rows, resamples, t_ks, progress=None):
 def figure(figs, sums):
     """One layer x head map of the mean sink mass per normalizer entry (s: a sink head)."""
     run = figs.run
-    fig, axes = figs.panels(len(sums), w=3.6, h=3.0, cols=4)
+    fig, axes = figs.panels(len(sums), w=4.2, h=3.2, cols=4)
     for ax, s in zip(axes, sums):
         a = np.array([[np.nan if x is None else x for x in r] for r in s["per_head"]], float)
         im = ax.imshow(np.ma.masked_invalid(a), origin="lower", aspect="auto", cmap="viridis",
