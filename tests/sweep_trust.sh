@@ -108,7 +108,10 @@ hold_off
 w=$(wait_held $launcher) || exit 1
 wait $launcher; rc=$?
 [ $rc -eq 3 ] || { cat logs >&2; fail "silent worker: exit $rc, expected 3"; }
-grep -q "rank 1 has not been heard from for 3 s" logs || { cat logs >&2; fail "the silent rank was not named"; }
+# the silence it reports is what the master measured when it looked: at least the 3 s timeout, more
+# on a loaded machine (11 s once at load 9 on 2 cores)
+s=$(sed -n 's/.*rank 1 has not been heard from for \([0-9]*\) s (task .*/\1/p' logs | head -n 1)
+[ -n "$s" ] && [ "$s" -ge 3 ] || { cat logs >&2; fail "the silent rank was not named after at least 3 s"; }
 grep -q "continue with --resume" logs || fail "no resume hint after the stall"
 kill -KILL "$w" 2> /dev/null
 run_np 2 slow.yaml --output s.nc --checkpoint-dir cks --resume 2> logs2 || { cat logs2 >&2; fail "resume after a stall"; }
