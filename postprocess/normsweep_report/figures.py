@@ -366,14 +366,7 @@ class Figures:
             else:
                 im = ax.imshow(np.ma.masked_invalid(a), origin="lower", aspect="auto",
                                cmap="viridis", vmin=vmin, vmax=vmax)
-            ax.set_title(title)
-            ax.set_xlabel("head")
-            ax.set_ylabel("layer")
-            ax.set_xticks(range(len(run.heads)))
-            ax.set_xticklabels(run.heads)
-            ax.set_yticks(range(len(run.layers)))
-            ax.set_yticklabels(run.layers)
-            fig.colorbar(im, ax=ax, fraction=0.046)
+            head_map_axes(fig, ax, im, run, title)
         cap = ("Fig. 6: layer x head maps at L = %d, T = %g (x: no N of the grid passes; -: not "
                "computable)." % (run.L[li], run.T[ti]))
         if dropped:
@@ -419,6 +412,19 @@ class Figures:
         self.save(fig, "fig7_vs_entropy", "Fig. 7: the key quantities of each head against its "
                   "normalised attention entropy at L = %d, every T (colour); heads left of the "
                   "dashed line are judged as sharp, right of it as flat." % run.L[li], h, ncol=6)
+
+
+def head_map_axes(fig, ax, im, run, title):
+    """The frame of a layer x head map (Fig. 6, Fig. 8): title, axes named and ticked by the
+    run's layers and heads, a colour bar."""
+    ax.set_title(title)
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    ax.set_xticks(range(len(run.heads)))
+    ax.set_xticklabels(run.heads)
+    ax.set_yticks(range(len(run.layers)))
+    ax.set_yticklabels(run.layers)
+    fig.colorbar(im, ax=ax, fraction=0.046)
 
 
 def _plain(x, pos=None):

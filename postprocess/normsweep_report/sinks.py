@@ -7,7 +7,7 @@ axis -- every normalizer, and with `sink_view: true` each one's view without the
 same claims and rules as the first entry's, so a reader sees how much of each claim is the sink."""
 import numpy as np
 
-from . import claims, stats
+from . import claims, figures, stats
 
 SINK_EPS = 0.3  # Gu et al. (ICLR 2025, arXiv 2410.10781): a head is a sink head above it
 
@@ -69,15 +69,9 @@ def figure(figs, sums):
                        vmin=0.0, vmax=1.0)
         for (y, x), v in np.ndenumerate(a):
             if np.isfinite(v) and v > SINK_EPS:
-                ax.text(x, y, "s", ha="center", va="center", fontsize=9, color="w")
-        ax.set_title(s["normalizer"])
-        ax.set_xlabel("head")
-        ax.set_ylabel("layer")
-        ax.set_xticks(range(len(run.heads)))
-        ax.set_xticklabels(run.heads)
-        ax.set_yticks(range(len(run.layers)))
-        ax.set_yticklabels(run.layers)
-        fig.colorbar(im, ax=ax, fraction=0.046)
+                ax.text(x, y, "s", ha="center", va="center", fontsize=figures.MIN_PT + 1,
+                        color="w")
+        figures.head_map_axes(fig, ax, im, run, s["normalizer"])
     s0 = sums[0]
     figs.save(fig, "fig8_sink_mass", "Fig. 8: the mean share of each head's mass on the window's "
               "first key (sink_mass, METRICS.md 8.1) at L = %d, T = %g, per normalizer entry; s: a "
