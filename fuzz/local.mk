@@ -5,7 +5,8 @@
 # address,undefined), which then runs them. The same targets are replayed in `make check` through
 # a plain main() (tests/hardening.mk).
 # Each target links only the libraries it needs (so one module's half-written state does not
-# block fuzzing the others).
+# block fuzzing the others). The replays of `make check` (tests/hardening.mk) link the same lists,
+# so a list that misses a library fails `make check`, not only scripts/fuzz.
 FUZZ_LIBS_TOKENIZER = src/tokenizer/libns_tokenizer.a src/common/libns_common.a
 # model parses the attention normalizer of config.json (norm/ns_normalize)
 FUZZ_LIBS_MODEL = src/model/libns_model.a src/norm/libns_norm.a src/common/libns_common.a
@@ -15,7 +16,7 @@ FUZZ_LIBS_SWEEP = $(NS_LIBS)
 # the training grid file (traingrid/ns_train_grid; normalizer names from norm/, the strict
 # ranges of model/ns_gpt2_config, the UTF-8 length of corpus/, whose object also encodes through
 # tokenizer/)
-FUZZ_LIBS_TRAIN_GRID = src/train/libns_train.a src/model/libns_model.a \
+FUZZ_LIBS_TRAIN_GRID = src/traingrid/libns_traingrid.a src/train/libns_train.a src/model/libns_model.a \
 	src/analysis/libns_analysis.a src/norm/libns_norm.a src/corpus/libns_corpus.a src/tokenizer/libns_tokenizer.a \
 	src/common/libns_common.a
 FUZZ_HDRS = $(top_srcdir)/fuzz/ns_fuzz.h
