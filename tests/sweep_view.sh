@@ -47,6 +47,12 @@ VIEWS="softmax, sink excluded|softmax1, sink excluded|sigmoid b=-log(L), sink ex
 grep -qF "normalizers 10 (softmax softmax1 sigmoid b=-log(L) sparsemax stickbreaking softmax, sink excluded softmax1, sink excluded sigmoid b=-log(L), sink excluded sparsemax, sink excluded stickbreaking, sink excluded)" validate.txt ||
   { cat validate.txt >&2; fail "validate does not list the views"; }
 run_np 2 view.yaml 2> view.log || { cat view.log >&2; fail "the sink_view sweep"; }
+# the summary's medians: n_crit over the keys a row has, L for a listed entry, L - 1 for a view
+grep "^n_crit_expected" view.log > ncrit.txt
+[ "$(grep -c ', sink excluded, median over heads.*median n_crit/(L-1) ' ncrit.txt)" -eq 5 ] &&
+  [ "$(grep -c 'median n_crit/L ' ncrit.txt)" -eq 5 ] &&
+  ! grep ', sink excluded, median' ncrit.txt | grep -q 'n_crit/L ' ||
+  { cat ncrit.txt >&2; fail "the summary's n_crit medians do not name their keys (L, or L-1 for a view)"; }
 "$PYTHON_DEBIAN" "$check" runs/view/view.nc "$LISTED|$VIEWS" || fail "check_sweep_norms"
 "$PYTHON_DEBIAN" "$check" views runs/view/view.nc || fail "check_sweep_norms views"
 run_np 1 plain.yaml 2> plain.log || { cat plain.log >&2; fail "the sink_view: false sweep"; }

@@ -9,7 +9,8 @@
 #      config.json: every causal weight recomputed from the dumped logits by the defining formula
 #      (tests/check_train_norms.py), rows off the simplex;
 #  (4) the softmax1 and the sigmoid model run through a sweep over softmax, softmax1 and sigmoid
-#      (mass and sink_mass written, the model's attention named in model_attention).
+#      (mass and sink_mass written, the model's attention named in model_attention, sigmoid
+#      with its b).
 set -u
 : "${NORMSWEEP:?run through make check}" "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}" \
   "${top_srcdir:?}" "${PYTHON_DEBIAN:=/usr/bin/python3}"
@@ -116,6 +117,7 @@ EOF
 done
 grep -q ':model_attention = "softmax1 of q.k / sqrt(head_dim) / 1"' s1.cdl ||
   fail "the sweep's model_attention does not name softmax1"
-grep -q ':model_attention = "sigmoid of q.k / sqrt(head_dim) / 1"' sig.cdl ||
-  fail "the sweep's model_attention does not name sigmoid"
+# with its bias: the default -log(ctx) of the 16-token model, as config.json holds it (10 digits)
+grep -q ':model_attention = "sigmoid (b = -2.772588722) of q.k / sqrt(head_dim) / 1"' sig.cdl ||
+  fail "the sweep's model_attention does not name sigmoid with its b: $(grep model_attention sig.cdl)"
 echo "train_norms: ok"

@@ -99,9 +99,17 @@ size_t ns_sweep_model_attrs(const ns_model_config *mc, ns_nc_attr *a, char *buf,
     INT("model_sliding_window", mc->sliding_window);
     char *att = buf + used;
     double T = mc->attn_temperature > 0.0 ? mc->attn_temperature : 1.0;
-    char s_arg[48] = "";
-    if (mc->attn_norm_kind == NS_NORM_SSMAX)
+    char s_arg[80] = "";
+    if (mc->attn_norm_kind == NS_NORM_SSMAX) {
         snprintf(s_arg, sizeof s_arg, " (s = %g)", mc->attn_norm_s);
+    } else if (mc->attn_norm_kind == NS_NORM_SIGMOID) {
+        /* its bias as the normalizer coordinate writes one ("sigmoid b=-2.772588722": the
+         * shortest text that reads back as the model's double) */
+        ns_normalizer f = {.kind = NS_NORM_SIGMOID, .b = mc->attn_norm_s};
+        char label[64];
+        ns_normalizer_label(&f, 1, label, sizeof label);
+        snprintf(s_arg, sizeof s_arg, " (b = %s)", label + strlen("sigmoid b="));
+    }
     used += (size_t)snprintf(att, size - used, "%s%s of q.k / sqrt(head_dim) / %g%s",
                              ns_normalizer_name((ns_normalizer_kind)mc->attn_norm_kind), s_arg, T,
                              mc->n_kv_head < mc->n_head ? "; grouped-query: query head h uses "

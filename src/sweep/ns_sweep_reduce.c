@@ -267,13 +267,14 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
                         frac[known++] = INFINITY;
                 }
             add(buf, size, " L=%zu: %zu/%zu heads", g->L[Li], found, heads);
+            const char *ratio = keys < g->L[Li] ? "n_crit/(L-1)" : "n_crit/L";
             if (known) {
                 double m = median_of(frac, known);
                 if (isinf(m))
-                    add(buf, size, " (median n_crit/L above %.1f %%)",
+                    add(buf, size, " (median %s above %.1f %%)", ratio,
                         100.0 * (double)largest / (double)keys);
                 else
-                    add(buf, size, " (median n_crit/L %.1f %%)", 100.0 * m);
+                    add(buf, size, " (median %s %.1f %%)", ratio, 100.0 * m);
             }
             add(buf, size, Li + 1 < g->nL ? ";" : "");
         }
