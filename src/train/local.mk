@@ -29,9 +29,9 @@ tests_test_train_grad_LDADD = $(NS_TEST_LIBS)
 TESTS += tests/test_train_grad
 
 # the command end to end: invalid input, a tiny run read back by dump, -np 1 = -np 2, SIGTERM +
-# --resume = uninterrupted
-TESTS += tests/train_cli.sh
-EXTRA_DIST += tests/train_cli.sh
+# --resume = uninterrupted; the output directory's lock (held, refused, kept when stopped, gone when done)
+TESTS += tests/train_cli.sh tests/train_lock.sh
+EXTRA_DIST += tests/train_cli.sh tests/train_lock.sh
 
 # the gradient against PyTorch autograd on the same tiny model and sequence
 check_PROGRAMS += tests/train_grad_export

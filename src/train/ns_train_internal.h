@@ -32,7 +32,16 @@ typedef struct ns_train_inputs {
  * model; every rank receives the tokens and the same status. */
 int ns_train_prepare(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hooks,
                      ns_train_inputs *in, ns_err *err);
-void ns_train_inputs_free(ns_train_inputs *in, int keep_lock_file);
+/* What becomes of out_dir/lock when the inputs are freed: a refused run leaves no trace
+ * (ABANDON: a file it created goes, an existing one gets its record back), a stopped or failed
+ * run leaves the file naming its last holder (KEEP), a finished run removes it (DROP: nothing is
+ * left to protect, as a finished sweep's checkpoint directory). */
+typedef enum ns_train_lock_end {
+    NS_TRAIN_LOCK_ABANDON = 0,
+    NS_TRAIN_LOCK_KEEP,
+    NS_TRAIN_LOCK_DROP
+} ns_train_lock_end;
+void ns_train_inputs_free(ns_train_inputs *in, ns_train_lock_end lock_end);
 
 /* The effective warmup (NS_TRAIN_AUTO resolved). */
 uint64_t ns_train_warmup(const ns_train_options *opt);

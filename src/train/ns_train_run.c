@@ -335,7 +335,7 @@ static int loop(ns_train_state *st, ns_err *err)
     return NS_OK;
 }
 
-static void state_free(ns_train_state *st, int keep_lock_file)
+static void state_free(ns_train_state *st, ns_train_lock_end lock_end)
 {
     ns_train_model_work_free_f32(st->work);
     ns_train_reduce_free(st->red);
@@ -349,7 +349,7 @@ static void state_free(ns_train_state *st, int keep_lock_file)
     free(st->unit_loss);
     free(st->unit_jac);
     free(st->gathered);
-    ns_train_inputs_free(&st->in, keep_lock_file);
+    ns_train_inputs_free(&st->in, lock_end);
 }
 
 /* --steps 0: the initial model's validation loss over every window, nothing written. */
@@ -388,14 +388,14 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hoo
     if (rc == NS_OK)
         rc = agree(&st, allocate(&st, err), err);
     if (rc != NS_OK) { /* invalid input: nothing written */
-        state_free(&st, 0);
+        state_free(&st, NS_TRAIN_LOCK_ABANDON);
         return rc;
     }
     if (opt->steps == 0) { /* the starting model (--init-from or the initialisation) */
         rc = start(&st, err);
         if (rc == NS_OK)
             rc = agree(&st, evaluate_only(&st, out, err), err);
-        state_free(&st, 0);
+        state_free(&st, NS_TRAIN_LOCK_ABANDON);
         return rc;
     }
     rc = start(&st, err);
@@ -429,6 +429,6 @@ int ns_train_run(MPI_Comm comm, const ns_train_options *opt, const ns_hooks *hoo
                      out->tokens_per_second, st.val_loss, st.data.n_val, opt->out_dir,
                      opt->out_dir);
     }
-    state_free(&st, 1);
+    state_free(&st, rc == NS_OK ? NS_TRAIN_LOCK_DROP : NS_TRAIN_LOCK_KEEP);
     return rc;
 }

@@ -344,11 +344,13 @@ int ns_train_prepare(MPI_Comm comm, const ns_train_options *o, const ns_hooks *h
     return rc;
 }
 
-void ns_train_inputs_free(ns_train_inputs *in, int keep_lock_file)
+void ns_train_inputs_free(ns_train_inputs *in, ns_train_lock_end lock_end)
 {
     if (!in)
         return;
-    if (keep_lock_file)
+    if (lock_end == NS_TRAIN_LOCK_DROP)
+        ns_lock_drop(in->lock);
+    else if (lock_end == NS_TRAIN_LOCK_KEEP)
         ns_lock_release(in->lock);
     else
         ns_lock_abandon(in->lock);
