@@ -10,12 +10,13 @@ NS_REPORT_PY = postprocess/normsweep_report/__init__.py postprocess/normsweep_re
 	postprocess/normsweep_report/page.py postprocess/normsweep_report/build.py \
 	postprocess/normsweep_report/training.py postprocess/normsweep_report/cli.py \
 	postprocess/normsweep_report/files.py postprocess/normsweep_report/compare.py \
-	postprocess/normsweep_report/sinks.py
+	postprocess/normsweep_report/sinks.py postprocess/normsweep_report/training_sinks.py
 dist_noinst_SCRIPTS += postprocess/report
 nobase_dist_pkgdata_DATA += $(NS_REPORT_PY)
 EXTRA_DIST += tests/postprocess_report.sh tests/check_report.py tests/report_stats.sh \
 	tests/report_fixture.py tests/check_rng.py tests/check_bootstrap.py tests/check_rules.py \
-	tests/check_file_intervals.py tests/check_training_seeds.py tests/summary_report.sh \
+	tests/check_file_intervals.py tests/check_training_seeds.py tests/check_training_sinks.py \
+	tests/summary_report.sh \
 	tests/check_summary_report.py tests/report_files.sh tests/check_report_files.py \
 	tests/report_sinks.sh
 TESTS += tests/postprocess_report.sh tests/report_stats.sh tests/summary_report.sh \

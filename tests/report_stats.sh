@@ -12,6 +12,10 @@
 #      either no interval claim is decided (check_file_intervals.py);
 #  (5) the training page's claim with several seeds per cell: each answer on a hand-made grid,
 #      every number recomputed by check_training_report.py (check_training_seeds.py).
+#  (6) the training page's sink mass and selectivity table on a hand-made grid whose sweep.nc
+#      files hold values chosen here: the model's own entry, largest L, T nearest 1, largest N with
+#      values, the means over heads and the seeds' means and t-intervals, known exactly
+#      (check_training_sinks.py --hand-made).
 set -eu
 : "${top_srcdir:?}" "${top_builddir:?}" "${PYTHON_DEBIAN:?}"
 work=$(mktemp -d "$top_builddir/report-stats.XXXXXX")
@@ -29,3 +33,6 @@ echo "ok 3 - the decision rules and the grid-cannot-decide rule on hand-made cas
 echo "ok 4 - intervals from the file judge as intervals from the samples"
 "$PYTHON_DEBIAN" "$top_srcdir/tests/check_training_seeds.py" "$pp" "$work" || fail "training seeds"
 echo "ok 5 - the training claim across seeds: each of the three answers"
+"$PYTHON_DEBIAN" "$top_srcdir/tests/check_training_sinks.py" --hand-made "$pp" "$work" ||
+  fail "training sinks"
+echo "ok 6 - the training page's sink mass and selectivity: known values, seeds pooled"

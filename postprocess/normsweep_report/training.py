@@ -1,7 +1,8 @@
 """training: the training page of a `normsweep train-grid` output (docs/REPORT.md, "The training
 page"): per-cell verdicts from each training log, and the paper's training claim judged with
 the same three answers as the sweep's claims, with an interval across seeds where the grid has
-several seeds per (normalizer, T, clip) cell."""
+several seeds per (normalizer, T, clip) cell; and, from the cells' sweeps, sink mass beside
+selectivity (training_sinks)."""
 import json
 import math
 import os
@@ -9,7 +10,7 @@ import os
 import numpy as np
 import netCDF4
 
-from . import files, page, rules
+from . import files, page, rules, training_sinks
 from .load import InputError
 from .rules import SUPPORTED, CONTRADICTED, INCONCLUSIVE
 
@@ -294,7 +295,8 @@ def build(grid_dir, out, formats):
                      "degraded_nats, or most seeds diverged; contradicted iff it lies below and "
                      "no seed diverged; else inconclusive; fewer than min_seeds seeds: "
                      "inconclusive"},
-           "figures": figs_.names}
+           "figures": figs_.names,
+           "sink_selectivity": training_sinks.table(cells)}
     write_html(grid_dir, out, rep, figs_)
     files.write_text(os.path.join(out, "training.json"),
                      json.dumps(page.json_safe(rep), indent=1, allow_nan=False))
@@ -347,6 +349,9 @@ def write_html(grid_dir, out, rep, figs_):
                           fmt(r["grad_norm_max"]), "%.0f %%" % (100 * r["clipped_fraction"]),
                           fmt(r["attn_jac_q95_max"]), h(r["verdict"]),
                           "yes" if r["swept"] else "no"] for r in rows]))
+    sinks = training_sinks.html(rep["sink_selectivity"])
+    if sinks:
+        p.append(sinks)
     for name in figs_.names:
         p.append(page.img(out, name, h(figs_.captions[name])))
     p.append("</body></html>")
