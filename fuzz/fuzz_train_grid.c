@@ -2,7 +2,8 @@
  * expected status with a one-line message naming the file; an accepted grid must satisfy what
  * `normsweep train-grid` relies on: at least one normalizer and one temperature, no repeats, T in
  * [1e-6, 1e6], ssmax listed exactly when ssmax_s is given, the train: options as "--name" [value]
- * pairs without the options the grid sets, an output directory, distinct cell names. */
+ * pairs without the options the grid sets, seeds without repeats and never beside train's --seed,
+ * an output directory, distinct cell names. */
 #include <stdint.h>
 #include <string.h>
 
@@ -24,6 +25,13 @@ static void check_grid(const ns_train_grid *g)
     for (size_t i = 0; i < g->n_temperatures; i++)
         NS_FUZZ_CHECK(g->temperatures[i] >= 1e-6 && g->temperatures[i] <= 1e6,
                       "T = %g accepted", g->temperatures[i]);
+    for (size_t i = 0; i < g->n_seeds; i++)
+        for (size_t j = 0; j < i; j++)
+            NS_FUZZ_CHECK(g->seeds[i] != g->seeds[j], "seed %llu accepted twice",
+                          (unsigned long long)g->seeds[i]);
+    NS_FUZZ_CHECK(ns_train_grid_cells(g) == g->n_normalizers * g->n_temperatures *
+                  (g->n_seeds ? g->n_seeds : 1), "%zu cells for a %zu x %zu x %zu grid",
+                  ns_train_grid_cells(g), g->n_normalizers, g->n_temperatures, g->n_seeds);
     static const char *const grid_set[] = {"--normalizer", "--s", "--temperature", "--out",
                                            "--resume"};
     for (size_t i = 0; i < g->n_train_args; i++) {
@@ -33,6 +41,8 @@ static void check_grid(const ns_train_grid *g)
             continue; /* a value */
         for (size_t k = 0; k < sizeof grid_set / sizeof grid_set[0]; k++)
             NS_FUZZ_CHECK(strcmp(a, grid_set[k]) != 0, "train: sets %s", a);
+        NS_FUZZ_CHECK(!g->n_seeds || strcmp(a, "--seed") != 0,
+                      "seeds: accepted with train: seed:");
     }
     size_t n = ns_train_grid_cells(g);
     char **names = calloc(n, sizeof *names);

@@ -145,10 +145,17 @@ def train_grid_seeds(out):
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweeps",
                            "training.yaml"), "rb") as f:
         write(out, p, "shipped.yaml", f.read())
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweeps",
+                           "training-sinks.yaml"), "rb") as f:
+        write(out, p, "shipped_sinks.yaml", f.read())
     write(out, p, "minimal.yaml", "train: {steps: 2}\nnormalizers: [softmax]\ntemperatures: [1]\n")
     write(out, p, "flow.yaml", "{train: {preset: tiny, strip_gutenberg: false, lr_min: 0.1}, "
           "normalizers: [ssmax, entmax15], ssmax_s: 0.5, temperatures: [1e-6, 1e6, 0.1], "
           "sweep: s.yaml, out: o}\n")
+    write(out, p, "seeds.yaml", "train: {steps: 2}\nnormalizers: [softmax, sigmoid]\n"
+          "temperatures: [1, 0.5]\nseeds: [0, 18446744073709551615, 2]\n")
+    write(out, p, "bad_seeds.yaml", "train: {seed: 1}\nnormalizers: [softmax]\ntemperatures: [1]\n"
+          "seeds: [1, '2', -1, 18446744073709551616, 1]\n")
     write(out, p, "bad.yaml", "train: [1]\nnormalizers: [softmax, softmax]\ntemperatures: [0]\n"
           "train: {temperature: 2}\n")
 

@@ -11,7 +11,11 @@
 #      bytes of an uninterrupted run;
 #  (4) an archive of a cell's sweep verifies (verify uses the model the run was given);
 #  (5) postprocess/report --training: training.json's numbers and verdicts recomputed from the
-#      train.nc files by tests/check_training_report.py.
+#      train.nc files by tests/check_training_report.py;
+#  (6) seeds: as a grid axis (2 normalizers x 2 seeds): cells <normalizer>-T<T>-s<seed> in
+#      normalizer, T, seed order, a seeded cell byte-identical to `normsweep train --seed S`; the
+#      training page's sink mass and selectivity table, its numbers recomputed from the cells'
+#      sweep.nc files (tests/check_training_sinks.py).
 set -u
 : "${NORMSWEEP:?run through make check}" "${MPIEXEC:?}" "${NS_TEST_TOKENIZER_DIR:?}" "${NS_TEST_CORPUS:?}" \
   "${PYTHON_DEBIAN:?}" "${top_srcdir:?}"
@@ -95,6 +99,20 @@ sed -i 's/^  positions: 32/  positions: 16/' g.yaml
 expect_invalid "L_max beyond the model" "shards.L_max 32 exceeds the context of the models trained"
 grid "normalizers: [softmax]" "temperatures: [1]" "sweep: nosuch.yaml"
 expect_invalid "missing sweep" "nosuch.yaml"
+grid "normalizers: [softmax]" "temperatures: [1]" "seeds: [3, 4]"
+expect_invalid "seeds with train: seed" "g.yaml:13: train: seed: and seeds: (line 19) both set the seed"
+grid "normalizers: [softmax]" "temperatures: [1]" "seeds: [3, 4, 3]"
+sed -i '/^  seed: 11/d' g.yaml
+expect_invalid "seed twice" "g.yaml:18: seeds: 3 listed twice"
+grid "normalizers: [softmax]" "temperatures: [1]" "seeds: [3, '4']"
+sed -i '/^  seed: 11/d' g.yaml
+expect_invalid "quoted seed" "g.yaml:18: seeds: expected an integer in 0..18446744073709551615, got the quoted string '4'"
+grid "normalizers: [softmax]" "temperatures: [1]" "seeds: [18446744073709551616]"
+sed -i '/^  seed: 11/d' g.yaml
+expect_invalid "seed too large" "g.yaml:18: seeds: 18446744073709551616 is out of range 0..18446744073709551615"
+grid "normalizers: [softmax]" "temperatures: [1]" "seeds: []"
+sed -i '/^  seed: 11/d' g.yaml
+expect_invalid "no seeds" "g.yaml:18: seeds: expected a non-empty list"
 "$NORMSWEEP" train-grid nosuch-grid.yaml 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "nosuch-grid.yaml" err || { cat err >&2; fail "missing grid: exit $rc"; }
 echo "ok 1 - invalid grids: exit 2, file:line and cause named, nothing written"
@@ -197,3 +215,40 @@ for f in training.html training.json fig_training_val_loss.png fig_training_grad
 "$PYTHON_DEBIAN" "$here/postprocess/report" --training nowhere --out rep2 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "nowhere: no such directory" err || fail "report --training nowhere: exit $rc"
 echo "ok 5 - the training page: numbers and verdicts recomputed from train.nc"
+
+# (6) seeds: as a grid axis, and the page's sink mass and selectivity table. The same tiny budget
+# (8 steps of a 1-layer model) and a sweep with the models' own normalizers.
+{ cat sw.yaml; echo "normalizer: [softmax, sigmoid]"; } > sw6.yaml
+grid "normalizers: [softmax, sigmoid]" "temperatures: [1]" "seeds: [7, 5]" "sweep: sw6.yaml" \
+  "out: out6"
+sed -i '/^  seed: 11/d' g.yaml
+"$NORMSWEEP" train-grid g.yaml 2> log6 || { tail -20 log6 >&2; fail "seeded grid run"; }
+order=$(sed -n 's/.*: cell [0-9] of 4: //p' log6 | tr '\n' ' ')
+[ "$order" = "softmax-T1-s7 softmax-T1-s5 sigmoid-T1-s7 sigmoid-T1-s5 " ] ||
+  { cat log6 >&2; fail "seeded cells: '$order'"; }
+for c in $order; do
+  [ -s "out6/$c/sweep.nc" ] || fail "out6/$c/sweep.nc missing"
+  grep -q "\"normsweep_seed\": \"${c##*-s}\"" "out6/$c/model/config.json" ||
+    fail "$c: seed ${c##*-s} not in config.json"
+done
+"$NORMSWEEP" train --layers 1 --heads 2 --embd 16 --ctx 16 --positions 32 --batch 4 --steps 8 \
+  --lr 3.0e-3 --val-every 4 --val-windows 4 --jac-every 2 --corpus small.txt \
+  --tokenizer "$NS_TEST_TOKENIZER_DIR" --no-strip-gutenberg --normalizer sigmoid \
+  --temperature 1 --seed 5 --out byhand6 2> logh6 || { cat logh6 >&2; fail "seeded train by hand"; }
+cmp -s byhand6/model.safetensors out6/sigmoid-T1-s5/model/model.safetensors ||
+  fail "the grid's sigmoid-T1-s5 differs from normsweep train --seed 5"
+cmp -s byhand6/model.safetensors out6/sigmoid-T1-s7/model/model.safetensors &&
+  fail "seeds 5 and 7 trained the same weights"
+"$PYTHON_DEBIAN" "$here/postprocess/report" --training out6 --out rep6 > rlog6 2>&1 ||
+  { cat rlog6 >&2; fail "report --training (seeds)"; }
+"$PYTHON_DEBIAN" "$here/tests/check_training_sinks.py" out6 rep6/training.json ||
+  fail "the sink mass and selectivity table differs from the sweeps"
+"$PYTHON_DEBIAN" -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["sink_selectivity"]["rows"]
+got = sorted((r["normalizer"], r["seeds"], r["own_normalizer"], r["sink_mass"]["n"]) for r in rows)
+want = [("sigmoid", [5, 7], True, 2), ("softmax", [5, 7], True, 2)]
+sys.exit(0 if got == want else "rows: %r" % got)' rep6/training.json || fail "seeds not pooled per normalizer"
+"$PYTHON_DEBIAN" "$here/tests/check_training_report.py" out6 rep6/training.json ||
+  fail "training.json (seeds) differs from the training logs"
+echo "ok 6 - seeds: cells per seed (one equal to train --seed), the page's sink mass and selectivity recomputed from the sweeps"

@@ -1,7 +1,8 @@
 /* cmd_train_grid: the `normsweep train-grid` subcommand: parses its options, opens the grid
  * (src/traingrid), parses every cell's training options as `normsweep train` does, has the grid
  * checked before any work, initialises MPI once and runs the grid (ns_train_grid_run_all: for
- * each normalizer x temperature cell a training and a sweep of its model, on all ranks); prints
+ * each normalizer x temperature [x seed] cell a training and a sweep of its model, on all ranks);
+ * prints
  * and chooses the exit code; --resume continues an interrupted grid. docs/TRAIN.md, "Training
  * grids". */
 #include <mpi.h>
@@ -24,15 +25,16 @@ static void grid_usage(FILE *out)
             "\n"
             "Test the paper's training claim: train one model per normalizer x temperature of\n"
             "GRID.yaml with the same seed and budget (`normsweep train`, options from its train:\n"
-            "section), then sweep each trained model with the grid's sweep file (its model: replaced\n"
-            "by the trained one). Every cell's training options and the sweep file are checked\n"
+            "section), or one per normalizer x temperature x seed with the file's seeds: list;\n"
+            "then sweep each trained model with the grid's sweep file (its model: replaced by\n"
+            "the trained one). Every cell's training options and the sweep file are checked\n"
             "before any work. Writes, under the output directory (the file's out:, default\n"
-            "runs/<stem>):\n"
-            "  training.yaml                    the grid file as run\n"
-            "  <normalizer>-T<T>/model/         the model (model.safetensors, config.json), its\n"
-            "                                   training log train.nc and checkpoint/\n"
-            "  <normalizer>-T<T>/sweep.nc       the sweep of that model\n"
-            "  <normalizer>-T<T>/sweep-checkpoint/  the sweep's journal\n"
+            "runs/<stem>; CELL is <normalizer>-T<T>, with seeds: <normalizer>-T<T>-s<seed>):\n"
+            "  training.yaml          the grid file as run\n"
+            "  CELL/model/            the model (model.safetensors, config.json), its training log\n"
+            "                         train.nc and checkpoint/\n"
+            "  CELL/sweep.nc          the sweep of that model\n"
+            "  CELL/sweep-checkpoint/ the sweep's journal\n"
             "`postprocess/report --training DIR` draws the report's training page from it.\n"
             "\n"
             "Options:\n"

@@ -1,8 +1,9 @@
 /* ns_train_grid: reading and checking a training grid file (libyaml's document API); the cells'
- * order and names. */
+ * order (normalizer x temperature x seed), seeds and names. */
 #include "traingrid/ns_train_grid.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "norm/ns_normalize.h"
 #include "common/ns_file.h"
+#include "common/ns_range.h"
 #include "corpus/ns_corpus.h"
 #include "model/ns_gpt2.h"
 
@@ -29,6 +31,8 @@ typedef struct gp {
     const char *name;
     ns_train_grid *g;
     ns_err *err;
+    int seed_line;  /* the line of `train: seed:` (0: not given) */
+    int seeds_line; /* the line of `seeds:` */
 } gp;
 
 static int line_of(const yaml_node_t *n)
@@ -104,6 +108,8 @@ static int train_entry(gp *p, const yaml_node_t *k, const yaml_node_t *v)
                    "without the leading --)", ks);
     if (!vs || !*vs)
         return BAD(p, v, "train: %s: expected one value", ks);
+    if (strcmp(key, "seed") == 0)
+        p->seed_line = line_of(k);
     if (strcmp(key, "strip-gutenberg") == 0) {
         if (strcmp(vs, "true") && strcmp(vs, "false"))
             return BAD(p, v, "train: strip_gutenberg: expected true or false, got '%s'", vs);
@@ -174,6 +180,38 @@ static int temperatures(gp *p, const yaml_node_t *n)
     return NS_OK;
 }
 
+static const ns_range seed_range = NS_RANGE_INT(0, UINT64_MAX, NULL); /* train's --seed */
+
+static int seeds(gp *p, const yaml_node_t *n)
+{
+    p->seeds_line = line_of(n);
+    if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start)
+        return BAD(p, n, "seeds: expected a non-empty list, e.g. [0, 1, 2]");
+    size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (!(p->g->seeds = calloc(cnt, sizeof *p->g->seeds)))
+        return ns_fail(p->err, NS_ERR_NOMEM, "%s: out of memory", p->name);
+    for (size_t i = 0; i < cnt; i++) {
+        const yaml_node_t *e = yaml_document_get_node(p->doc, n->data.sequence.items.start[i]);
+        const char *s = scalar(e);
+        uint64_t seed;
+        ns_err e2;
+        if (!s || e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+            char range[96];
+            ns_range_format(&seed_range, range, sizeof range);
+            return BAD(p, e, "seeds: expected an integer in %s, got %s%s%s", range,
+                       s ? "the quoted string '" : "a collection", s ? s : "", s ? "'" : "");
+        }
+        if (ns_range_parse_u64(&seed_range, "seeds", s, &seed, &e2) != NS_OK)
+            return BAD(p, e, "%s", e2.msg);
+        for (size_t j = 0; j < i; j++)
+            if (p->g->seeds[j] == seed)
+                return BAD(p, e, "seeds: %" PRIu64 " listed twice", seed);
+        p->g->seeds[i] = seed;
+        p->g->n_seeds = i + 1;
+    }
+    return NS_OK;
+}
+
 static int text_value(gp *p, const yaml_node_t *v, const char *key, char **out)
 {
     const char *s = scalar(v);
@@ -187,14 +225,14 @@ static int text_value(gp *p, const yaml_node_t *v, const char *key, char **out)
 static int root_entry(gp *p, const yaml_node_t *k, const yaml_node_t *v, unsigned *seen)
 {
     static const char *const keys[] = {"train", "normalizers", "temperatures", "ssmax_s", "sweep",
-                                       "out"};
+                                       "out", "seeds"};
     const char *ks = scalar(k);
     size_t i = 0;
     while (ks && i < sizeof keys / sizeof keys[0] && strcmp(ks, keys[i]) != 0)
         i++;
     if (!ks || i == sizeof keys / sizeof keys[0])
-        return BAD(p, k, "unknown key '%s' (expected train, normalizers, temperatures, ssmax_s, "
-                   "sweep, out)", ks ? ks : "?");
+        return BAD(p, k, "unknown key '%s' (expected train, normalizers, temperatures, seeds, "
+                   "ssmax_s, sweep, out)", ks ? ks : "?");
     if (*seen & (1u << i))
         return BAD(p, k, "'%s' given twice", ks);
     *seen |= 1u << i;
@@ -207,7 +245,8 @@ static int root_entry(gp *p, const yaml_node_t *k, const yaml_node_t *v, unsigne
         p->g->have_ssmax_s = 1;
         return NS_OK;
     case 4: return text_value(p, v, "sweep", &p->g->sweep);
-    default: return text_value(p, v, "out", &p->g->out);
+    case 5: return text_value(p, v, "out", &p->g->out);
+    default: return seeds(p, v);
     }
 }
 
@@ -240,9 +279,17 @@ static int check_root(gp *p, const yaml_node_t *root)
         return ns_fail(p->err, NS_ERR_INVALID, "%s: %s", p->name,
                        has_ssmax ? "normalizers: ssmax needs ssmax_s: S (its s)"
                                  : "ssmax_s: applies only when ssmax is in normalizers:");
-    if (p->g->n_normalizers * p->g->n_temperatures > NS_TRAIN_GRID_MAX_CELLS)
-        return ns_fail(p->err, NS_ERR_INVALID, "%s: %zu cells; at most %d", p->name,
-                       p->g->n_normalizers * p->g->n_temperatures, NS_TRAIN_GRID_MAX_CELLS);
+    if (p->g->n_seeds && p->seed_line)
+        return ns_fail(p->err, NS_ERR_INVALID, "%s:%d: train: seed: and seeds: (line %d) both "
+                       "set the seed: give seeds: [S, ...] for one cell per seed, or train: "
+                       "seed: S for one seed in every cell, not both (see docs/TRAIN.md, "
+                       "training grids)", p->name, p->seed_line, p->seeds_line);
+    /* (each count is at most the file's size, so the product cannot overflow) */
+    size_t cells = p->g->n_normalizers * p->g->n_temperatures *
+                   (p->g->n_seeds ? p->g->n_seeds : 1);
+    if (cells > NS_TRAIN_GRID_MAX_CELLS)
+        return ns_fail(p->err, NS_ERR_INVALID, "%s: %zu cells; at most %d", p->name, cells,
+                       NS_TRAIN_GRID_MAX_CELLS);
     if (!p->g->out && !(p->g->out = default_out(p->name)))
         return ns_fail(p->err, NS_ERR_NOMEM, "%s: out of memory", p->name);
     /* Two temperatures with one name (they differ beyond 17 digits) cannot happen: the name is
@@ -282,7 +329,7 @@ int ns_train_grid_parse(const char *text, size_t len, const char *name, ns_train
         yaml_parser_delete(&parser);
         return rc;
     }
-    gp p = {&doc, name, g, err};
+    gp p = {&doc, name, g, err, 0, 0};
     int rc = check_root(&p, yaml_document_get_root_node(&doc));
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
@@ -311,6 +358,7 @@ void ns_train_grid_free(ns_train_grid *g)
     free(g->train_args);
     free(g->normalizers);
     free(g->temperatures);
+    free(g->seeds);
     free(g->sweep);
     free(g->out);
     free(g->path);
@@ -318,15 +366,30 @@ void ns_train_grid_free(ns_train_grid *g)
     memset(g, 0, sizeof *g);
 }
 
+/* Cells per (normalizer, temperature): the seeds, or the one seed of train:. */
+static size_t per_T(const ns_train_grid *g)
+{
+    return g->n_seeds ? g->n_seeds : 1;
+}
+
 size_t ns_train_grid_cells(const ns_train_grid *g)
 {
-    return g->n_normalizers * g->n_temperatures;
+    return g->n_normalizers * g->n_temperatures * per_T(g);
 }
 
 void ns_train_grid_cell(const ns_train_grid *g, size_t i, const char **normalizer, double *T)
 {
-    *normalizer = g->normalizers[i / g->n_temperatures];
-    *T = g->temperatures[i % g->n_temperatures];
+    size_t j = i / per_T(g);
+    *normalizer = g->normalizers[j / g->n_temperatures];
+    *T = g->temperatures[j % g->n_temperatures];
+}
+
+int ns_train_grid_cell_seed(const ns_train_grid *g, size_t i, uint64_t *seed)
+{
+    if (!g->n_seeds)
+        return 0;
+    *seed = g->seeds[i % g->n_seeds];
+    return 1;
 }
 
 char *ns_train_grid_cell_name(const ns_train_grid *g, size_t i)
@@ -340,5 +403,8 @@ char *ns_train_grid_cell_name(const ns_train_grid *g, size_t i)
         if (strtod(num, NULL) == T)
             break;
     }
+    uint64_t seed;
+    if (ns_train_grid_cell_seed(g, i, &seed))
+        return ns_str_printf("%s-T%s-s%" PRIu64, norm, num, seed);
     return ns_str_printf("%s-T%s", norm, num);
 }

@@ -1,6 +1,7 @@
 /* ns_train_grid_run: `normsweep train-grid` as library functions (see the header). */
 #include "traingrid/ns_train_grid_run.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,9 @@ static int cell_argv(ns_train_grid_run *r, size_t i)
 {
     const char *norm;
     double T;
+    uint64_t seed;
     ns_train_grid_cell(&r->g, i, &norm, &T);
-    size_t max = r->g.n_train_args + 12;
+    size_t max = r->g.n_train_args + 14;
     char **a = calloc(max, sizeof *a);
     int n = 0;
     if (!a)
@@ -54,6 +56,10 @@ static int cell_argv(ns_train_grid_run *r, size_t i)
     }
     a[n++] = strdup("--temperature");
     a[n++] = ns_str_printf("%.17g", T);
+    if (ns_train_grid_cell_seed(&r->g, i, &seed)) {
+        a[n++] = strdup("--seed");
+        a[n++] = ns_str_printf("%" PRIu64, seed);
+    }
     a[n++] = strdup("--out");
     a[n++] = strdup(r->model_dirs[i]);
     r->argcs[i] = n;

@@ -27,7 +27,7 @@ typedef struct ns_train_grid_run {
     char *sweep;                /* the sweep file found (NULL: the models are only trained) */
     int resume;                 /* continue a stopped grid */
     size_t n;                   /* cells */
-    char **names, **model_dirs; /* per cell: "<normalizer>-T<T>" and OUT/<name>/model */
+    char **names, **model_dirs; /* per cell: "<normalizer>-T<T>[-s<seed>]", OUT/<name>/model */
     char ***argvs;              /* per cell: its `normsweep train` command line (owned here) */
     int *argcs;
     ns_train_options *opts;     /* per cell: filled by the caller from argvs (strings point into
