@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     const ns_model_config *mc = ns_model_config_of(model);
     if (ns_sweep_expand_all(&cfg, mc->n_layer, mc->n_head, &err) != NS_OK)
         return fail("expand", &err);
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
     ns_rows *rows = NULL;

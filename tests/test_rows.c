@@ -84,9 +84,9 @@ static ns_normalizer gNorm[3] = {{.kind = NS_NORM_SOFTMAX, .s = 0}, {.kind = NS_
 
 /* The test grid: L (6, 12), N (1, 2, 4, 8, 11), T (0.1, 1), two eps, layers (0, 1), heads (0, 3),
  * softmax, entmax15 and ssmax, three rows per prefix, windows of 12 tokens. */
-static ns_plan_grid test_grid(void)
+static ns_grid test_grid(void)
 {
-    ns_plan_grid g = {
+    ns_grid g = {
         .L = gL, .nL = 2, .N = gN, .nN = 5, .T = gT, .nT = 2, .eps = gEps, .neps = 2,
         .layers = gLayers, .nlayers = 2, .heads = gHeads, .nheads = 2, .normalizers = gNorm,
         .nnormalizers = 3, .rows = 3, .L_max = 12, .sphere = 1, .probes = 2, .seed = 77,
@@ -99,7 +99,7 @@ static void test_grid_checks(void)
     tiny_model t;
     tiny_model_make(&t, 7); /* n_ctx 12, 2 layers, 4 heads */
     ns_err err;
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     problems p = {0};
     CU_ASSERT_EQUAL(ns_plan_check(&g, note, &p, &err), NS_OK);
     CU_ASSERT_EQUAL(ns_plan_check_model(&g, &t.m.config, "tiny", note, &p, &err), NS_OK);
@@ -151,7 +151,7 @@ static void test_plan_layout(void)
     ns_err err;
     size_t L[2] = {6, 12}, N[5] = {1, 2, 4, 8, 11}, layers[1] = {1}, heads[2] = {0, 3};
     double T[2] = {0.1, 1.0};
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     g.L = L, g.N = N, g.T = T, g.layers = layers, g.nlayers = 1, g.heads = heads;
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
@@ -232,7 +232,7 @@ static void test_plan_memory(void)
     tiny_model t;
     tiny_model_make(&t, 7);
     ns_err err;
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
     ns_plan_memory m, mk;
@@ -293,7 +293,7 @@ static void direct_block(const ns_plan *p, const layer_capture *cap, uint64_t sh
                          size_t hi, size_t ni, size_t Li, ns_kernel kernel, double *out,
                          size_t *ms)
 {
-    const ns_plan_grid *g = &p->g;
+    const ns_grid *g = &p->g;
     ns_head_input in = layer_capture_head(cap, g->layers[li], g->heads[hi]);
     ns_head_key key = {shard, (uint32_t)g->layers[li], (uint32_t)g->heads[hi]};
     const ns_row_layout *lay = ns_plan_layout(p, ni, Li);
@@ -339,7 +339,7 @@ static void test_runner_matches_direct_analysis(void)
     tiny_model t;
     tiny_model_make(&t, 7);
     ns_err err;
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
     const ns_model_config *c = &t.m.config;
@@ -397,7 +397,7 @@ static void test_runner_determinism(void)
     tiny_model t;
     tiny_model_make(&t, 7);
     ns_err err;
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
     int32_t tokens[12];
@@ -456,7 +456,7 @@ static void test_runner_abandons(void)
     tiny_model t;
     tiny_model_make(&t, 7);
     ns_err err;
-    ns_plan_grid g = test_grid();
+    ns_grid g = test_grid();
     ns_plan p;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&p, &g, &t.m.config, &err), NS_OK);
     const ns_model_config *c = &t.m.config;

@@ -239,7 +239,7 @@ static void test_skipped_cells_are_not_errors(void)
     CU_ASSERT_EQUAL(cfg.nheads, 3);
     ns_model_config mc = {.n_layer = 2, .n_head = 3, .n_kv_head = 3, .d_head = 4, .n_embd = 12,
                           .n_ctx = 64, .vocab_size = 50257, .n_inner = 48, .norm_eps = 1e-5};
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&plan, &g, &mc, &err), NS_OK);
@@ -270,7 +270,7 @@ static void test_grid_rows_and_counts(void)
     CU_ASSERT_EQUAL(cfg.nheads, 2);
     ns_model_config mc = {.n_layer = 4, .n_head = 2, .n_kv_head = 2, .d_head = 4, .n_embd = 8,
                           .n_ctx = 16, .vocab_size = 50257, .n_inner = 32, .norm_eps = 1e-5};
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&plan, &g, &mc, &err), NS_OK);
@@ -334,7 +334,7 @@ static void test_memory_estimate(void)
     CU_ASSERT_EQUAL_FATAL(ns_sweep_expand_all(&cfg, 4, 2, &err), NS_OK);
     ns_model_config mc = {.n_layer = 4, .n_head = 2, .n_kv_head = 2, .d_head = 4, .n_embd = 8,
                           .n_ctx = 16, .vocab_size = 50257, .n_inner = 32, .norm_eps = 1e-5};
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(&cfg, &g);
     ns_plan plan;
     CU_ASSERT_EQUAL_FATAL(ns_plan_init(&plan, &g, &mc, &err), NS_OK);
@@ -460,7 +460,7 @@ static void test_memory_estimate(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(manyT);
     for (size_t i = 0; i < 2000000; i++)
         manyT[i] = 1.0 + (double)i;
-    ns_plan_grid big = g;
+    ns_grid big = g;
     big.T = manyT;
     big.nT = 2000000;
     msgs.n = 0;

@@ -233,7 +233,7 @@ static int same_build(const ns_nc_info *info, const char *self_sha, char *why, s
 /* Describe payload index i: (layer, head, normalizer, L, row, metric at (T, N, eps)). */
 static void describe_index(const ns_plan *p, size_t i, char *buf, size_t size)
 {
-    const ns_plan_grid *g = &p->g;
+    const ns_grid *g = &p->g;
     size_t nsl = ns_plan_nslices(p);
     snprintf(buf, size, "value %zu", i);
     for (size_t k = 0; k < nsl; k++) {
@@ -661,7 +661,7 @@ static int lean_journal(ns_vreport *v, vstate *st, const char *hash, int *ok, ns
 static int open_journal(ns_vreport *v, vstate *st, int *ok, ns_err *err)
 {
     *ok = 0;
-    ns_plan_grid grid;
+    ns_grid grid;
     ns_sweep_config_grid(&st->cfg, &grid);
     NS_TRY(ns_plan_init(&st->plan, &grid, &st->in.model_cfg, err));
     st->have_plan = 1;

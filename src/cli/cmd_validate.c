@@ -98,7 +98,7 @@ static void count_grid(const ns_sweep_config *cfg, grid_counts *gc)
 
 /* The time a task takes: its floating-point work at this machine's single-thread sgemm rate,
  * measured now (the sweep runs one BLAS thread per rank). */
-static void print_time(const ns_plan_grid *pg, const ns_model_config *mc, size_t shards)
+static void print_time(const ns_grid *pg, const ns_model_config *mc, size_t shards)
 {
     ns_plan_work w;
     ns_plan_work_estimate(pg, mc, &w);
@@ -118,7 +118,7 @@ static void print_time(const ns_plan_grid *pg, const ns_model_config *mc, size_t
 /* The bootstrap's per-shard values per rank (docs/STATISTICS.md): on 1, 2, 4 and 8 ranks, and
  * the fewest ranks whose largest holds at most the limit (cap; 0: the default), from which on
  * a run writes intervals. */
-static void print_boot(const ns_plan_grid *pg, size_t shards, double cap)
+static void print_boot(const ns_grid *pg, size_t shards, double cap)
 {
     char b[4][32], lim[32];
     if (!(cap > 0))
@@ -233,7 +233,7 @@ static void print_summary(const ns_sweep_config *cfg, const ns_sweep_inputs *in,
     printf("  bootstrap:   %zu resamples of the %zu shards (95 %% percentile intervals, "
            "docs/STATISTICS.md)\n", cfg->bootstrap_resamples, cfg->shard_count);
     if (!schema_only) {
-        ns_plan_grid pg;
+        ns_grid pg;
         ns_plan_memory m;
         ns_sweep_config_grid(cfg, &pg);
         ns_plan_memory_estimate(&pg, &in->model_cfg, cfg->shard_count, cfg->keep_samples, &m);

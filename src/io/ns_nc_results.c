@@ -126,7 +126,7 @@ static void gather_fields(ns_results_desc *rd, const ns_results_data *d, const d
                           size_t total, size_t base, size_t step, size_t nfield, size_t ncell,
                           size_t blk, int with_norm, int preset, double **outs)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t nnorm = with_norm ? g->nnormalizers : 1, nlh = g->nlayers * g->nheads;
     size_t n = nnorm * g->nL * ncell * nlh * blk;
     for (size_t f = 0; f < nfield && !preset; f++)
@@ -184,7 +184,7 @@ static double *gather(ns_results_desc *rd, const ns_results_data *d, const doubl
 /* Values per field of gather_fields. */
 static size_t gather_len(const ns_results_data *d, size_t ncell, size_t blk, int with_norm)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     return (with_norm ? g->nnormalizers : 1) * g->nL * ncell * g->nlayers * g->nheads * blk;
 }
 
@@ -213,7 +213,7 @@ static const char *metric_dims(ns_metric_dims dims, int samples)
 /* The label of normalizer i (ns_normalizer_label): ssmax's s only when the grid has another
  * ssmax of the same view (two ssmax), entmax's alpha and sigmoid's b always, ", sink excluded"
  * for a view, so labels are unique. */
-static int normalizer_label(const ns_plan_grid *g, size_t i, char *buf, size_t size)
+static int normalizer_label(const ns_grid *g, size_t i, char *buf, size_t size)
 {
     const ns_normalizer *f = &g->normalizers[i];
     int twin = 0;
@@ -223,14 +223,14 @@ static int normalizer_label(const ns_plan_grid *g, size_t i, char *buf, size_t s
 }
 
 /* The keys a row of L keys has in normalizer ni's view: L, or L - 1 for the sink-excluded one. */
-static double view_keys(const ns_plan_grid *g, size_t ni, size_t L)
+static double view_keys(const ns_grid *g, size_t ni, size_t L)
 {
     return (double)L - (g->normalizers[ni].view == NS_VIEW_SINK_EXCLUDED ? 1.0 : 0.0);
 }
 
 /* `view` (normalizer), only in a grid with a sink-excluded view (sink_view: true): which keys each
  * entry of the normalizer axis is computed over, and the rule (docs/METRICS.md section 8.2). */
-static void add_view_var(ns_results_desc *rd, const ns_plan_grid *g)
+static void add_view_var(ns_results_desc *rd, const ns_grid *g)
 {
     int any = 0;
     for (size_t i = 0; i < g->nnormalizers; i++)
@@ -260,7 +260,7 @@ static void add_view_var(ns_results_desc *rd, const ns_plan_grid *g)
 }
 
 /* The name_strlen dimension: NAME_LEN, or the longest label when one is longer. */
-static size_t name_len(const ns_plan_grid *g)
+static size_t name_len(const ns_grid *g)
 {
     size_t len = NAME_LEN;
     for (size_t i = 0; i < g->nnormalizers; i++) {
@@ -275,7 +275,7 @@ static size_t name_len(const ns_plan_grid *g)
 /* The per-row sample's coordinates (keep_samples: true only). */
 static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     int32_t *sample = own(rd, S * sizeof *sample), *s_shard = own(rd, S * sizeof *s_shard);
     int32_t *s_row = own(rd, S * sizeof *s_row);
     if (rd->nomem)
@@ -295,7 +295,7 @@ static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, siz
 
 static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t nlen = name_len(g);
     char *names = own(rd, g->nnormalizers * nlen);
     double *s = own(rd, g->nnormalizers * sizeof *s);
@@ -445,7 +445,7 @@ static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_
 static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
                        size_t total, int k, const char *stem, const char *against)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t n = g->nnormalizers * g->nL * g->nT * g->nlayers * g->nheads;
     double *nc = gather(rd, d, d->slices, total, sl->n_crit[k], 1, g->nT, 1, 1);
     double *frac = own(rd, n * sizeof *frac);
@@ -497,7 +497,7 @@ static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_s
 static void add_sink_heads(ns_results_desc *rd, const ns_results_data *d,
                            const ns_slice_layout *sl, size_t total)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t H = g->nheads, n = g->nnormalizers * g->nL * g->nT * g->nlayers;
     double *mean = gather(rd, d, d->slices, total, sl->stats[NS_M_SINK_MASS] + NS_ST_MEAN,
                           NS_ST_COUNT_ALL, g->nT, 1, 1);
@@ -533,7 +533,7 @@ static void add_ks(ns_results_desc *rd, const ns_results_data *d, const ns_slice
     static const char *const against[NS_KS_TESTS] = {
         "distance against distance_expected (the paper's test)",
         "distance against distance_random (the stricter test)"};
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t tn = g->nT * g->nN;
     for (int k = 0; k < NS_KS_TESTS; k++) {
         ns_nc_var *v;
@@ -559,7 +559,7 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
     static const char *const dims[] = {
         [NS_CD_TN] = "normalizer,L,T,N,layer,head", [NS_CD_T] = "normalizer,L,T,layer,head",
         [NS_CD_TE] = "normalizer,L,T,eps,layer,head"};
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     for (int c = 0; c < NS_C_COUNT; c++) {
         const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
         size_t ncell = ns_count_cells(ci->dims, g->nT, g->nN, g->neps);
@@ -578,7 +578,7 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
 /* The sweep's own global attributes beside the provenance. */
 static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
 {
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t k = 0;
     a[k++] = (ns_nc_attr){.name = "shard_count", .ival = (long long)d->n_shards};
     a[k++] = (ns_nc_attr){.name = "L_max", .ival = (long long)d->L_max};
@@ -607,7 +607,7 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
     ns_results_desc *rd = calloc(1, sizeof *rd);
     if (!rd)
         return ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
-    const ns_plan_grid *g = &d->plan->g;
+    const ns_grid *g = &d->plan->g;
     size_t S = d->n_shards * g->rows, total = ns_plan_slice_total(d->plan);
     size_t stotal = ns_plan_slice_samples(d->plan, S);
     ns_slice_layout sl;

@@ -134,7 +134,7 @@ size_t ns_results_boot_size(const ns_plan *plan, size_t n_shards)
 double ns_results_boot_rank_bytes(const ns_plan *plan, size_t n_shards, size_t ranks,
                                   size_t reducing, double cap)
 {
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
                                     g->nL * g->nlayers * g->nheads, n_shards, g->rows, ranks,
                                     reducing, cap);
@@ -150,7 +150,7 @@ int ns_results_boot_wanted(const ns_plan *plan, size_t n_shards, size_t ranks, s
 
 size_t ns_results_boot_index(const ns_plan *plan, double ks_alpha, size_t k)
 {
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     size_t li, hi, ni, Li;
     ns_slice_shape sh;
     ns_plan_slice(plan, k, ks_alpha, &li, &hi, &ni, &Li, &sh);
@@ -160,7 +160,7 @@ size_t ns_results_boot_index(const ns_plan *plan, double ks_alpha, size_t k)
 void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *slices,
                            double *ent)
 {
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     size_t nsl = ns_plan_nslices(plan), total = ns_plan_slice_total(plan);
     for (size_t k = 0; k < nsl; k++) {
         size_t li, hi, ni, Li;
@@ -179,7 +179,7 @@ void ns_results_ci_input(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          const double *const *parts, const double *const *ks_parts,
                          const double *ent, size_t B, ns_ci_input *in)
 {
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     *in = (ns_ci_input){
         .nnorm = g->nnormalizers, .nL = g->nL, .nT = g->nT, .nN = g->nN, .nlayers = g->nlayers,
         .nheads = g->nheads, .L = g->L, .N = g->N, .layers = g->layers, .T = g->T,
@@ -192,7 +192,7 @@ int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          const double *slices, const double *boot, size_t B, ns_intervals *iv,
                          ns_err *err)
 {
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     size_t nsl = ns_plan_nslices(plan), n = nsl * g->nT;
     size_t btotal = ns_results_boot_size(plan, n_shards), part = btotal / (g->nT ? g->nT : 1);
     size_t front = ns_boot_shard_front(g->nN, n_shards);

@@ -44,7 +44,7 @@ static int reportf(ns_plan_report_fn report, void *user, ns_plan_where where, si
     return NS_OK;
 }
 
-int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, ns_err *err)
+int ns_plan_check(const ns_grid *g, ns_plan_report_fn report, void *user, ns_err *err)
 {
     for (size_t i = 0; i < g->nL; i++)
         if (g->L_max && g->L[i] > g->L_max)
@@ -57,7 +57,7 @@ int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, n
     return NS_OK;
 }
 
-int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const char *model_desc,
+int ns_plan_check_model(const ns_grid *g, const ns_model_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err)
 {
     if (g->L_max > mc->n_ctx)
@@ -99,7 +99,7 @@ static int note_first(void *user, ns_plan_where where, size_t index, const char 
 }
 
 /* Copy the grid's lists into one block the plan owns. */
-static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
+static int own_grid(ns_plan *p, const ns_grid *g, ns_err *err)
 {
     size_t nz = g->nL + g->nN + g->nlayers + g->nheads, nd = g->nT + g->neps;
     char *b = malloc(nz * sizeof(size_t) + nd * sizeof(double) + 1);
@@ -127,7 +127,7 @@ static int own_grid(ns_plan *p, const ns_plan_grid *g, ns_err *err)
 
 /* The distinct prefix rows L - 1 - r (r < rows) over the grid's L (ascending), into out (may be
  * NULL) in ascending order; returns how many. */
-static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
+static size_t fwd_rows(const ns_grid *g, size_t *out)
 {
     size_t n = 0, next = 0; /* rows below `next` are taken */
     for (size_t Li = 0; Li < g->nL; Li++) {
@@ -142,7 +142,7 @@ static size_t fwd_rows(const ns_plan_grid *g, size_t *out)
     return n;
 }
 
-void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
+void ns_plan_memory_estimate(const ns_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m)
 {
     *m = (ns_plan_memory){0, 0, 0, 0, 0, 0};
@@ -198,19 +198,19 @@ void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, s
         m->reduce += m->boot;
 }
 
-double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P, double cap)
+double ns_plan_boot_rank_bytes(const ns_grid *g, size_t n_shards, size_t P, double cap)
 {
     return ns_boot_shard_rank_bytes(g->nnormalizers, g->nT, g->nN,
                                     g->nL * g->nlayers * g->nheads, n_shards, g->rows, P, P, cap);
 }
 
-size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap)
+size_t ns_plan_boot_min_ranks(const ns_grid *g, size_t n_shards, double cap)
 {
     return ns_boot_shard_min_ranks(g->nnormalizers, g->nT, g->nN, g->nL * g->nlayers * g->nheads,
                                    n_shards, g->rows, cap);
 }
 
-void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w)
+void ns_plan_work_estimate(const ns_grid *g, const ns_model_config *mc, ns_plan_work *w)
 {
     *w = (ns_plan_work){0.0, 0.0};
     if (!g->nL || !g->nlayers)
@@ -224,7 +224,7 @@ void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_
                     (double)g->nnormalizers;
 }
 
-int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
+int ns_plan_check_memory(const ns_grid *g, const ns_model_config *mc, size_t n_shards,
                          int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
                          ns_err *err)
 {
@@ -257,7 +257,7 @@ int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_
     return NS_OK;
 }
 
-int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_model_config *mc, ns_err *err)
+int ns_plan_init(ns_plan *p, const ns_grid *g, const ns_model_config *mc, ns_err *err)
 {
     memset(p, 0, sizeof *p);
     first_problem fp = {"", 0};
@@ -347,7 +347,7 @@ size_t ns_plan_nslices(const ns_plan *p)
 void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size_t *hi,
                    size_t *ni, size_t *Li, ns_slice_shape *sh)
 {
-    const ns_plan_grid *g = &p->g;
+    const ns_grid *g = &p->g;
     *Li = k % g->nL;
     k /= g->nL;
     *ni = k % g->nnormalizers;

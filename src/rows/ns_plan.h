@@ -1,7 +1,7 @@
 /* ns_plan: what one forward pass must deliver and where every value goes: the analysis grid
- * (normalizers, context lengths L, rows, N, T, eps, layers, heads), its checks, and the layout of
- * a task's payload -- for each (layer, head, normalizer, L) a block of `rows` row records
- * (analysis/ns_metrics.h), row r of context length L being prefix row m = L - 1 - r.
+ * (grid/ns_grid.h: normalizers, context lengths L, rows, N, T, eps, layers, heads), its checks,
+ * and the layout of a task's payload -- for each (layer, head, normalizer, L) a block of `rows`
+ * row records (analysis/ns_metrics.h), row r of context length L being prefix row m = L - 1 - r.
  *
  * Every check of the grid lives here once: the sweep's validation reports them with the file's
  * line and column, `dump` with its option names, and ns_plan_init relies on them. */
@@ -15,28 +15,15 @@
 #include "analysis/ns_row.h"
 #include "common/ns_error.h"
 #include "common/ns_range.h"
+#include "grid/ns_grid.h"
 #include "model/ns_model.h"
 
 /* Entries of the normalizer axis: a sweep lists at most 16 normalizers
  * (NS_SWEEP_MAX_LISTED_NORMALIZERS), and `sink_view: true` adds each one's sink-excluded view. */
 #define NS_PLAN_MAX_NORMALIZERS 32
 
-/* The grid as a sweep file or `dump`'s options give it (arrays borrowed; lists ascending and
- * free of repeats, as their parsers deliver them). */
-typedef struct ns_plan_grid {
-    const size_t *L; size_t nL;
-    const size_t *N; size_t nN;
-    const double *T; size_t nT;
-    const double *eps; size_t neps;
-    const size_t *layers; size_t nlayers;
-    const size_t *heads; size_t nheads;
-    const ns_normalizer *normalizers; size_t nnormalizers;
-    size_t rows;         /* last `rows` rows of each prefix */
-    size_t L_max;        /* tokens of the forward window (shard) */
-    int sphere;
-    unsigned probes;
-    uint64_t seed;
-} ns_plan_grid;
+/* `dump` (src/cli/cmd_dump.c) still names the grid by its old name, until dump moves. */
+typedef ns_grid ns_plan_grid;
 
 /* ---- checks ------------------------------------------------------------------------------ */
 
@@ -75,10 +62,10 @@ typedef enum ns_plan_where {
 typedef int (*ns_plan_report_fn)(void *user, ns_plan_where where, size_t index, const char *text);
 
 /* The grid on its own: every L <= L_max, rows <= the smallest L. */
-int ns_plan_check(const ns_plan_grid *g, ns_plan_report_fn report, void *user, ns_err *err);
+int ns_plan_check(const ns_grid *g, ns_plan_report_fn report, void *user, ns_err *err);
 /* Against a model: L_max <= n_ctx and, for a model with a sliding window, <= the window; layers
  * < n_layer, heads < n_head (query heads; model_desc names the model). */
-int ns_plan_check_model(const ns_plan_grid *g, const ns_model_config *mc, const char *model_desc,
+int ns_plan_check_model(const ns_grid *g, const ns_model_config *mc, const char *model_desc,
                         ns_plan_report_fn report, void *user, ns_err *err);
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -102,13 +89,13 @@ typedef struct ns_plan_memory {
     size_t boot_min_ranks; /* the fewest ranks whose largest holds at most NS_BOOT_SHARD_MAX_BYTES:
                               runs on that many ranks or more write intervals (0: none does) */
 } ns_plan_memory;
-void ns_plan_memory_estimate(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
+void ns_plan_memory_estimate(const ns_grid *g, const ns_model_config *mc, size_t n_shards,
                              int keep_samples, ns_plan_memory *m);
 /* The bootstrap's bytes on the largest of P ranks, every rank reducing, under the limit cap (<= 0:
  * the default; it sizes the rounds): ns_boot_shard_rank_bytes for the grid. */
-double ns_plan_boot_rank_bytes(const ns_plan_grid *g, size_t n_shards, size_t P, double cap);
+double ns_plan_boot_rank_bytes(const ns_grid *g, size_t n_shards, size_t P, double cap);
 /* The fewest ranks for which that is at most cap bytes (0: no rank count). */
-size_t ns_plan_boot_min_ranks(const ns_plan_grid *g, size_t n_shards, double cap);
+size_t ns_plan_boot_min_ranks(const ns_grid *g, size_t n_shards, double cap);
 
 /* What one task computes, in floating-point operations (for time estimates; computed in double). */
 typedef struct ns_plan_work {
@@ -117,20 +104,20 @@ typedef struct ns_plan_work {
     double gram_flops;    /* the analysis's Gram matrices: L^2 d per analysed (layer, head,
                              normalizer), the part of the analysis that grows as L^2 */
 } ns_plan_work;
-void ns_plan_work_estimate(const ns_plan_grid *g, const ns_model_config *mc, ns_plan_work *w);
+void ns_plan_work_estimate(const ns_grid *g, const ns_model_config *mc, ns_plan_work *w);
 
 /* One task's results travel in one MPI message: at most this many doubles (16 GiB). */
 #define NS_PLAN_MAX_PAYLOAD 2147483600.0
 /* Refuse (reported at NS_PLAN_AT_GRID) a payload above NS_PLAN_MAX_PAYLOAD and, when
  * mem_limit > 0, a grid whose task or reduction needs more than mem_limit bytes per process. */
-int ns_plan_check_memory(const ns_plan_grid *g, const ns_model_config *mc, size_t n_shards,
+int ns_plan_check_memory(const ns_grid *g, const ns_model_config *mc, size_t n_shards,
                          int keep_samples, double mem_limit, ns_plan_report_fn report, void *user,
                          ns_err *err);
 
 /* ---- the plan ---------------------------------------------------------------------------- */
 
 typedef struct ns_plan {
-    ns_plan_grid g;        /* points into the plan's own copies */
+    ns_grid g;        /* points into the plan's own copies */
     size_t L_fwd;          /* forward length: the largest L */
     size_t n_layers_run;   /* forward layers to run: deepest requested layer + 1 */
     size_t *fwd_rows;      /* (n_fwd_rows) the prefix rows analysed at some L, ascending: the
@@ -147,7 +134,7 @@ typedef struct ns_plan {
 
 /* Build the plan of a checked grid (ns_plan_check and ns_plan_check_model passed; a grid that
  * did not gives NS_ERR_INVALID). Free with ns_plan_free. */
-int ns_plan_init(ns_plan *p, const ns_plan_grid *g, const ns_model_config *mc, ns_err *err);
+int ns_plan_init(ns_plan *p, const ns_grid *g, const ns_model_config *mc, ns_err *err);
 void ns_plan_free(ns_plan *p);
 
 const ns_row_layout *ns_plan_layout(const ns_plan *p, size_t ni, size_t Li);

@@ -27,7 +27,7 @@ int ns_rows_new(const ns_plan *plan, const ns_model *model, ns_kernel kernel, un
     if (!r)
         return ns_fail(err, NS_ERR_NOMEM, "rows: out of memory");
     const ns_model_config *mc = ns_model_config_of(model);
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     r->plan = plan;
     r->model = model;
     r->kernel = kernel;
@@ -73,7 +73,7 @@ static int analyse_head(ns_rows *r, const ns_attn_layer_view *v, size_t li, size
                         size_t ni, ns_err *err)
 {
     const ns_plan *p = r->plan;
-    const ns_plan_grid *g = &p->g;
+    const ns_grid *g = &p->g;
     size_t h = g->heads[hi], k = 0, vld = 0;
     const float *values = ns_view_head_values(v, h, &vld); /* its key/value group's */
     ns_head_input in = {
@@ -94,7 +94,7 @@ static int analyse_head(ns_rows *r, const ns_attn_layer_view *v, size_t li, size
 static int analyse_layer(ns_rows *r, const ns_attn_layer_view *v, ns_err *err)
 {
     const ns_rows_hooks *hk = r->hooks;
-    const ns_plan_grid *g = &r->plan->g;
+    const ns_grid *g = &r->plan->g;
     size_t li = r->layer_index[v->layer];
     if (li == SIZE_MAX)
         return NS_OK;

@@ -41,7 +41,7 @@ int ns_sweep_check_grid(const ns_sweep_config *cfg, const ns_sweep_marks *marks,
                         ns_sweep_diags *diags, ns_err *err)
 {
     reporter r = {cfg, marks, diags};
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(cfg, &g);
     NS_TRY(ns_plan_check(&g, report, &r, err));
     if (cfg->shard_count && cfg->L_max && cfg->shard_stride) {
@@ -78,7 +78,7 @@ int ns_sweep_check_model(ns_sweep_config *cfg, const ns_sweep_marks *marks,
 {
     reporter r = {cfg, marks, diags};
     NS_TRY(ns_sweep_expand_all(cfg, mc->n_layer, mc->n_head, err));
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(cfg, &g);
     NS_TRY(ns_plan_check_model(&g, mc, model_desc, report, &r, err));
     /* memory per process against this machine's: a sweep that cannot fit is refused here, not

@@ -365,9 +365,9 @@ void ns_sweep_add_sink_views(ns_sweep_config *cfg)
     cfg->nnormalizers = 2 * n;
 }
 
-void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_plan_grid *g)
+void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_grid *g)
 {
-    *g = (ns_plan_grid){
+    *g = (ns_grid){
         .L = cfg->L, .nL = cfg->nL, .N = cfg->N, .nN = cfg->nN, .T = cfg->T, .nT = cfg->nT,
         .eps = cfg->eps, .neps = cfg->neps, .layers = cfg->layers, .nlayers = cfg->nlayers,
         .heads = cfg->heads, .nheads = cfg->nheads, .normalizers = cfg->normalizers,

@@ -87,7 +87,7 @@ int ns_sweep_expand_all(ns_sweep_config *cfg, size_t n_layer, size_t n_head, ns_
 void ns_sweep_add_sink_views(ns_sweep_config *cfg);
 
 /* The analysis grid of cfg (borrowing its lists). */
-void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_plan_grid *g);
+void ns_sweep_config_grid(const ns_sweep_config *cfg, ns_grid *g);
 
 /* Serialize cfg to one self-contained byte buffer (*buf, caller frees) and back: rank 0
  * broadcasts the validated configuration so the other ranks never parse or check it again.

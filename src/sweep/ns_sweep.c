@@ -114,7 +114,7 @@ static int broadcast_setup(sweep_ctx *c, model_ident *ident, ns_err *err)
     int st = NS_OK;
     if (c->rank != 0) {
         st = ns_sweep_config_unpack(packed, (size_t)n, &c->cfg, err);
-        ns_plan_grid g;
+        ns_grid g;
         ns_sweep_config_grid(&c->cfg, &g);
         if (st == NS_OK && (st = ns_plan_init(&c->plan, &g, &c->mc, err)) == NS_OK)
             c->have_plan = 1;

@@ -113,7 +113,7 @@ static int cut_tokens(sweep_ctx *c, ns_err *err)
 int ns_sweep_prepare(sweep_ctx *c, ns_err *err)
 {
     NS_TRY(load_sweep(c, err));
-    ns_plan_grid g;
+    ns_grid g;
     ns_sweep_config_grid(&c->cfg, &g);
     NS_TRY(ns_plan_init(&c->plan, &g, &c->mc, err));
     c->have_plan = 1;

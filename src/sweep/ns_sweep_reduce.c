@@ -207,7 +207,7 @@ static double median_of(double *v, size_t n)
 static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t size)
 {
     const ns_plan *p = &c->plan;
-    const ns_plan_grid *g = &p->g;
+    const ns_grid *g = &p->g;
     size_t nsl = ns_plan_nslices(p), total = ns_plan_slice_total(p);
     double sums[NS_C_COUNT] = {0};
     ns_slice_layout sl;

@@ -73,7 +73,7 @@ int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan
     memset(sp, 0, sizeof *sp);
     MPI_TRY(MPI_Comm_rank(comm, &rank), "rank");
     MPI_TRY(MPI_Comm_size(comm, &size), "size");
-    const ns_plan_grid *g = &plan->g;
+    const ns_grid *g = &plan->g;
     size_t btotal = ns_results_boot_size(plan, n_shards);
     *sp = (ns_sweep_spread){
         .comm = comm, .rank = (size_t)rank, .P = (size_t)size, .Pr = Pr ? Pr : 1,
