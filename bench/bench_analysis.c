@@ -94,10 +94,10 @@ int main(int argc, char **argv)
     if (ns_rows_new(&plan, model, kernel, 0, &rows, &err) != NS_OK)
         return fail("rows", &err);
     ns_model_workspace *ws = NULL; /* keeping the analysed rows, as the rows stage does */
-    if (ns_model_workspace_new(model, plan.L_fwd, plan.fwd_rows, plan.n_fwd_rows, &ws, &err) !=
-        NS_OK)
+    size_t L_fwd = plan.derived.L_fwd;
+    if (ns_model_workspace_new(model, L_fwd, plan.fwd_rows, plan.n_fwd_rows, &ws, &err) != NS_OK)
         return fail("workspace", &err);
-    int32_t *tokens = malloc(plan.L_fwd * sizeof *tokens);
+    int32_t *tokens = malloc(L_fwd * sizeof *tokens);
     double *payload = malloc(plan.payload * sizeof *payload);
     double *tf = malloc((size_t)reps * sizeof *tf), *tr = malloc((size_t)reps * sizeof *tr);
     if (!tokens || !payload || !tf || !tr) {
@@ -105,18 +105,18 @@ int main(int argc, char **argv)
         return 1;
     }
     uint64_t x = 88172645463325252ull;
-    for (size_t i = 0; i < plan.L_fwd; i++) {
+    for (size_t i = 0; i < L_fwd; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         tokens[i] = (int32_t)(x % mc->vocab_size);
     }
     for (int r = 0; r < reps; r++) {
         double t0 = ns_bench_now();
-        if (ns_model_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, NULL, NULL, &err))
+        if (ns_model_forward(model, ws, tokens, L_fwd, plan.n_layers_run, NULL, NULL, &err))
             return fail("forward", &err);
         tf[r] = ns_bench_now() - t0;
     }
     stored st = {.n = 0};
-    if (ns_model_forward(model, ws, tokens, plan.L_fwd, plan.n_layers_run, store_layer, &st, &err))
+    if (ns_model_forward(model, ws, tokens, L_fwd, plan.n_layers_run, store_layer, &st, &err))
         return fail("forward (storing the layers)", &err);
     for (int r = 0; r < reps; r++) {
         double t0 = ns_bench_now();
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     }
     double f = ns_bench_median(tf, (size_t)reps), a = ns_bench_median(tr, (size_t)reps);
     printf("grid: %s (%zu layers x %zu heads, %zu L, %zu N, %zu T, %zu eps, L_max %zu), %s kernel\n",
-           argv[1], g.nlayers, g.nheads, g.nL, g.nN, g.nT, g.neps, plan.L_fwd,
+           argv[1], g.nlayers, g.nheads, g.nL, g.nN, g.nT, g.neps, L_fwd,
            kernel == NS_KERNEL_FAST ? "fast" : "reference");
     printf("forward_seconds_1t: %.4f\n", f);
     printf("analysis_seconds: %.4f\n", a);

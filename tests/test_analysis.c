@@ -1775,8 +1775,9 @@ static void test_empty_rows_and_stickbreaking(void)
                 CU_ASSERT(isnan(je));
             }
         }
+        double jb[1] = {0.25}; /* min(1/(4T), sqrt 2) at T = 1 */
         ns_slice_shape sh = {.lay = &lay, .L = Lm, .N = N, .nN = 2, .T = T, .nT = 1,
-                             .neps = 1, .ks_alpha = 0.01};
+                             .jac_bound = jb, .neps = 1, .ks_alpha = 0.01};
         ns_slice_layout sl;
         ns_slice_layout_init(&sl, &sh);
         double *res = malloc(sl.total * sizeof *res);

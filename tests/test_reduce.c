@@ -234,8 +234,9 @@ static void test_tables_and_layout(void)
     double T[2] = {0.5, 0.1};
     ns_row_layout lay;
     ns_row_layout_init(&lay, 2, 2, 3, 0);
+    double jb[2] = {0.5, M_SQRT2}; /* min(1/(4T), sqrt 2) */
     ns_slice_shape sh = {.lay = &lay, .L = 4, .N = N, .nN = 3, .T = T, .nT = 2,
-                         .neps = 3, .ks_alpha = 0.01};
+                         .jac_bound = jb, .neps = 3, .ks_alpha = 0.01};
     ns_slice_layout sl;
     ns_slice_layout_init(&sl, &sh);
     size_t off = 0;
@@ -339,12 +340,13 @@ typedef struct hand_run {
 
 static size_t hN[3] = {1, 2, 4};
 static double hT[2] = {0.5, 0.1};
+static double hJB[2] = {0.5, M_SQRT2}; /* the Jacobian bound min(1/(4T), sqrt 2) at hT */
 
 static void hand_reduce(hand_run *h, double *recs)
 {
     hand_slice(&h->lay, recs);
     h->sh = (ns_slice_shape){.lay = &h->lay, .L = 4, .N = hN, .nN = 3, .T = hT,
-                             .nT = 2, .neps = 2, .ks_alpha = 0.05};
+                             .nT = 2, .jac_bound = hJB, .neps = 2, .ks_alpha = 0.05};
     ns_slice_layout_init(&h->sl, &h->sh);
     h->out = malloc(h->sl.total * sizeof(double));
     CU_ASSERT_FATAL(h->out != NULL);
@@ -559,8 +561,9 @@ static void test_not_computable(void)
             put(&lay, r, NS_M_JAC_FD, t, 0, 0, 0.0);
         }
     }
+    double jb[2] = {0.25, 0.125}; /* min(1/(4T), sqrt 2) */
     ns_slice_shape sh = {.lay = &lay, .L = 1, .N = N, .nN = 2, .T = T, .nT = 2,
-                         .neps = 1, .ks_alpha = 0.01};
+                         .jac_bound = jb, .neps = 1, .ks_alpha = 0.01};
     ns_slice_layout sl;
     ns_slice_layout_init(&sl, &sh);
     double *out = malloc(sl.total * sizeof *out);
@@ -653,8 +656,9 @@ static void test_ks_fixtures(void)
             put(&lay, r, NS_M_DISTANCE_EXPECTED, 0, 0, 0, k < nb ? b[k] : NAN);
             put(&lay, r, NS_M_DISTANCE_RANDOM, 0, 0, 0, k < nb ? b[nb - 1 - k] : NAN);
         }
+        double jb[1] = {0.25}; /* min(1/(4T), sqrt 2) */
         ns_slice_shape sh = {.lay = &lay, .L = 2, .N = N, .nN = 1, .T = T, .nT = 1,
-                             .neps = 1, .ks_alpha = 0.01};
+                             .jac_bound = jb, .neps = 1, .ks_alpha = 0.01};
         ns_slice_layout sl;
         ns_slice_layout_init(&sl, &sh);
         double *out = malloc(sl.total * sizeof *out);

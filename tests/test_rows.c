@@ -162,7 +162,10 @@ static void test_plan_layout(void)
     CU_ASSERT_EQUAL(p.g.T[0], 0.1);
     CU_ASSERT_EQUAL(p.g.layers[0], 1);
     CU_ASSERT_EQUAL(p.g.heads[1], 3);
-    CU_ASSERT_EQUAL(p.L_fwd, 12);
+    CU_ASSERT_EQUAL(p.derived.L_fwd, 12);
+    /* the Jacobian bound min(1/(4T), sqrt 2) of the plan's own T (0.1, 1), computed once */
+    CU_ASSERT_EQUAL(p.derived.jac_bound[0], M_SQRT2);
+    CU_ASSERT_EQUAL(p.derived.jac_bound[1], 0.25);
     CU_ASSERT_EQUAL(p.n_layers_run, 2); /* layer 1 needs layers 0 and 1 */
     CU_ASSERT_EQUAL(p.nN_L[0], 3);       /* N < 6: 1, 2, 4 */
     CU_ASSERT_EQUAL(p.nN_L[1], 5);       /* N < 12: all */
@@ -194,7 +197,7 @@ static void test_plan_layout(void)
             }
     CU_ASSERT_EQUAL(p.payload, off);
     /* slices: one per (layer, head, normalizer, L), L fastest */
-    CU_ASSERT_EQUAL(ns_plan_nslices(&p), 12);
+    CU_ASSERT_EQUAL(p.derived.nslices, 12);
     size_t total = 0, cells = 0;
     for (size_t k = 0; k < 12; k++) {
         size_t li, hi, ni, Li;
@@ -208,6 +211,7 @@ static void test_plan_layout(void)
         CU_ASSERT_EQUAL(sh.L, p.g.L[Li]);
         CU_ASSERT(sh.N == p.g.N && sh.nN == 5 && sh.T == p.g.T && sh.nT == 2 && sh.neps == 2);
         CU_ASSERT_EQUAL(sh.ks_alpha, 0.05);
+        CU_ASSERT_PTR_EQUAL(sh.jac_bound, p.derived.jac_bound);
         ns_slice_layout sl;
         ns_slice_layout_init(&sl, &sh);
         if (k == 0) {
@@ -217,8 +221,8 @@ static void test_plan_layout(void)
         }
         CU_ASSERT_EQUAL(sl.total, total); /* every slice's result has the same size */
     }
-    CU_ASSERT_EQUAL(ns_plan_slice_total(&p), total);
-    CU_ASSERT_EQUAL(ns_plan_slice_samples(&p, 7), cells * 7);
+    CU_ASSERT_EQUAL(p.derived.slice.total, total);
+    CU_ASSERT_EQUAL(ns_grid_slice_samples(&p.derived, 7), cells * 7);
     ns_plan_free(&p);
     tiny_model_free(&t);
 }
@@ -245,7 +249,8 @@ static void test_plan_memory(void)
     /* the samples of every slice: at least S doubles per cell per slice */
     double S = 10.0 * (double)g.rows;
     CU_ASSERT(mk.reduce - m.reduce >=
-              sizeof(double) * S * (double)ns_plan_slice_samples(&p, 1) * (double)ns_plan_nslices(&p));
+              sizeof(double) * S * (double)ns_grid_slice_samples(&p.derived, 1) *
+                  (double)p.derived.nslices);
     problems q = {0};
     CU_ASSERT_EQUAL(ns_plan_check_memory(&g, &t.m.config, 10, 1, 0.0, note, &q, &err), NS_OK);
     CU_ASSERT_EQUAL(q.n, 0);
@@ -412,7 +417,7 @@ static void test_runner_determinism(void)
     CU_ASSERT(bits_equal(a, b, p.payload));
     CU_ASSERT_EQUAL(ns_rows_run(r, 6, tokens, NULL, c, &err), NS_OK);
     int random_differs = 0, fd_differs = 0, other_differs = 0;
-    for (size_t k = 0; k < ns_plan_nslices(&p); k++) {
+    for (size_t k = 0; k < p.derived.nslices; k++) {
         size_t li, hi, ni, Li;
         ns_slice_shape sh;
         ns_plan_slice(&p, k, 0.01, &li, &hi, &ni, &Li, &sh);

@@ -246,9 +246,9 @@ static void test_skipped_cells_are_not_errors(void)
     /* (8, 8), (8, 100), (64, 100) are skipped: L = 8 keeps N = 4, L = 64 keeps 4 and 8 */
     CU_ASSERT_EQUAL(plan.nN_L[0], 1);
     CU_ASSERT_EQUAL(plan.nN_L[1], 2);
-    CU_ASSERT_EQUAL(plan.L_fwd, 64);
+    CU_ASSERT_EQUAL(plan.derived.L_fwd, 64);
     CU_ASSERT_EQUAL(plan.n_layers_run, 2);
-    CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 2 * 3 * 1 * 2);
+    CU_ASSERT_EQUAL(plan.derived.nslices, 2 * 3 * 1 * 2);
     ns_plan_free(&plan);
     ns_sweep_config_free(&cfg);
     ns_sweep_diags_free(&d);
@@ -366,7 +366,7 @@ static void test_memory_estimate(void)
     size_t maxrec = 0;
     for (size_t i = 0; i < 2 * 3; i++)
         maxrec = plan.lay[i].total > maxrec ? plan.lay[i].total : maxrec;
-    double red = 8.0 * (2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan)) +
+    double red = 8.0 * (2.0 * (double)(plan.derived.nslices * plan.derived.slice.total) +
                         9.0 * (double)maxrec);
     /* the bootstrap's per-shard values, counted by hand: 24 slices (2 layers x 2 heads x 2
      * normalizers x 3 L), each with, per shard, a sum and a count of 7 means at 3 T x 5 N, of
@@ -375,14 +375,15 @@ static void test_memory_estimate(void)
      * all (its 6 groups' T parts) and, while they travel, one round's reduced blocks: every
      * slice here (a round holds up to 32 MiB), which one rank sends as they are */
     double boot = 8.0 * 24.0 * (14.0 * 15.0 + 9.0 + 135.0) * 3.0;
-    CU_ASSERT_EQUAL(ns_plan_nslices(&plan), 24);
+    CU_ASSERT_EQUAL(plan.derived.nslices, 24);
     CU_ASSERT_EQUAL(m.boot, 2.0 * boot);
     CU_ASSERT_EQUAL(m.boot_capped, 0);
     CU_ASSERT_EQUAL(m.boot_min_ranks, 1);
     CU_ASSERT_EQUAL(m.reduce, red + 2.0 * boot);
     ns_plan_memory_estimate(&g, &mc, 3, 1, &m);
-    CU_ASSERT_EQUAL(m.reduce, red + 2.0 * boot + 8.0 * 2.0 * (double)(ns_plan_nslices(&plan) *
-                                                                      ns_plan_slice_samples(&plan, 9)));
+    CU_ASSERT_EQUAL(m.reduce, red + 2.0 * boot +
+                                  8.0 * 2.0 * (double)(plan.derived.nslices *
+                                                       ns_grid_slice_samples(&plan.derived, 9)));
     /* per rank, with S shards: a T part is (14 x 5 + 3 + 3 x 5 x 3) S = 118 S doubles, a slice's
      * block 3 T parts, 12 slices per normalizer, 6 groups (2 normalizers x 3 T); beyond 3949
      * shards a round is one slice (2^25 bytes / (8 x 354 S) < 1), sent from a copy sorted by
@@ -407,7 +408,7 @@ static void test_memory_estimate(void)
     CU_ASSERT_EQUAL(m.boot_capped, 0);
     CU_ASSERT_EQUAL(m.boot_min_ranks, 1);
     CU_ASSERT_EQUAL(ns_results_boot_wanted(&plan, 15165, 1, 1, 0), 1);
-    double cells2 = 2.0 * (double)(ns_plan_nslices(&plan) * ns_plan_slice_total(&plan));
+    double cells2 = 2.0 * (double)(plan.derived.nslices * plan.derived.slice.total);
     CU_ASSERT_EQUAL(m.reduce, 8.0 * (cells2 + 3.0 * 15165.0 * (double)maxrec) + 1073682000.0);
     ns_plan_memory_estimate(&g, &mc, 15166, 0, &m);
     CU_ASSERT_EQUAL(m.boot, 1073752800.0);

@@ -271,7 +271,7 @@ static void count_jacobians(const ns_slice_shape *sh, const ns_slice_layout *sl,
                             const double *recs, size_t S, size_t stride, size_t t, double *out)
 {
     const ns_row_layout *lay = sh->lay;
-    double bound = ns_jac_bound(sh->T[t]);
+    double bound = sh->jac_bound[t];
     double *ev = out + sl->count[NS_C_JAC_EXACT_VIOL] + t;
     double *ec = out + sl->count[NS_C_JAC_EXACT_CHECKED] + t;
     double *lv = out + sl->count[NS_C_LEMMA2_VIOL] + t;

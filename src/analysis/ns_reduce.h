@@ -76,6 +76,8 @@ typedef struct ns_slice_shape {
     size_t nN;
     const double *T;
     size_t nT;
+    const double *jac_bound;  /* (nT): the Jacobian bound at each T (analysis/ns_metrics.h's
+                                 ns_jac_bound, computed once per grid: grid/ns_grid_derive) */
     size_t neps;
     double ks_alpha;
 } ns_slice_shape;

@@ -234,7 +234,7 @@ static int same_build(const ns_nc_info *info, const char *self_sha, char *why, s
 static void describe_index(const ns_plan *p, size_t i, char *buf, size_t size)
 {
     const ns_grid *g = &p->g;
-    size_t nsl = ns_plan_nslices(p);
+    size_t nsl = p->derived.nslices;
     snprintf(buf, size, "value %zu", i);
     for (size_t k = 0; k < nsl; k++) {
         size_t li, hi, ni, Li;
@@ -486,7 +486,7 @@ static int compare_file(ns_vreport *v, vstate *st, const char *path, ns_results_
                         "%s (%zu slices recomputed)", st->ncname,
                         st->exact ? "is byte-identical to" : "agrees with",
                         st->lean ? "tasks recomputed from the model" : "journal",
-                        ns_plan_nslices(&st->plan));
+                        st->plan.derived.nslices);
     return NS_OK;
 }
 
@@ -496,8 +496,8 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
 {
     const ns_plan *p = &st->plan;
     const ns_sweep_config *cfg = &st->cfg;
-    size_t S = cfg->shard_count * p->g.rows, nsl = ns_plan_nslices(p);
-    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    size_t S = cfg->shard_count * p->g.rows, nsl = p->derived.nslices;
+    size_t total = p->derived.slice.total, stotal = ns_grid_slice_samples(&p->derived, S);
     double *all = calloc(nsl * total > 0 ? nsl * total : 1, sizeof *all);
     double *smp = cfg->keep_samples ? calloc(nsl * stotal > 0 ? nsl * stotal : 1, sizeof *smp)
                                     : NULL;
@@ -527,8 +527,8 @@ static int check_reduction(ns_vreport *v, vstate *st, int with_data, ns_err *err
     }
     if (rc == NS_OK) {
         ns_results_data d = {
-            .plan = p, .ks_alpha = cfg->ks_alpha, .n_shards = cfg->shard_count,
-            .L_max = cfg->L_max, .shard_first = cfg->shard_first,
+            .grid = &p->g, .derived = &p->derived, .ks_alpha = cfg->ks_alpha,
+            .n_shards = cfg->shard_count, .L_max = cfg->L_max, .shard_first = cfg->shard_first,
             .shard_stride = cfg->shard_stride, .corpus_tokens = st->in.corpus.tokens.n,
             .slices = all, .samples = smp, .intervals = have_iv ? &iv : NULL,
         };

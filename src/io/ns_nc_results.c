@@ -126,14 +126,14 @@ static void gather_fields(ns_results_desc *rd, const ns_results_data *d, const d
                           size_t total, size_t base, size_t step, size_t nfield, size_t ncell,
                           size_t blk, int with_norm, int preset, double **outs)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t nnorm = with_norm ? g->nnormalizers : 1, nlh = g->nlayers * g->nheads;
     size_t n = nnorm * g->nL * ncell * nlh * blk;
     for (size_t f = 0; f < nfield && !preset; f++)
         outs[f] = NULL;
     if (preset && rd->nomem)
         return;
-    size_t nsl = ns_plan_nslices(d->plan);
+    size_t nsl = d->derived->nslices;
     /* slice_of[(ni, Li, layer, head)]: the slice holding that (normalizer, L, layer, head) */
     size_t *slice_of = malloc(nnorm * g->nL * nlh * sizeof *slice_of + 1);
     if (!slice_of) {
@@ -142,8 +142,7 @@ static void gather_fields(ns_results_desc *rd, const ns_results_data *d, const d
     }
     for (size_t k = 0; k < nsl; k++) {
         size_t li, hi, ni, Li;
-        ns_slice_shape sh;
-        ns_plan_slice(d->plan, k, d->ks_alpha, &li, &hi, &ni, &Li, &sh);
+        ns_grid_slice_index(g, k, &li, &hi, &ni, &Li);
         if (ni < nnorm)
             slice_of[(ni * g->nL + Li) * nlh + li * g->nheads + hi] = k;
     }
@@ -184,7 +183,7 @@ static double *gather(ns_results_desc *rd, const ns_results_data *d, const doubl
 /* Values per field of gather_fields. */
 static size_t gather_len(const ns_results_data *d, size_t ncell, size_t blk, int with_norm)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     return (with_norm ? g->nnormalizers : 1) * g->nL * ncell * g->nlayers * g->nheads * blk;
 }
 
@@ -275,7 +274,7 @@ static size_t name_len(const ns_grid *g)
 /* The per-row sample's coordinates (keep_samples: true only). */
 static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     int32_t *sample = own(rd, S * sizeof *sample), *s_shard = own(rd, S * sizeof *s_shard);
     int32_t *s_row = own(rd, S * sizeof *s_row);
     if (rd->nomem)
@@ -295,7 +294,7 @@ static void add_sample_coords(ns_results_desc *rd, const ns_results_data *d, siz
 
 static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t nlen = name_len(g);
     char *names = own(rd, g->nnormalizers * nlen);
     double *s = own(rd, g->nnormalizers * sizeof *s);
@@ -324,8 +323,7 @@ static void add_coords(ns_results_desc *rd, const ns_results_data *d, size_t S)
         shard[i] = (int32_t)i;
         start[i] = (int32_t)(d->shard_first + i * d->shard_stride);
     }
-    for (size_t t = 0; t < g->nT; t++)
-        jb[t] = ns_jac_bound(g->T[t]);
+    memcpy(jb, d->derived->jac_bound, g->nT * sizeof *jb);
     ns_nc_var *v;
     if ((v = add_var(rd, "normalizer", NS_NC_CHAR, "normalizer,name_strlen", names,
                      "attention normalizer", NULL))) {
@@ -445,7 +443,7 @@ static void add_metrics(ns_results_desc *rd, const ns_results_data *d, const ns_
 static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_slice_layout *sl,
                        size_t total, int k, const char *stem, const char *against)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t n = g->nnormalizers * g->nL * g->nT * g->nlayers * g->nheads;
     double *nc = gather(rd, d, d->slices, total, sl->n_crit[k], 1, g->nT, 1, 1);
     double *frac = own(rd, n * sizeof *frac);
@@ -497,7 +495,7 @@ static void add_n_crit(ns_results_desc *rd, const ns_results_data *d, const ns_s
 static void add_sink_heads(ns_results_desc *rd, const ns_results_data *d,
                            const ns_slice_layout *sl, size_t total)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t H = g->nheads, n = g->nnormalizers * g->nL * g->nT * g->nlayers;
     double *mean = gather(rd, d, d->slices, total, sl->stats[NS_M_SINK_MASS] + NS_ST_MEAN,
                           NS_ST_COUNT_ALL, g->nT, 1, 1);
@@ -533,7 +531,7 @@ static void add_ks(ns_results_desc *rd, const ns_results_data *d, const ns_slice
     static const char *const against[NS_KS_TESTS] = {
         "distance against distance_expected (the paper's test)",
         "distance against distance_random (the stricter test)"};
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t tn = g->nT * g->nN;
     for (int k = 0; k < NS_KS_TESTS; k++) {
         ns_nc_var *v;
@@ -559,7 +557,7 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
     static const char *const dims[] = {
         [NS_CD_TN] = "normalizer,L,T,N,layer,head", [NS_CD_T] = "normalizer,L,T,layer,head",
         [NS_CD_TE] = "normalizer,L,T,eps,layer,head"};
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     for (int c = 0; c < NS_C_COUNT; c++) {
         const ns_count_info *ci = ns_count_info_of((ns_count_id)c);
         size_t ncell = ns_count_cells(ci->dims, g->nT, g->nN, g->neps);
@@ -578,14 +576,14 @@ static void add_counts(ns_results_desc *rd, const ns_results_data *d, const ns_s
 /* The sweep's own global attributes beside the provenance. */
 static size_t run_attrs(const ns_results_data *d, ns_nc_attr *a)
 {
-    const ns_grid *g = &d->plan->g;
+    const ns_grid *g = d->grid;
     size_t k = 0;
     a[k++] = (ns_nc_attr){.name = "shard_count", .ival = (long long)d->n_shards};
     a[k++] = (ns_nc_attr){.name = "L_max", .ival = (long long)d->L_max};
     a[k++] = (ns_nc_attr){.name = "shard_first", .ival = (long long)d->shard_first};
     a[k++] = (ns_nc_attr){.name = "shard_stride", .ival = (long long)d->shard_stride};
     a[k++] = (ns_nc_attr){.name = "corpus_tokens", .ival = (long long)d->corpus_tokens};
-    a[k++] = (ns_nc_attr){.name = "forward_length", .ival = (long long)d->plan->L_fwd};
+    a[k++] = (ns_nc_attr){.name = "forward_length", .ival = (long long)d->derived->L_fwd};
     a[k++] = (ns_nc_attr){.name = "rows", .ival = (long long)g->rows};
     a[k++] = (ns_nc_attr){.name = "seed", .ival = (long long)g->seed};
     a[k++] = (ns_nc_attr){.name = "probes", .ival = (long long)g->probes};
@@ -607,16 +605,10 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
     ns_results_desc *rd = calloc(1, sizeof *rd);
     if (!rd)
         return ns_fail(err, NS_ERR_NOMEM, "output: out of memory");
-    const ns_grid *g = &d->plan->g;
-    size_t S = d->n_shards * g->rows, total = ns_plan_slice_total(d->plan);
-    size_t stotal = ns_plan_slice_samples(d->plan, S);
-    ns_slice_layout sl;
-    {
-        size_t li, hi, ni, Li;
-        ns_slice_shape sh;
-        ns_plan_slice(d->plan, 0, d->ks_alpha, &li, &hi, &ni, &Li, &sh);
-        ns_slice_layout_init(&sl, &sh);
-    }
+    const ns_grid *g = d->grid;
+    size_t S = d->n_shards * g->rows, total = d->derived->slice.total;
+    size_t stotal = ns_grid_slice_samples(d->derived, S);
+    const ns_slice_layout *sl = &d->derived->slice;
     ns_nc_dim dims[] = {
         {"normalizer", g->nnormalizers}, {"name_strlen", name_len(g)}, {"quantile", NQ},
         {"L", g->nL}, {"N", g->nN}, {"T", g->nT}, {"eps", g->neps}, {"layer", g->nlayers},
@@ -625,10 +617,10 @@ int ns_results_desc_new(const ns_results_data *d, const ns_provenance *prov,
     memcpy(rd->dims, dims, sizeof dims);
     size_t ndims = sizeof dims / sizeof dims[0] - (d->samples ? 0 : 1); /* sample: kept rows */
     add_coords(rd, d, S);
-    add_metrics(rd, d, &sl, total, S, stotal);
-    add_sink_heads(rd, d, &sl, total);
-    add_ks(rd, d, &sl, total);
-    add_counts(rd, d, &sl, total);
+    add_metrics(rd, d, sl, total, S, stotal);
+    add_sink_heads(rd, d, sl, total);
+    add_ks(rd, d, sl, total);
+    add_counts(rd, d, sl, total);
     if (d->intervals && (rd->iv = own(rd, sizeof *rd->iv))) {
         ns_nc_intervals_describe(d->intervals, rd->iv);
         memcpy(rd->dims + ndims, rd->iv->dims, sizeof rd->iv->dims);

@@ -12,23 +12,25 @@
 
 #include "common/ns_error.h"
 #include "analysis/ns_intervals.h"
+#include "grid/ns_grid.h"
+#include "grid/ns_grid_derive.h"
 #include "io/ns_nc_check.h"
 #include "io/ns_nc_write.h"
 #include "io/ns_provenance.h"
-#include "rows/ns_plan.h"
 
 /* The `output_layout` global attribute: the layout this code writes and compares (docs/OUTPUT.md,
  * "Output layouts"; 2 since issue 34, files before it have none: layout 1). */
 #define NS_OUTPUT_LAYOUT 2
 
 typedef struct ns_results_data {
-    const ns_plan *plan;
+    const ns_grid *grid;              /* what was swept */
+    const ns_grid_derived *derived;   /* its derived values (the slices, the Jacobian bound) */
     double ks_alpha;
     size_t n_shards;
     size_t L_max, shard_first, shard_stride; /* shard k = tokens [first + k stride, + L_max) */
     size_t corpus_tokens;
-    const double *slices;         /* (ns_plan_nslices, ns_plan_slice_total) */
-    const double *samples;        /* NULL, or (nslices, ns_plan_slice_samples(n_shards * rows)) */
+    const double *slices;         /* (derived->nslices, derived->slice.total) */
+    const double *samples;        /* NULL, or (nslices, ns_grid_slice_samples(n_shards rows)) */
     const int32_t *forward_count; /* (n_shards): forward passes run per shard; NULL: not known
                                      (a comparison from the journal), the variable is left out */
     int uncompressed;             /* 1: written without shuffle and deflate (recorded in the

@@ -64,7 +64,7 @@ int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *e
     return NS_OK;
 }
 
-/* One slice's per-row values of every metric, in ns_plan_slice_samples order. */
+/* One slice's per-row values of every metric, in ns_grid_slice_samples order. */
 static void slice_samples(const ns_slice_shape *sh, const double *recs, size_t S, size_t stride,
                           double *out)
 {
@@ -94,7 +94,7 @@ int ns_results_reduce(const ns_results *res, const ns_plan *plan, const ns_journ
         return ns_fail(err, NS_ERR_INVALID, "reduction: %zu of %zu shards are missing",
                        res->n_shards - res->n_done, res->n_shards);
     size_t rows = plan->g.rows, S = res->n_shards * rows;
-    size_t total = ns_plan_slice_total(plan), stotal = ns_plan_slice_samples(plan, S);
+    size_t total = plan->derived.slice.total, stotal = ns_grid_slice_samples(&plan->derived, S);
     size_t maxrec = 0;
     for (size_t i = 0; i < plan->g.nnormalizers * plan->g.nL; i++)
         if (plan->lay[i].total > maxrec)
@@ -161,7 +161,7 @@ void ns_results_ci_entropy(const ns_plan *plan, double ks_alpha, const double *s
                            double *ent)
 {
     const ns_grid *g = &plan->g;
-    size_t nsl = ns_plan_nslices(plan), total = ns_plan_slice_total(plan);
+    size_t nsl = plan->derived.nslices, total = plan->derived.slice.total;
     for (size_t k = 0; k < nsl; k++) {
         size_t li, hi, ni, Li;
         ns_slice_shape sh;
@@ -193,7 +193,7 @@ int ns_results_intervals(const ns_plan *plan, double ks_alpha, size_t n_shards,
                          ns_err *err)
 {
     const ns_grid *g = &plan->g;
-    size_t nsl = ns_plan_nslices(plan), n = nsl * g->nT;
+    size_t nsl = plan->derived.nslices, n = nsl * g->nT;
     size_t btotal = ns_results_boot_size(plan, n_shards), part = btotal / (g->nT ? g->nT : 1);
     size_t front = ns_boot_shard_front(g->nN, n_shards);
     double *ent = malloc((n ? n : 1) * sizeof *ent);

@@ -41,8 +41,8 @@ int ns_results_has(const ns_results *res, uint64_t shard);
 int ns_results_check(const ns_results *res, const ns_journal *journal, ns_err *err);
 
 /* Reduce slices [first, first + count) of the plan (ns_plan_slice) from every shard's payload
- * in the journal into out[0 .. count * ns_plan_slice_total), when samples is not NULL the
- * per-row values into samples[0 .. count * ns_plan_slice_samples(n_shards * rows)), and when
+ * in the journal into out[0 .. count * plan->derived.slice.total), when samples is not NULL the
+ * per-row values into samples[0 .. count * ns_grid_slice_samples(n_shards * rows)), and when
  * boot is not NULL each slice's per-shard block for the bootstrap (analysis/ns_boot_shard.h) into
  * boot[0 .. count * ns_results_boot_size). Every shard must be present (NS_ERR_INVALID
  * otherwise). */

@@ -270,7 +270,11 @@ int ns_plan_init(ns_plan *p, const ns_grid *g, const ns_model_config *mc, ns_err
     if (fp.found)
         return ns_fail(err, NS_ERR_INVALID, "plan: %s", fp.text);
     NS_TRY(own_grid(p, g, err));
-    p->L_fwd = p->g.L[p->g.nL - 1];
+    int rc = ns_grid_derive(&p->g, &p->derived, err);
+    if (rc != NS_OK) {
+        ns_plan_free(p);
+        return rc;
+    }
     for (size_t i = 0; i < g->nlayers; i++)
         if (g->layers[i] + 1 > p->n_layers_run)
             p->n_layers_run = g->layers[i] + 1;
@@ -315,6 +319,7 @@ int ns_plan_init(ns_plan *p, const ns_grid *g, const ns_model_config *mc, ns_err
 
 void ns_plan_free(ns_plan *p)
 {
+    ns_grid_derived_free(&p->derived);
     free(p->own);
     free(p->fwd_rows);
     free(p->nN_L);
@@ -339,45 +344,14 @@ size_t ns_plan_row(const ns_plan *p, size_t Li, size_t r)
     return p->g.L[Li] - 1 - r;
 }
 
-size_t ns_plan_nslices(const ns_plan *p)
-{
-    return p->g.nlayers * p->g.nheads * p->g.nnormalizers * p->g.nL;
-}
-
 void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size_t *hi,
                    size_t *ni, size_t *Li, ns_slice_shape *sh)
 {
     const ns_grid *g = &p->g;
-    *Li = k % g->nL;
-    k /= g->nL;
-    *ni = k % g->nnormalizers;
-    k /= g->nnormalizers;
-    *hi = k % g->nheads;
-    *li = k / g->nheads;
+    ns_grid_slice_index(g, k, li, hi, ni, Li);
     *sh = (ns_slice_shape){
         .lay = ns_plan_layout(p, *ni, *Li), .L = g->L[*Li], .N = g->N, .nN = g->nN,
-        .T = g->T, .nT = g->nT, .neps = g->neps, .ks_alpha = ks_alpha,
+        .T = g->T, .nT = g->nT, .jac_bound = p->derived.jac_bound, .neps = g->neps,
+        .ks_alpha = ks_alpha,
     };
-}
-
-size_t ns_plan_slice_total(const ns_plan *p)
-{
-    size_t li, hi, ni, Li;
-    ns_slice_shape sh;
-    ns_slice_layout sl;
-    ns_plan_slice(p, 0, 0.0, &li, &hi, &ni, &Li, &sh);
-    ns_slice_layout_init(&sl, &sh);
-    return sl.total;
-}
-
-size_t ns_plan_slice_samples(const ns_plan *p, size_t S)
-{
-    size_t li, hi, ni, Li, cells = 0;
-    ns_slice_shape sh;
-    ns_slice_layout sl;
-    ns_plan_slice(p, 0, 0.0, &li, &hi, &ni, &Li, &sh);
-    ns_slice_layout_init(&sl, &sh);
-    for (int m = 0; m < NS_M_COUNT; m++)
-        cells += sl.cells[m];
-    return cells * S;
 }

@@ -16,6 +16,7 @@
 #include "common/ns_error.h"
 #include "common/ns_range.h"
 #include "grid/ns_grid.h"
+#include "grid/ns_grid_derive.h"
 #include "model/ns_model.h"
 
 /* Entries of the normalizer axis: a sweep lists at most 16 normalizers
@@ -117,8 +118,9 @@ int ns_plan_check_memory(const ns_grid *g, const ns_model_config *mc, size_t n_s
 /* ---- the plan ---------------------------------------------------------------------------- */
 
 typedef struct ns_plan {
-    ns_grid g;        /* points into the plan's own copies */
-    size_t L_fwd;          /* forward length: the largest L */
+    ns_grid g;             /* points into the plan's own copies */
+    ns_grid_derived derived; /* what follows from g, computed once: the Jacobian bound per T,
+                                the forward length L_fwd (the largest L), the slices */
     size_t n_layers_run;   /* forward layers to run: deepest requested layer + 1 */
     size_t *fwd_rows;      /* (n_fwd_rows) the prefix rows analysed at some L, ascending: the
                               rows whose logits the forward pass keeps */
@@ -145,16 +147,10 @@ size_t ns_plan_row(const ns_plan *p, size_t Li, size_t r);
 
 /* ---- slices of the reduction ------------------------------------------------------------ */
 
-/* The reduction works on slices: one (layer index, head index, normalizer, L index) across every
- * shard and row, numbered in that order (slice k's rows lie at ns_plan_offset(.., r) of every
- * payload). Every slice's result has the same size. */
-size_t ns_plan_nslices(const ns_plan *p);
-/* Slice k's indices and its shape for ns_reduce_slice. */
+/* The reduction works on slices (grid/ns_grid_derive.h: derived.nslices of them, each result
+ * derived.slice.total doubles); slice k's rows lie at ns_plan_offset(.., r) of every payload.
+ * Slice k's indices and its shape for ns_reduce_slice. */
 void ns_plan_slice(const ns_plan *p, size_t k, double ks_alpha, size_t *li, size_t *hi,
                    size_t *ni, size_t *Li, ns_slice_shape *sh);
-/* Doubles of one slice's result (ns_slice_layout.total). */
-size_t ns_plan_slice_total(const ns_plan *p);
-/* Doubles of one slice's samples for S rows per cell: every metric's cells x S, in metric order. */
-size_t ns_plan_slice_samples(const ns_plan *p, size_t S);
 
 #endif

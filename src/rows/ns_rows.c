@@ -42,11 +42,11 @@ int ns_rows_new(const ns_plan *plan, const ns_model *model, ns_kernel kernel, un
     for (size_t i = 0; i < g->nlayers; i++)
         r->layer_index[g->layers[i]] = i;
     int all = (flags & NS_ROWS_ALL_ROWS) != 0;
-    if ((rc = ns_model_workspace_new(model, plan->L_fwd, all ? NULL : plan->fwd_rows,
+    if ((rc = ns_model_workspace_new(model, plan->derived.L_fwd, all ? NULL : plan->fwd_rows,
                                      plan->n_fwd_rows, &r->fws, err)) != NS_OK)
         goto fail;
     for (size_t i = 0; i < g->nnormalizers; i++)
-        if ((rc = ns_analysis_ws_new(&plan->params[i], plan->L_fwd, mc->d_head, &r->aws[i],
+        if ((rc = ns_analysis_ws_new(&plan->params[i], plan->derived.L_fwd, mc->d_head, &r->aws[i],
                                      err)) != NS_OK)
             goto fail;
     *out = r;
@@ -132,8 +132,8 @@ int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows
     r->shard = shard;
     r->payload = payload;
     r->hooks = hooks;
-    int rc = ns_model_forward(r->model, r->fws, tokens, r->plan->L_fwd, r->plan->n_layers_run,
-                              on_layer, r, err);
+    int rc = ns_model_forward(r->model, r->fws, tokens, r->plan->derived.L_fwd,
+                              r->plan->n_layers_run, on_layer, r, err);
     r->payload = NULL;
     r->hooks = NULL;
     return rc;

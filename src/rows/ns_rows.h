@@ -28,18 +28,18 @@ typedef struct ns_rows_hooks {
     void *layer_user;
 } ns_rows_hooks;
 
-/* Workspaces for windows of plan->L_fwd tokens (one allocation set, reused by every window).
- * kernel: NS_KERNEL_FAST for runs, NS_KERNEL_REFERENCE for tests. The forward pass keeps the
- * logits of the plan's analysed rows (plan->fwd_rows) only, unless flags has NS_ROWS_ALL_ROWS:
- * then every row's, for a layer hook that looks at the whole attention (dump). */
+/* Workspaces for windows of plan->derived.L_fwd tokens (one allocation set, reused by every
+ * window). kernel: NS_KERNEL_FAST for runs, NS_KERNEL_REFERENCE for tests. The forward pass keeps
+ * the logits of the plan's analysed rows (plan->fwd_rows) only, unless flags has
+ * NS_ROWS_ALL_ROWS: then every row's, for a layer hook that looks at the whole attention (dump). */
 enum ns_rows_flags { NS_ROWS_ALL_ROWS = 1 };
 int ns_rows_new(const ns_plan *plan, const ns_model *model, ns_kernel kernel, unsigned flags,
                 ns_rows **out, ns_err *err);
 void ns_rows_free(ns_rows *r);
 
-/* Analyse window `shard` (tokens[0..plan->L_fwd)) into payload[0..plan->payload). The shard
- * index keys the random draws, so a window's values do not depend on who computes them. hooks
- * may be NULL. On error the payload is unspecified. */
+/* Analyse window `shard` (tokens[0..plan->derived.L_fwd)) into payload[0..plan->payload). The
+ * shard index keys the random draws, so a window's values do not depend on who computes them.
+ * hooks may be NULL. On error the payload is unspecified. */
 int ns_rows_run(ns_rows *r, uint64_t shard, const int32_t *tokens, const ns_rows_hooks *hooks,
                 double *payload, ns_err *err);
 

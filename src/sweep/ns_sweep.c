@@ -119,12 +119,13 @@ static int broadcast_setup(sweep_ctx *c, model_ident *ident, ns_err *err)
         if (st == NS_OK && (st = ns_plan_init(&c->plan, &g, &c->mc, err)) == NS_OK)
             c->have_plan = 1;
         if (st == NS_OK &&
-            !(c->tokens = malloc(c->cfg.shard_count * c->plan.L_fwd * sizeof *c->tokens + 1)))
+            !(c->tokens =
+                  malloc(c->cfg.shard_count * c->plan.derived.L_fwd * sizeof *c->tokens + 1)))
             st = ns_fail(err, NS_ERR_NOMEM, "out of memory");
     }
     free(packed);
     NS_TRY(agree(c, st, err, "sweep setup"));
-    size_t ntok = c->cfg.shard_count * c->plan.L_fwd;
+    size_t ntok = c->cfg.shard_count * c->plan.derived.L_fwd;
     if (ntok > (size_t)INT32_MAX)
         return ns_fail(err, NS_ERR_INVALID, "too many tokens to broadcast (%zu)", ntok);
     MPI_TRY(MPI_Bcast(c->tokens, (int)ntok, MPI_INT32_T, 0, c->comm), "broadcast the tokens");

@@ -65,7 +65,7 @@ int ns_sweep_intervals(const ns_sweep_boot *c, const double *slices,
                        const ns_sweep_spread *sp, ns_intervals *iv, ns_err *err)
 {
     const ns_plan *p = c->plan;
-    size_t ne = ns_plan_nslices(p) * p->g.nT;
+    size_t ne = p->derived.nslices * p->g.nT;
     double *ent = malloc((ne ? ne : 1) * sizeof *ent);
     int rc = ent ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (%zu values)", ne);
     int worst = rc, agreed = 0;

@@ -248,7 +248,7 @@ static void own_task(master *m)
     ns_err_clear(&e);
     ns_rows_hooks hk = {.poll = master_poll, .poll_user = m};
     double *out = c->buf + NS_SWEEP_RESULT_HEAD;
-    int rc = ns_rows_run(c->rows, t, c->tokens + t * c->plan.L_fwd, &hk, out, &e);
+    int rc = ns_rows_run(c->rows, t, c->tokens + t * c->plan.derived.L_fwd, &hk, out, &e);
     if (rc == NS_ERR_INTERRUPTED)
         return;
     if (rc != NS_OK) {

@@ -97,7 +97,7 @@ static int load_sweep(sweep_ctx *c, ns_err *err)
 static int cut_tokens(sweep_ctx *c, ns_err *err)
 {
     const ns_sweep_config *cfg = &c->cfg;
-    size_t Lf = c->plan.L_fwd;
+    size_t Lf = c->plan.derived.L_fwd;
     c->tokens = malloc(cfg->shard_count * Lf * sizeof *c->tokens + 1);
     if (!c->tokens)
         return ns_fail(err, NS_ERR_NOMEM, "out of memory (%zu shards)", cfg->shard_count);

@@ -85,8 +85,8 @@ static int reduce_rounds(sweep_ctx *c, ns_journal *j, size_t first, double *res,
     if (agreed != NS_OK)
         return rc != NS_OK ? rc : ns_fail(err, agreed, "the reduction failed on another rank");
     const ns_plan *p = &c->plan;
-    size_t total = ns_plan_slice_total(p);
-    size_t stotal = ns_plan_slice_samples(p, c->cfg.shard_count * p->g.rows);
+    size_t total = p->derived.slice.total;
+    size_t stotal = ns_grid_slice_samples(&p->derived, c->cfg.shard_count * p->g.rows);
     size_t rounds = ns_sweep_spread_rounds(sp);
     for (size_t q = 0; q < rounds; q++) {
         size_t f, n;
@@ -115,8 +115,8 @@ static int reduce_share(sweep_ctx *c, int *P, double **res, double **smp, ns_swe
                         int *have_sp, ns_err *err)
 {
     const ns_plan *p = &c->plan;
-    size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
-    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    size_t S = c->cfg.shard_count * p->g.rows, nsl = p->derived.nslices;
+    size_t total = p->derived.slice.total, stotal = ns_grid_slice_samples(&p->derived, S);
     ns_journal *j = c->journal;
     int rc = ns_sweep_attach_journal(c, &j, err); /* fails only on rank 0 (or in MPI) */
     int not_ok = j ? c->size : c->rank, first_not_ok = c->size; /* the first rank that cannot */
@@ -208,7 +208,7 @@ static void summarize(const sweep_ctx *c, const double *all, char *buf, size_t s
 {
     const ns_plan *p = &c->plan;
     const ns_grid *g = &p->g;
-    size_t nsl = ns_plan_nslices(p), total = ns_plan_slice_total(p);
+    size_t nsl = p->derived.nslices, total = p->derived.slice.total;
     double sums[NS_C_COUNT] = {0};
     ns_slice_layout sl;
     size_t t1 = 0;
@@ -312,8 +312,8 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
     int have_sp = 0;
     int rc = reduce_share(c, &P, &mine, &mine_s, &sp, &have_sp, err);
     const ns_plan *p = &c->plan;
-    size_t S = c->cfg.shard_count * p->g.rows, nsl = ns_plan_nslices(p);
-    size_t total = ns_plan_slice_total(p), stotal = ns_plan_slice_samples(p, S);
+    size_t S = c->cfg.shard_count * p->g.rows, nsl = p->derived.nslices;
+    size_t total = p->derived.slice.total, stotal = ns_grid_slice_samples(&p->derived, S);
     double *all = c->rank == 0 ? mine : NULL, *all_s = c->rank == 0 ? mine_s : NULL;
     if (rc == NS_OK)
         rc = gather(c, P, nsl, total, mine, all, err);
@@ -362,7 +362,8 @@ int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err)
             .strip_gutenberg = c->cfg.strip_gutenberg, .all_softmax_family = all_softmax,
         };
         ns_results_data d = {
-            .plan = p, .ks_alpha = c->cfg.ks_alpha, .n_shards = c->cfg.shard_count,
+            .grid = &p->g, .derived = &p->derived, .ks_alpha = c->cfg.ks_alpha,
+            .n_shards = c->cfg.shard_count,
             .L_max = c->cfg.L_max, .shard_first = c->cfg.shard_first,
             .shard_stride = c->cfg.shard_stride, .corpus_tokens = c->corpus_tokens, .slices = all,
             .samples = all_s, .forward_count = c->res.forward_count,

@@ -77,7 +77,7 @@ int ns_sweep_spread_init(ns_sweep_spread *sp, MPI_Comm comm, const ns_plan *plan
     size_t btotal = ns_results_boot_size(plan, n_shards);
     *sp = (ns_sweep_spread){
         .comm = comm, .rank = (size_t)rank, .P = (size_t)size, .Pr = Pr ? Pr : 1,
-        .nsl = ns_plan_nslices(plan), .nT = g->nT, .nL = g->nL,
+        .nsl = plan->derived.nslices, .nT = g->nT, .nL = g->nL,
         .round = ns_boot_shard_round(btotal, cap),
     };
     sp->part = ns_boot_shard_tsize(g->nN, n_shards, g->rows);

@@ -44,8 +44,8 @@ static int run_task(worker *w, long long t, ns_err *err)
     ns_rows_hooks hk = {.poll = worker_poll, .poll_user = w};
     w->last_beat = t0;
     double *out = c->buf + NS_SWEEP_RESULT_HEAD;
-    int rc = ns_rows_run(c->rows, (uint64_t)t, c->tokens + (size_t)t * c->plan.L_fwd, &hk, out,
-                         &e);
+    int rc = ns_rows_run(c->rows, (uint64_t)t, c->tokens + (size_t)t * c->plan.derived.L_fwd, &hk,
+                         out, &e);
     unsigned char digest[NS_JOURNAL_DIGEST_LEN]; /* the journal's checksum, computed here */
     if (rc == NS_OK)
         rc = ns_journal_digest((uint64_t)t, out, c->plan.payload * sizeof *out, digest, &e);
