@@ -16,10 +16,7 @@ int ns_grid_derive(const ns_grid *g, ns_grid_derived *d, ns_err *err)
         d->jac_bound[t] = ns_jac_bound(g->T[t]);
     d->L_fwd = g->L[g->nL - 1];
     d->nslices = g->nlayers * g->nheads * g->nnormalizers * g->nL;
-    /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
-    ns_slice_shape sh = {.L = d->L_fwd, .N = g->N, .nN = g->nN, .T = g->T, .nT = g->nT,
-                         .neps = g->neps, .jac_bound = d->jac_bound};
-    ns_slice_layout_init(&d->slice, &sh);
+    ns_grid_slice_layout(g, &d->slice);
     for (int m = 0; m < NS_M_COUNT; m++)
         d->slice_cells += d->slice.cells[m];
     return NS_OK;
@@ -29,6 +26,14 @@ void ns_grid_derived_free(ns_grid_derived *d)
 {
     free(d->jac_bound);
     memset(d, 0, sizeof *d);
+}
+
+void ns_grid_slice_layout(const ns_grid *g, ns_slice_layout *sl)
+{
+    /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
+    ns_slice_shape sh = {.L = g->L[g->nL - 1], .N = g->N, .nN = g->nN, .T = g->T, .nT = g->nT,
+                         .neps = g->neps};
+    ns_slice_layout_init(sl, &sh);
 }
 
 void ns_grid_slice_index(const ns_grid *g, size_t k, size_t *li, size_t *hi, size_t *ni,

@@ -27,6 +27,9 @@ typedef struct ns_grid_derived {
 int ns_grid_derive(const ns_grid *g, ns_grid_derived *d, ns_err *err);
 void ns_grid_derived_free(ns_grid_derived *d);
 
+/* The layout of every slice's result (needs no allocation: the memory estimate of a grid not yet
+ * planned uses it too). */
+void ns_grid_slice_layout(const ns_grid *g, ns_slice_layout *sl);
 /* Slice k's (layer index, head index, normalizer, L index). */
 void ns_grid_slice_index(const ns_grid *g, size_t k, size_t *li, size_t *hi, size_t *ni,
                          size_t *Li);

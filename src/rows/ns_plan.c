@@ -175,11 +175,8 @@ void ns_plan_memory_estimate(const ns_grid *g, const ns_model_config *mc, size_t
     m->task = ns_model_workspace_bytes(mc, L_fwd, fwd_rows(g, NULL)) +
               (double)g->nnormalizers * ns_analysis_ws_bytes(g->probes, L_fwd, d) +
               2.0 * m->payload;
-    /* every slice's result has the layout of the largest L's (the grid's N, T and eps) */
-    ns_slice_shape sh = {.lay = &lay, .L = L_fwd, .N = g->N, .nN = g->nN, .T = g->T,
-                         .nT = g->nT, .neps = g->neps, .ks_alpha = 0.0};
     ns_slice_layout sl;
-    ns_slice_layout_init(&sl, &sh);
+    ns_grid_slice_layout(g, &sl);
     double slice_cells = 0.0;
     for (int k = 0; k < NS_M_COUNT; k++)
         slice_cells += (double)sl.cells[k];
