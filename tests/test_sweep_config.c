@@ -1,6 +1,7 @@
 /* test_sweep_config: the sweep YAML parser (defaults, every setting, the bad files under
  * tests/data/sweeps with their exact FILE:LINE:COL messages), checks against a model and a token
- * count, grid/row expansion and skipped (L, N) cells, Gutenberg stripping, sharding, packing. */
+ * count, grid/row expansion and skipped (L, N) cells, Gutenberg stripping, sharding, packing,
+ * the list core (spec/ns_list) the sweep file and dump share. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "model/ns_gpt2.h" /* NS_GPT2_ATTN_WORK */
 #include "rows/ns_plan.h"
 #include "reduce/ns_results.h"
+#include "spec/ns_list.h"
 #include "spec/ns_sweep_check.h"
 #include "spec/ns_sweep_inputs.h"
 #include "spec/ns_sweep_yaml.h"
@@ -744,6 +746,77 @@ static void test_unreadable_sweep_file(void)
 
 /* ---- pack / unpack ------------------------------------------------------------------------ */
 
+/* The list core both parsers share (spec/ns_list): sorted ascending, equal values in the order
+ * written, every repeat handed over once with the value kept before it, in ascending order. */
+typedef struct seen_repeats {
+    size_t n;
+    size_t kept_order[8], again_order[8];
+    uint64_t ival[8];
+    double dval[8];
+} seen_repeats;
+
+static void note_repeat(void *user, const ns_list_item *kept, const ns_list_item *again)
+{
+    seen_repeats *r = user;
+    if (r->n < 8) {
+        r->kept_order[r->n] = kept->order;
+        r->again_order[r->n] = again->order;
+        r->ival[r->n] = again->i;
+        r->dval[r->n] = again->d;
+    }
+    r->n++;
+}
+
+static void test_list_core(void)
+{
+    /* integers as written: 7 3 7 1 3 7 (orders 0..5) */
+    const uint64_t iw[] = {7, 3, 7, 1, 3, 7};
+    ns_list_item v[6];
+    for (size_t k = 0; k < 6; k++)
+        v[k] = (ns_list_item){iw[k], 0, k};
+    seen_repeats r = {0};
+    size_t kept = ns_list_sort_unique(v, 6, 0, note_repeat, &r);
+    CU_ASSERT_EQUAL(kept, 3);
+    CU_ASSERT(v[0].i == 1 && v[0].order == 3);
+    CU_ASSERT(v[1].i == 3 && v[1].order == 1);
+    CU_ASSERT(v[2].i == 7 && v[2].order == 0);
+    /* repeats: 3 (order 4 after 1), then 7 twice (orders 2 and 5 after 0) */
+    CU_ASSERT_EQUAL(r.n, 3);
+    CU_ASSERT(r.ival[0] == 3 && r.kept_order[0] == 1 && r.again_order[0] == 4);
+    CU_ASSERT(r.ival[1] == 7 && r.kept_order[1] == 0 && r.again_order[1] == 2);
+    CU_ASSERT(r.ival[2] == 7 && r.kept_order[2] == 0 && r.again_order[2] == 5);
+    /* reals, compared by value (the i field is ignored): 0.5 2 0.5 1e-3; no callback is fine */
+    const double dw[] = {0.5, 2, 0.5, 1e-3};
+    ns_list_item w[4];
+    for (size_t k = 0; k < 4; k++)
+        w[k] = (ns_list_item){9 - k, dw[k], k};
+    CU_ASSERT_EQUAL(ns_list_sort_unique(w, 4, 1, NULL, NULL), 3);
+    CU_ASSERT(w[0].d == 1e-3 && w[1].d == 0.5 && w[1].order == 0 && w[2].d == 2);
+    CU_ASSERT_EQUAL(ns_list_sort_unique(w, 0, 1, NULL, NULL), 0);
+
+    /* dump's option lists on the core: sorted values, the smallest repeat named, old list kept */
+    size_t *iv = NULL, n = 0;
+    double *dv = NULL;
+    ns_err err;
+    CU_ASSERT_EQUAL(ns_list_parse("--N", &ns_plan_range_N, "8,1,63", &iv, NULL, &n, &err), NS_OK);
+    CU_ASSERT(n == 3 && iv && iv[0] == 1 && iv[1] == 8 && iv[2] == 63);
+    CU_ASSERT_EQUAL(ns_list_parse("--N", &ns_plan_range_N, "9,4,2,9,4", &iv, NULL, &n, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "--N: 4 appears more than once");
+    CU_ASSERT(n == 3 && iv[0] == 1 && iv[2] == 63);
+    CU_ASSERT_EQUAL(ns_list_parse("--N", &ns_plan_range_N, "4,", &iv, NULL, &n, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "--N: empty item in '4,'");
+    CU_ASSERT_EQUAL(ns_list_parse("--T", &ns_plan_range_scale, "2,0.25,1", NULL, &dv, &n, &err),
+                    NS_OK);
+    CU_ASSERT(n == 3 && dv && dv[0] == 0.25 && dv[1] == 1 && dv[2] == 2);
+    CU_ASSERT_EQUAL(ns_list_parse("--T", &ns_plan_range_scale, "3,0.5,3,0.5", NULL, &dv, &n, &err),
+                    NS_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(err.msg, "--T: 0.5 appears more than once");
+    free(iv);
+    free(dv);
+}
+
 static void test_pack_roundtrip(void)
 {
     ns_sweep_config cfg, back;
@@ -1189,6 +1262,7 @@ int main(void)
     CU_add_test(s, "shipped sweeps and embedded default", test_shipped_sweeps_and_embedded_default);
     CU_add_test(s, "unreadable sweep file", test_unreadable_sweep_file);
     CU_add_test(s, "pack/unpack round trip", test_pack_roundtrip);
+    CU_add_test(s, "the list core (sweep file and dump)", test_list_core);
     CU_add_test(s, "sink_view: the listed normalizers' views after them", test_sink_view);
     CU_add_test(s, "memory estimate and limits", test_memory_estimate);
     CU_add_test(s, "Gutenberg stripping (synthetic)", test_gutenberg_synthetic);

@@ -30,6 +30,7 @@
 #include "model/ns_checkpoint.h"
 #include "model/ns_model.h"
 #include "rows/ns_rows.h"
+#include "spec/ns_list.h"
 #include "spec/ns_sweep_config.h"
 #include "spec/ns_sweep_inputs.h"
 #include "tokenizer/ns_tokenizer.h"
@@ -124,64 +125,6 @@ static int parse_size(const char *opt, const ns_range *r, const char *s, size_t 
     return NS_OK;
 }
 
-static int cmp_size(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A comma-separated list of numbers of range r (integers into *iv, reals into *dv), sorted
- * ascending, without repeats; an empty list or item is an error. */
-static int parse_list(const char *opt, const ns_range *r, const char *s, size_t **iv, double **dv,
-                      size_t *nout, ns_err *err)
-{
-    if (!*s)
-        return ns_fail(err, NS_ERR_INVALID, "%s: empty list", opt);
-    size_t n = 1;
-    for (const char *c = s; *c; c++)
-        if (*c == ',') {
-            if (c == s || c[1] == ',' || c[1] == '\0')
-                return ns_fail(err, NS_ERR_INVALID, "%s: empty item in '%s'", opt, s);
-            n++;
-        }
-    size_t *u = r->is_real ? NULL : malloc(n * sizeof *u);
-    double *d = r->is_real ? malloc(n * sizeof *d) : NULL;
-    char *copy = strdup(s), *save = NULL;
-    int rc = (u || d) && copy ? NS_OK : ns_fail(err, NS_ERR_NOMEM, "%s: out of memory", opt);
-    size_t k = 0;
-    for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; rc == NS_OK && item;
-         item = strtok_r(NULL, ",", &save), k++) {
-        uint64_t x = 0;
-        rc = ns_range_parse(r, opt, item, &x, d ? d + k : NULL, err);
-        if (u)
-            u[k] = (size_t)x;
-    }
-    if (rc == NS_OK)
-        qsort(u ? (void *)u : (void *)d, n, u ? sizeof *u : sizeof *d, u ? cmp_size : cmp_double);
-    for (k = 1; rc == NS_OK && k < n; k++)
-        if (u ? u[k] == u[k - 1] : d[k] == d[k - 1])
-            rc = u ? ns_fail(err, NS_ERR_INVALID, "%s: %zu appears more than once", opt, u[k])
-                   : ns_fail(err, NS_ERR_INVALID, "%s: %g appears more than once", opt, d[k]);
-    free(copy);
-    if (rc != NS_OK) {
-        free(u);
-        free(d);
-        return rc;
-    }
-    if (u)
-        free(*iv), *iv = u;
-    else
-        free(*dv), *dv = d;
-    *nout = n;
-    return NS_OK;
-}
-
 static int parse_bool(const char *opt, const char *s, int *out, ns_err *err)
 {
     if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
@@ -200,9 +143,10 @@ static int parse_metric_opt(dump_opts *o, int c, const char *arg, ns_err *err)
     if (!o->metric_opt)
         o->metric_opt = names[c - 258];
     switch (c) {
-    case 258: return parse_list("--T", &ns_plan_range_scale, arg, NULL, &cfg->T, &cfg->nT, err);
+    case 258:
+        return ns_list_parse("--T", &ns_plan_range_scale, arg, NULL, &cfg->T, &cfg->nT, err);
     case 259:
-        return parse_list("--eps", &ns_plan_range_scale, arg, NULL, &cfg->eps, &cfg->neps, err);
+        return ns_list_parse("--eps", &ns_plan_range_scale, arg, NULL, &cfg->eps, &cfg->neps, err);
     case 260: {
         ns_normalizer f;
         ns_err e;
@@ -304,7 +248,8 @@ static int dump_parse(int argc, char **argv, dump_opts *o, ns_err *err)
         case 'h': return -1;
         case 256: o->logits = 1; break;
         case 257:
-            NS_TRY(parse_list("--N", &ns_plan_range_N, optarg, &o->cfg.N, NULL, &o->cfg.nN, err));
+            NS_TRY(ns_list_parse("--N", &ns_plan_range_N, optarg, &o->cfg.N, NULL, &o->cfg.nN,
+                                 err));
             o->have_N = 1;
             break;
         case 258: case 259: case 260: case 261: case 262: case 263: case 264: case 266: case 267:

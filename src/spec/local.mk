@@ -5,6 +5,7 @@
 noinst_LIBRARIES += src/spec/libns_spec.a
 src_spec_libns_spec_a_SOURCES = src/spec/ns_sweep_config.c src/spec/ns_sweep_config.h \
 	src/spec/ns_sweep_diag.c src/spec/ns_sweep_diag.h \
+	src/spec/ns_list.c src/spec/ns_list.h \
 	src/spec/ns_yaml.c src/spec/ns_yaml.h src/spec/ns_sweep_yaml.c src/spec/ns_sweep_yaml.h \
 	src/spec/ns_sweep_check.c src/spec/ns_sweep_check.h \
 	src/spec/ns_sweep_inputs.c src/spec/ns_sweep_inputs.h \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "corpus/ns_corpus.h"
+#include "spec/ns_list.h"
 
 /* ---- nodes and problems ------------------------------------------------------------------- */
 
@@ -240,15 +241,10 @@ int ns_yaml_string(ns_yaml *y, const yaml_node_t *n, const char *path, const cha
 
 /* ---- lists -------------------------------------------------------------------------------- */
 
-typedef struct item {
-    uint64_t i;
-    double d;
-    ns_sweep_mark mark;
-    size_t order;
-} item;
-
+/* The values of one list as read (ns_list_item.order indexes marks: where each was written). */
 typedef struct items {
-    item *v;
+    ns_list_item *v;
+    ns_sweep_mark *marks;
     size_t n, cap;
     size_t too_many;  /* values refused beyond NS_YAML_MAX_ITEMS */
 } items;
@@ -263,16 +259,20 @@ static int items_push(ns_yaml *y, items *it, uint64_t i, double d, ns_sweep_mark
     }
     if (it->n == it->cap) {
         size_t cap = it->cap ? 2 * it->cap : 16;
-        item *v = realloc(it->v, cap * sizeof *v);
-        if (!v) {
+        ns_list_item *v = realloc(it->v, cap * sizeof *v);
+        if (v)
+            it->v = v;
+        ns_sweep_mark *m = v ? realloc(it->marks, cap * sizeof *m) : NULL;
+        if (!m) {
             y->nomem = 1;
             return -1;
         }
-        it->v = v;
+        it->marks = m;
         it->cap = cap;
     }
-    item x = {i, d, mark, it->n};
-    it->v[it->n++] = x;
+    it->marks[it->n] = mark;
+    it->v[it->n] = (ns_list_item){i, d, it->n};
+    it->n++;
     return 0;
 }
 
@@ -392,49 +392,38 @@ static int double_list(ns_yaml *y, const yaml_node_t *n, const char *path, const
     return 0;
 }
 
-static int cmp_int_item(const void *a, const void *b)
+/* A repeated value, reported at the occurrence written later in the file. */
+typedef struct list_repeat {
+    ns_yaml *y;
+    const items *it;
+    const char *path;
+    int is_int;
+} list_repeat;
+
+static void report_repeat(void *user, const ns_list_item *kept, const ns_list_item *again)
 {
-    const item *x = a, *y = b;
-    if (x->i != y->i)
-        return x->i < y->i ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    const list_repeat *r = user;
+    ns_sweep_mark first = r->it->marks[kept->order], here = r->it->marks[again->order];
+    if (ns_sweep_mark_before(here, first)) {
+        ns_sweep_mark t = first;
+        first = here;
+        here = t;
+    }
+    if (r->is_int)
+        ns_yaml_problem(r->y, here, "%s: duplicate value %llu (first at line %zu, column %zu)",
+                        r->path, (unsigned long long)again->i, first.line, first.col);
+    else
+        ns_yaml_problem(r->y, here, "%s: duplicate value %g (first at line %zu, column %zu)",
+                        r->path, again->d, first.line, first.col);
 }
 
-static int cmp_double_item(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->d != y->d)
-        return x->d < y->d ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* Sort, report duplicates (at the later occurrence), and store into fresh arrays. */
+/* Sort, report duplicates (ns_list, the core dump's option lists share), and store into fresh
+ * arrays. */
 static void finish_list(ns_yaml *y, items *it, const char *path, int is_int, size_t **ivals,
                         double **dvals, size_t *count, ns_sweep_mark **marks)
 {
-    if (it->n > 1)
-        qsort(it->v, it->n, sizeof *it->v, is_int ? cmp_int_item : cmp_double_item);
-    size_t kept = 0;
-    for (size_t j = 0; j < it->n; j++) {
-        if (kept && (is_int ? it->v[j].i == it->v[kept - 1].i : it->v[j].d == it->v[kept - 1].d)) {
-            ns_sweep_mark first = it->v[kept - 1].mark, here = it->v[j].mark;
-            /* report at the occurrence written later in the file */
-            if (ns_sweep_mark_before(here, first)) {
-                ns_sweep_mark t = first;
-                first = here;
-                here = t;
-            }
-            if (is_int)
-                ns_yaml_problem(y, here, "%s: duplicate value %llu (first at line %zu, column "
-                                "%zu)", path, (unsigned long long)it->v[j].i, first.line,
-                                first.col);
-            else
-                ns_yaml_problem(y, here, "%s: duplicate value %g (first at line %zu, column %zu)",
-                                path, it->v[j].d, first.line, first.col);
-            continue;
-        }
-        it->v[kept++] = it->v[j];
-    }
+    list_repeat rep = {y, it, path, is_int};
+    size_t kept = ns_list_sort_unique(it->v, it->n, !is_int, report_repeat, &rep);
     *count = 0;
     if (!kept)
         return;
@@ -447,7 +436,7 @@ static void finish_list(ns_yaml *y, items *it, const char *path, int is_int, siz
         return;
     }
     for (size_t j = 0; j < kept; j++) {
-        m[j] = it->v[j].mark;
+        m[j] = it->marks[it->v[j].order];
         if (is_int)
             ((size_t *)vals)[j] = (size_t)it->v[j].i;
         else
@@ -468,6 +457,7 @@ void ns_yaml_int_list(ns_yaml *y, const yaml_node_t *n, const char *path, const 
     int_list(y, n, path, r, &it);
     finish_list(y, &it, path, 1, vals, NULL, count, marks);
     free(it.v);
+    free(it.marks);
 }
 
 void ns_yaml_real_list(ns_yaml *y, const yaml_node_t *n, const char *path, const ns_range *r,
@@ -477,6 +467,7 @@ void ns_yaml_real_list(ns_yaml *y, const yaml_node_t *n, const char *path, const
     double_list(y, n, path, r, &it);
     finish_list(y, &it, path, 0, NULL, vals, count, marks);
     free(it.v);
+    free(it.marks);
 }
 
 int ns_yaml_expect_mapping(ns_yaml *y, const yaml_node_t *n, const char *path, const char *keys)
