@@ -11,8 +11,7 @@
  * (here: the stop handlers installed, before MPI_Init), those of ns_sweep_run ("opened",
  * "journal", "task", "ready") and ns_train_run ("step"), and "temp" (count 0): mkmodel, archive,
  * verify and dump, once their temporary (file or extraction directory) exists and before they
- * complete (the hooks of ns_mkmodel_opts, ns_run_archive_options and ns_verify_options; dump's own
- * loop). Without NORMSWEEP_TEST_HOLD
+ * complete (the hooks of ns_mkmodel_opts, ns_run_archive_options, ns_verify_options and ns_dump_run). Without NORMSWEEP_TEST_HOLD
  * nothing is held and the commands pass no hook to the library. Not for users: not in --help nor
  * the man page. */
 #ifndef NS_HOLD_H
