@@ -23,9 +23,6 @@
  * (NS_SWEEP_MAX_LISTED_NORMALIZERS), and `sink_view: true` adds each one's sink-excluded view. */
 #define NS_PLAN_MAX_NORMALIZERS 32
 
-/* `dump` (src/cli/cmd_dump.c) still names the grid by its old name, until dump moves. */
-typedef ns_grid ns_plan_grid;
-
 /* ---- checks ------------------------------------------------------------------------------ */
 
 /* The range of every single value of the grid (common/ns_range.h), declared once here and used
