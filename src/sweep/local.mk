@@ -3,9 +3,14 @@
 # by every rank (the results store it reduces from is reduce/'s).
 noinst_LIBRARIES += src/sweep/libns_sweep.a
 src_sweep_libns_sweep_a_SOURCES = \
-	src/sweep/ns_sweep.c src/sweep/ns_sweep.h src/sweep/ns_sweep_internal.h \
-	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_master.c src/sweep/ns_sweep_worker.c \
-	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_boot.c src/sweep/ns_sweep_boot.h src/sweep/ns_sweep_spread.c src/sweep/ns_sweep_spread.h src/sweep/ns_sweep_mpi.c src/sweep/ns_sweep_mpi.h src/sweep/ns_sweep_share.c
+	src/sweep/ns_sweep_run.c src/sweep/ns_sweep.h src/sweep/ns_sweep_ctx.c src/sweep/ns_sweep_ctx.h \
+	src/sweep/ns_sweep_prepare.c src/sweep/ns_sweep_prepare.h \
+	src/sweep/ns_sweep_master.c src/sweep/ns_sweep_master.h \
+	src/sweep/ns_sweep_worker.c src/sweep/ns_sweep_worker.h \
+	src/sweep/ns_sweep_reduce.c src/sweep/ns_sweep_reduce.h \
+	src/sweep/ns_sweep_share.c src/sweep/ns_sweep_share.h \
+	src/sweep/ns_sweep_boot.c src/sweep/ns_sweep_boot.h src/sweep/ns_sweep_spread.c src/sweep/ns_sweep_spread.h \
+	src/sweep/ns_sweep_mpi.c src/sweep/ns_sweep_mpi.h
 src_sweep_libns_sweep_a_CPPFLAGS = $(AM_CPPFLAGS) $(NS_EXT_CFLAGS)
 
 # tests of the sweep runner

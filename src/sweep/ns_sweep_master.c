@@ -10,7 +10,7 @@
 
 #include "common/ns_file.h"
 #include "common/ns_progress.h"
-#include "sweep/ns_sweep_internal.h"
+#include "sweep/ns_sweep_master.h"
 
 typedef struct master {
     sweep_ctx *c;

@@ -20,7 +20,7 @@
 #include "common/ns_sha256.h"
 #include "common/ns_tmp.h"
 #include "io/ns_nc_read.h"
-#include "sweep/ns_sweep_internal.h"
+#include "sweep/ns_sweep_prepare.h"
 
 #define STOP_FILE "STOP"
 #define HISTORY_FILE "history"

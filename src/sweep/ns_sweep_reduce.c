@@ -20,7 +20,8 @@
 #include "common/ns_sys.h"
 #include "common/ns_time.h"
 #include "sweep/ns_sweep_boot.h"
-#include "sweep/ns_sweep_internal.h"
+#include "sweep/ns_sweep_reduce.h"
+#include "sweep/ns_sweep_share.h"
 
 /* Rank 0's result store on every rank (offsets of every shard's payload, forward counts). */
 static int share_results(sweep_ctx *c, ns_err *err)

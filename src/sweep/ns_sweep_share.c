@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sweep/ns_sweep_internal.h"
+#include "sweep/ns_sweep_share.h"
 
 /* Rank 0's lock record to every rank; *mine: 1 when this rank's directory holds it. */
 static int same_directory(sweep_ctx *c, int *mine, ns_err *err)

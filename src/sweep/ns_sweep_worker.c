@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/ns_progress.h"
-#include "sweep/ns_sweep_internal.h"
+#include "sweep/ns_sweep_worker.h"
 
 typedef struct worker {
     sweep_ctx *c;

@@ -1,10 +1,12 @@
-/* ns_sweep_internal: the state the parts of the MPI sweep share (ns_sweep.c: setup and
- * broadcast; ns_sweep_prepare.c: rank 0's checks and outputs; ns_sweep_share.c: which ranks see
- * rank 0's checkpoint directory; ns_sweep_master.c, ns_sweep_worker.c: the task loop;
- * ns_sweep_reduce.c: the end-of-run reduction). Not for use
- * outside src/sweep. */
-#ifndef NS_SWEEP_INTERNAL_H
-#define NS_SWEEP_INTERNAL_H
+/* ns_sweep_ctx: the state the parts of the MPI sweep share, and the three things every part may
+ * do with it: say a line (rank 0), ask whether the caller wants to stop, and hold at a test-only
+ * point. The parts -- ns_sweep_run.c (setup, broadcast, the order of the steps), ns_sweep_prepare
+ * (rank 0's checks and outputs), ns_sweep_share (which ranks see rank 0's checkpoint directory),
+ * ns_sweep_master and ns_sweep_worker (the task loop), ns_sweep_reduce (the end-of-run
+ * reduction) -- include this and their own headers; nothing here calls back into them. Not for
+ * use outside src/sweep. */
+#ifndef NS_SWEEP_CTX_H
+#define NS_SWEEP_CTX_H
 
 #include <mpi.h>
 #include <stdint.h>
@@ -87,38 +89,9 @@ typedef struct sweep_ctx {
 
 /* A message line for the user (rank 0), printf-style. */
 void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* ISO 8601 UTC now. */
 /* 1 when the caller asked to stop. */
 int ns_sweep_stop_requested(const sweep_ctx *c);
 /* The caller's test-only hold at a named point (ns_hooks.hold); nothing when it has none. */
 void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count);
-
-/* Rank 0: read, validate and resolve the sweep, build the plan, cut the shards' tokens, load the
- * model (checking its bytes against the checksum validation recorded). Nothing is written. */
-int ns_sweep_prepare(sweep_ctx *c, ns_err *err);
-/* Rank 0: create the output's directory, take the checkpoint directory's lock, open the journal
- * (loading its results into c->res) and record this run segment; undone on failure. A --resume
- * whose journal holds every task and whose output was written from it (see output_is_current)
- * sets c->complete and records nothing. */
-int ns_sweep_open_outputs(sweep_ctx *c, ns_err *err);
-/* Rank 0: release what ns_sweep_open_outputs holds; with c->finished the checkpoint directory's
- * lock file is removed too (it protects a journal that a run may still add to). */
-void ns_sweep_close_outputs(sweep_ctx *c);
-
-/* The task loops; both return the loop's status (NS_ERR_INTERRUPTED when stopped). */
-int ns_sweep_master(sweep_ctx *c, ns_err *err);
-int ns_sweep_worker(sweep_ctx *c, ns_err *err);
-
-/* Every rank, after ns_sweep_open_outputs: the run segment; a worker that sees rank 0's
- * checkpoint directory creates its part of the journal in c->part (none: it sends payloads). */
-int ns_sweep_open_part(sweep_ctx *c, ns_err *err);
-/* Every rank, for the reduction: on rank 0, checks that the journal holds every shard's record
- * where c->res says (*j: c->journal; an error otherwise: the journal changed under the run);
- * elsewhere *j is rank 0's journal (its parts included) attached read-only when this rank sees
- * the checkpoint directory and finds every shard's record where c->res says, else NULL. */
-int ns_sweep_attach_journal(sweep_ctx *c, ns_journal **j, ns_err *err);
-
-/* Every rank: reduce a share of the slices; rank 0 writes the NetCDF and the summary. */
-int ns_sweep_reduce_write(sweep_ctx *c, ns_sweep_outcome *out, ns_err *err);
 
 #endif

@@ -1,37 +1,20 @@
-/* ns_sweep: the sweep's steps on every rank -- rank 0 prepares, the checked configuration, the
- * model's shape and the shards' tokens are broadcast, every rank maps the model (checking it is
- * rank 0's file) and builds its rows stage, rank 0 opens the outputs, the task loop runs, and a
- * complete sweep is reduced and written (see ns_sweep.h). */
+/* ns_sweep_run: ns_sweep_run (declared in ns_sweep.h), the sweep's steps on every rank -- rank 0
+ * prepares, the checked configuration, the model's shape and the shards' tokens are broadcast,
+ * every rank maps the model (checking it is rank 0's file) and builds its rows stage, rank 0
+ * opens the outputs, the task loop runs, and a complete sweep is reduced and written. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "common/ns_time.h"
-#include "sweep/ns_sweep_internal.h"
-
-void ns_sweep_say(const sweep_ctx *c, const char *fmt, ...)
-{
-    if (c->rank != 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    ns_vsay(c->hooks->line, c->hooks->user, fmt, ap);
-    va_end(ap);
-}
-
-int ns_sweep_stop_requested(const sweep_ctx *c)
-{
-    return c->hooks->stop && *c->hooks->stop;
-}
-
-void ns_sweep_hold(const sweep_ctx *c, const char *point, uint64_t count)
-{
-    if (c->hooks->hold)
-        c->hooks->hold(c->hooks->hold_user, point, (unsigned long long)count);
-}
+#include "sweep/ns_sweep_ctx.h"
+#include "sweep/ns_sweep_master.h"
+#include "sweep/ns_sweep_prepare.h"
+#include "sweep/ns_sweep_reduce.h"
+#include "sweep/ns_sweep_share.h"
+#include "sweep/ns_sweep_worker.h"
 
 /* ---- the model file's identity ------------------------------------------------------------- */
 
