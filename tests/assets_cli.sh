@@ -1,6 +1,7 @@
 #!/bin/sh
 # assets_cli: `normsweep assets list|fetch|verify|path` on a temporary mirror and manifest (exit
-# codes, skipped optional sets, symlink vs copy, checksum failures), then on the suite's assets.
+# codes, skipped optional sets -- also one whose download fails after its probe answered, from a
+# local HTTP server --, symlink vs copy, checksum failures), then on the suite's assets.
 set -u
 : "${NORMSWEEP:?run through make check}"
 tmp=$(mktemp -d /tmp/ns_assets_cli.XXXXXX) || exit 1
@@ -143,6 +144,58 @@ expect 0 "list unconfirmed" -- $U assets list --dir "$tmp/u" --mirror "$m"
 grep -q "w.bin  *missing  *unconfirmed" "$tmp/out" ||
   { fail "list does not say unconfirmed"; sed 's/^/  | /' "$tmp/out"; }
 expect 2 "--accept-unconfirmed outside fetch" -- $U assets list --accept-unconfirmed
+
+# ---- an optional set whose host answers the probe but whose download then fails: a default fetch
+# skips it (a network hiccup must not fail `make check`'s assets), a named fetch fails; a download
+# with the wrong checksum fails either way. A local server: HEAD 200 for every path; GET
+# /flaky.bin 503, GET /bad.bin 200 with bytes whose SHA-256 is not the manifest's.
+"${PYTHON_DEBIAN:-/usr/bin/python3}" -c '
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_HEAD(self):
+        self.send_response(200); self.send_header("Content-Length", "6"); self.end_headers()
+    def do_GET(self):
+        if self.path == "/bad.bin":
+            self.send_response(200); self.send_header("Content-Length", "6"); self.end_headers()
+            self.wfile.write(b"wrong\n")
+        else:
+            self.send_error(503)
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' "$tmp/port" &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+w=0; while [ ! -s "$tmp/port" ] && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
+port=$(cat "$tmp/port" 2>/dev/null)
+[ -n "$port" ] || fail "the local HTTP server did not start"
+for set in flaky bad; do
+  cat >"$tmp/$set.json" <<EOF
+{"format": "normsweep-assets-1", "sets": [
+ {"name": "tok", "kind": "tokenizer", "main_file": "vocab.bpe",
+  "files": [{"name": "encoder.json", "sha256": "$s_enc", "mirror_path": "tok/encoder.json"},
+            {"name": "vocab.bpe", "sha256": "$s_voc", "mirror_path": "tok/vocab.bpe"}]},
+ {"name": "$set", "kind": "data", "main_file": "$set.bin", "fetch": "if-available",
+  "files": [{"name": "$set.bin", "sha256": "$s_wanted", "mirror_path": "srv/$set.bin",
+             "urls": ["http://127.0.0.1:$port/$set.bin"]}]}
+]}
+EOF
+done
+F="env NORMSWEEP_MANIFEST=$tmp/flaky.json $NORMSWEEP"
+expect 0 "default fetch, optional download failing after the probe" -- $F assets fetch --dir "$tmp/f" --mirror "$m"
+has "flaky: skipped (optional): " "default fetch, failing download"
+has "download failed: http://127.0.0.1:$port/flaky.bin" "default fetch, failing download"
+has "tok: ok" "default fetch, failing download (the other sets placed)"
+[ -e "$tmp/f/flaky/flaky.bin" ] && fail "a failed download left flaky.bin"
+expect 1 "named fetch, download failing after the probe" -- $F assets fetch flaky --dir "$tmp/f" --mirror "$m"
+has "download failed: http://127.0.0.1:$port/flaky.bin" "named fetch, failing download"
+Bd="env NORMSWEEP_MANIFEST=$tmp/bad.json $NORMSWEEP"
+expect 1 "default fetch, optional download with a wrong checksum" -- $Bd assets fetch --dir "$tmp/f" --mirror "$m"
+has "$(printf 'wrong\n' | sha256sum | cut -d' ' -f1)" "default fetch, wrong checksum (the sum got named)"
+has "1 FAILED" "default fetch, wrong checksum"
+[ -e "$tmp/f/bad/bad.bin" ] && fail "a download with the wrong checksum was kept"
+kill $srv 2>/dev/null
 
 # ---- the project's manifest and the suite's assets (fetched before the tests by check_DATA)
 unset NORMSWEEP_MANIFEST

@@ -239,6 +239,18 @@ static int cmd_fetch(ns_assets_ctx *ctx, const ns_manifest *m, int n, char **nam
         ns_err_clear(&err);
         memset(&ref, 0, sizeof ref);
         if (ns_assets_fetch_set(ctx, s, 1, &ref, &err) != NS_OK) {
+            if (n == 0 && s->if_available && err.code == NS_ERR_IO) {
+                /* optional, and it could not be had after all (its host answered the probe, then
+                 * the download failed or stalled): skipped like one that cannot be had, so a
+                 * network hiccup does not fail a default fetch; a wrong checksum still fails */
+                printf("%s: skipped (optional): %s\n", s->name, err.msg);
+                if (s->fallback)
+                    printf("%s: runs asking for %s will use %s instead, with a warning\n",
+                           s->name, s->name, s->fallback);
+                sk += (size_t)snprintf(skipped + sk, sk < sizeof skipped ? sizeof skipped - sk : 0,
+                                       "%s%s", sk ? ", " : "", s->name);
+                continue;
+            }
             fflush(stdout);
             fprintf(stderr, "normsweep assets fetch: %s\n", err.msg);
             if (s->fallback)
