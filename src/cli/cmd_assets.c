@@ -212,6 +212,19 @@ static void print_ref(const ns_asset_ref *ref)
            ref->source);
 }
 
+/* An optional set a default fetch skips: its line (and its fallback's), and its name appended to
+ * the skipped list. */
+static void say_skipped(const ns_asset_set *s, const char *why, char *skipped, size_t size,
+                        size_t *sk)
+{
+    printf("%s: skipped (optional): %s\n", s->name, why);
+    if (s->fallback)
+        printf("%s: runs asking for %s will use %s instead, with a warning\n", s->name, s->name,
+               s->fallback);
+    *sk += (size_t)snprintf(skipped + *sk, *sk < size ? size - *sk : 0, "%s%s", *sk ? ", " : "",
+                            s->name);
+}
+
 static int cmd_fetch(ns_assets_ctx *ctx, const ns_manifest *m, int n, char **names)
 {
     print_header(ctx, m);
@@ -225,12 +238,7 @@ static int cmd_fetch(ns_assets_ctx *ctx, const ns_manifest *m, int n, char **nam
         if (n == 0 && s->if_available) {
             char why[2048];
             if (!ns_assets_set_available(ctx, s, why, sizeof why)) {
-                printf("%s: skipped (optional): %s\n", s->name, why);
-                if (s->fallback)
-                    printf("%s: runs asking for %s will use %s instead, with a warning\n", s->name,
-                           s->name, s->fallback);
-                sk += (size_t)snprintf(skipped + sk, sk < sizeof skipped ? sizeof skipped - sk : 0,
-                                       "%s%s", sk ? ", " : "", s->name);
+                say_skipped(s, why, skipped, sizeof skipped, &sk);
                 continue;
             }
         }
@@ -243,12 +251,7 @@ static int cmd_fetch(ns_assets_ctx *ctx, const ns_manifest *m, int n, char **nam
                 /* optional, and it could not be had after all (its host answered the probe, then
                  * the download failed or stalled): skipped like one that cannot be had, so a
                  * network hiccup does not fail a default fetch; a wrong checksum still fails */
-                printf("%s: skipped (optional): %s\n", s->name, err.msg);
-                if (s->fallback)
-                    printf("%s: runs asking for %s will use %s instead, with a warning\n",
-                           s->name, s->name, s->fallback);
-                sk += (size_t)snprintf(skipped + sk, sk < sizeof skipped ? sizeof skipped - sk : 0,
-                                       "%s%s", sk ? ", " : "", s->name);
+                say_skipped(s, err.msg, skipped, sizeof skipped, &sk);
                 continue;
             }
             fflush(stdout);
