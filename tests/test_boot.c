@@ -11,7 +11,8 @@
  * 32-bit counts; the batched medians over head sets equal the replicate-by-replicate ones, and
  * for sets of 33 to 144 heads (the selection shared across replicates) both those and a per-set
  * sort, with ties, +-inf, missing values, even and odd counts, zeros of both signs, and
- * replicates that follow the full sample or not at all. (The whole catalogue against the
+ * replicates that follow the full sample or not at all; and the comparator network for every set
+ * size from 1 to 256, which takes over when they do not. (The whole catalogue against the
  * report's Python reference: tests/sweep_intervals.sh.) */
 #include <float.h>
 #include <math.h>
@@ -184,7 +185,8 @@ static void medians_case(size_t H, ns_rng *r)
         }
         size_t idx[NSETS * 144], start[NSETS + 1];
         ns_boot_sets sets = index_sets(m, NSETS, H, idx, start);
-        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
+        size_t from[NSETS]; /* chunk by chunk over the sets, or set by set */
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0, 0, trial % 2 ? from : NULL};
         ns_boot_set_medians(x, R, H, &sets, &ws, out);
         for (size_t s = 0; s < NSETS; s++)
             for (size_t b = 0; b < R; b++) {
@@ -213,7 +215,8 @@ static void prefix_case(ns_rng *r)
             for (size_t h = 0; h < H; h++)
                 m[s * H + h] = h <= s;
         ns_boot_sets sets = index_sets(m, NSETS, H, idx, start);
-        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
+        size_t from[NSETS]; /* 32 sizes: more than the networks one call keeps */
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0, 0, trial % 2 ? from : NULL};
         ns_boot_set_medians(x, R, H, &sets, &ws, out);
         for (size_t s = 0; s < NSETS; s++)
             for (size_t b = 0; b < R; b++) {
@@ -267,7 +270,7 @@ static void shared_case(int kind, size_t R, size_t m_from, size_t m_to, ns_rng *
     double *x = malloc(R * H * sizeof *x), *out = malloc(NSETS * R * sizeof *out);
     double *cols = malloc(NS_BOOT_BATCH_MAX * R * sizeof *cols), base[H], vals[H], mid[H];
     double ref[NSETS];
-    size_t order[H], idx[NSETS * H], start[NSETS + 1], passes = 0, large = 0, full = 0;
+    size_t order[H], idx[NSETS * H], start[NSETS + 1], passes = 0, large = 0, full = 0, net = 0;
     unsigned char m_[NSETS * H];
     size_t bad_plain = 0, bad_stats = 0;
     CU_ASSERT_FATAL(x && out && cols);
@@ -285,7 +288,8 @@ static void shared_case(int kind, size_t R, size_t m_from, size_t m_to, ns_rng *
             m_[3 * H + h] = h / 12 == m % 12;
         }
         ns_boot_sets sets = index_sets(m_, NSETS, H, idx, start);
-        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0};
+        size_t from[NSETS];
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0, 0, m % 2 ? from : NULL};
         ns_boot_set_medians(x, R, H, &sets, &ws, out);
         for (size_t r = 0; r < R; r++) {
             ns_boot_set_ws one = {vals};
@@ -305,7 +309,7 @@ static void shared_case(int kind, size_t R, size_t m_from, size_t m_to, ns_rng *
         }
         for (size_t s = 0; s < NSETS; s++)
             large += start[s + 1] - start[s] > NS_BOOT_BATCH_MAX ? R : 0;
-        passes += ws.passes, full += ws.full;
+        passes += ws.passes, full += ws.full, net += ws.net;
     }
     CU_ASSERT_EQUAL(bad_stats, 0);
     CU_ASSERT_EQUAL(bad_plain, 0);
@@ -315,13 +319,77 @@ static void shared_case(int kind, size_t R, size_t m_from, size_t m_to, ns_rng *
     } else {
         if (kind == 0) /* the pivots follow the heads: a second pass is the exception */
             CU_ASSERT(passes < large + large / 10 && full == 0);
-        if (kind == 1) /* nothing to follow: the window widens, then the sets are selected
-                          replicate by replicate */
-            CU_ASSERT(passes > 0 && full > large / 2);
+        if (kind == 1) /* nothing to follow: the window widens, then the rest of the
+                          replicates take the comparator network */
+            CU_ASSERT(passes > 0 && net > large / 2);
         if (kind == 4) /* a -0 in nearly every replicate */
             CU_ASSERT(full > large / 2);
     }
     free(x), free(out), free(cols);
+}
+
+/* The comparator network for every set size from 1 to 256 (GPT-2's 144 heads and beyond; above
+ * NS_BOOT_BATCH_MAX it takes the replicates the shared selection gives up on: values drawn anew
+ * in every replicate) against ns_boot_set_stats, bit for bit, and a per-set sort: ties on a grid
+ * of quarters, +-inf, a NaN in some replicates (odd and even counts) and zeros of both signs in
+ * others (compared with the sort by value only: qsort orders -0 and +0 its own way). Also that
+ * the large sets' replicates did take the network, and those with a NaN or a -0 did not. */
+static void network_case(ns_rng *g)
+{
+    enum { H = 256, R = 41, NSETS = 2 };
+    double *x = malloc(R * H * sizeof *x), out[NSETS * R], ref[NSETS], vals[H], mid[H];
+    double *cols = malloc(NS_BOOT_BATCH_MAX * R * sizeof *cols);
+    size_t order[H], idx[NSETS * H], start[NSETS + 1], bad_stats = 0, bad_plain = 0;
+    size_t net = 0, want_net = 0;
+    unsigned char m_[NSETS * H], odd[R];
+    CU_ASSERT_FATAL(x && cols);
+    for (size_t m = 1; m <= H; m++) {
+        for (size_t r = 0; r < R; r++) {
+            int nan = r % 7 == 3, zero = r % 7 == 5;
+            for (size_t h = 0; h < H; h++) {
+                uint64_t k = ns_rng_below(g, 40);
+                double v = k == 0 ? INFINITY : k == 1 ? -INFINITY
+                                                      : floor(ns_rng_uniform(g) * 40) / 4 - 5;
+                if (nan && k == 2)
+                    v = NAN;
+                if (zero && k < 12)
+                    v = k % 2 ? -0.0 : 0.0;
+                x[r * H + h] = v;
+            }
+        }
+        size_t left = m; /* set 0: the first m heads; set 1: m heads drawn at random */
+        for (size_t h = 0; h < H; h++) {
+            m_[h] = h < m;
+            m_[H + h] = ns_rng_below(g, H - h) < left;
+            left -= m_[H + h];
+        }
+        ns_boot_sets sets = index_sets(m_, NSETS, H, idx, start);
+        size_t from[NSETS];
+        ns_boot_batch_ws ws = {{vals}, cols, mid, order, 0, 0, 0, m % 2 ? from : NULL};
+        ns_boot_set_medians(x, R, H, &sets, &ws, out);
+        for (size_t r = 0; r < R; r++) {
+            ns_boot_set_ws one = {vals};
+            ns_boot_set_stats(x + r * H, H, &sets, 0, &one, ref);
+            for (size_t s = 0; s < NSETS; s++) {
+                double got = out[s * R + r], want = plain(x + r * H, m_ + s * H, H, 0);
+                bad_stats += !same_bits(got, ref[s]) && !(isnan(got) && isnan(ref[s]));
+                bad_plain += !(got == want || (isnan(got) && isnan(want)));
+                odd[r] = 0;
+                for (size_t i = start[s]; i < start[s + 1]; i++) {
+                    double v = x[r * H + idx[i]];
+                    odd[r] |= isnan(v) || (v == 0.0 && signbit(v));
+                }
+                /* the shared selection's first 16 replicates, then the network but for them */
+                want_net += m > NS_BOOT_BATCH_MAX && r >= 16 && !odd[r];
+            }
+        }
+        net += ws.net;
+    }
+    CU_ASSERT_EQUAL(bad_stats, 0);
+    CU_ASSERT_EQUAL(bad_plain, 0);
+    CU_ASSERT(want_net > 0);
+    CU_ASSERT(net >= want_net); /* ws.net counts the network's lanes, odd ones included */
+    free(x), free(cols);
 }
 
 static void test_shared(void)
@@ -333,6 +401,7 @@ static void test_shared(void)
     shared_case(1, NS_BOOT_SHARED_MIN_R - 1, 33, 64, &g);
     shared_case(0, 2001, 144, 144, &g); /* GPT-2's every head, B = 2000 */
     shared_case(3, 2001, 143, 143, &g);
+    network_case(&g);
 }
 
 static void test_sets(void)

@@ -188,8 +188,14 @@ void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int 
     }
 }
 
-/* Batcher's odd-even merge sort for n (a power of 2) as comparator pairs (i < j: after the
- * comparator, x[i] <= x[j]); returns their number (at most 191 for n = 32). */
+/* The comparator networks: sets of up to NET_MAX heads (padded to a power of 2: 256 positions,
+ * whose network has NET_PAIRS comparators). */
+#define NET_MAX 256
+#define NET_PAIRS 3839
+
+/* Batcher's odd-even merge sort for n (a power of 2, at most NET_MAX) as comparator pairs
+ * (i < j: after the comparator, x[i] <= x[j]); returns their number (191 for n = 32, NET_PAIRS
+ * for n = 256). */
 static size_t batcher(size_t n, unsigned char (*pair)[2])
 {
     size_t k = 0;
@@ -214,7 +220,7 @@ static size_t batcher(size_t n, unsigned char (*pair)[2])
  * positions then get the values of the whole network, operation for operation. */
 static size_t middle_only(unsigned char (*pair)[2], size_t np, size_t m)
 {
-    unsigned char need[NS_BOOT_BATCH_MAX] = {0}, keep[192];
+    unsigned char need[NET_MAX] = {0}, keep[NET_PAIRS];
     need[(m - 1) / 2] = need[m / 2] = 1;
     for (size_t k = np; k-- > 0;) {
         size_t i = pair[k][0], j = pair[k][1];
@@ -231,8 +237,9 @@ static size_t middle_only(unsigned char (*pair)[2], size_t np, size_t m)
     return q;
 }
 
-/* Compare-exchange columns a and b of R values each (lanes: no branches). */
-NS_HOT static void cmp_exchange(double *restrict a, double *restrict b, size_t R)
+/* Compare-exchange columns a and b of R values each (lanes: no branches); inlined into the
+ * networks' loops, which are compiled for AVX2 and the baseline (NS_HOT). */
+NS_INLINE void cmp_exchange(double *restrict a, double *restrict b, size_t R)
 {
     for (size_t r = 0; r < R; r++) {
         double lo = a[r] < b[r] ? a[r] : b[r], hi = a[r] < b[r] ? b[r] : a[r];
@@ -267,6 +274,68 @@ static void two_ranks(double *v, size_t c, size_t a, size_t b, double *va, doubl
                 y = v[i];
     }
     *va = v[a], *vb = y;
+}
+
+/* The comparators of a set of m heads (1 <= m <= NET_MAX) that its two middle positions
+ * depend on, into pair; returns their number (1614 for GPT-2's 144 heads). */
+static size_t middle_network(size_t m, unsigned char (*pair)[2])
+{
+    size_t n = 1;
+    while (n < m)
+        n <<= 1;
+    return middle_only(pair, batcher(n, pair), m);
+}
+
+/* Lanes per chunk of replicates for a set of m heads: its m columns fit 32 KiB (a level-1 data
+ * cache), at most NS_BOOT_BATCH_MAX lanes and cap values (the size of ws->cols); at least 1. */
+static size_t net_lanes(size_t m, size_t cap)
+{
+    size_t lanes = 4096 / m < NS_BOOT_BATCH_MAX ? 4096 / m : NS_BOOT_BATCH_MAX;
+    lanes = cap / m < lanes ? cap / m : lanes;
+    return lanes ? lanes : 1;
+}
+
+/* The median of set idx[0..m) (m <= NET_MAX) in replicates [r0, r1) of x (R, H) into out[r0..r1)
+ * by the comparator network pair[0..np), in chunks of `lanes` replicates (net_lanes). A
+ * replicate holding a NaN or a -0 gets ns_boot_set_stats's value instead (its lane of the
+ * network, whose comparisons put a NaN anywhere and may order -0 and +0 either way, is not
+ * read): every replicate's bits are ns_boot_set_stats's. */
+NS_HOT static void net_medians(const double *x, size_t r0, size_t r1, size_t H, const size_t *idx,
+                               size_t m, const unsigned char (*pair)[2], size_t np, size_t lanes,
+                               ns_boot_batch_ws *ws, double *out)
+{
+    unsigned char odd[NS_BOOT_BATCH_MAX];
+    ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
+    double *col = ws->cols;
+    for (; r0 < r1; r0 += lanes) {
+        size_t c = r1 - r0 < lanes ? r1 - r0 : lanes;
+        for (size_t r = 0; r < c; r++) { /* row by row: each replicate's heads are near */
+            const double *xr = x + (r0 + r) * H;
+            uint64_t bad = 0;
+            for (size_t i = 0; i < m; i++) { /* a NaN (exponent all ones, mantissa not 0), a -0 */
+                double v = xr[idx[i]];
+                uint64_t u;
+                memcpy(&u, &v, sizeof u);
+                col[i * c + r] = v;
+                bad |= (uint64_t)((u << 1) > 0xffe0000000000000ULL) |
+                       (uint64_t)(u == 0x8000000000000000ULL);
+            }
+            odd[r] = (unsigned char)bad;
+        }
+        for (size_t k = 0; k < np; k++)
+            cmp_exchange(col + pair[k][0] * c, col + pair[k][1] * c, c);
+        const double *a = col + (m - 1) / 2 * c, *b = col + m / 2 * c;
+        for (size_t r = 0; r < c; r++) {
+            if (odd[r]) {
+                ns_boot_set_stats(x + (r0 + r) * H, H, &one, 0, &ws->one, out + r0 + r);
+                ws->full += m > NS_BOOT_BATCH_MAX;
+            } else {
+                out[r0 + r] = (a[r] + b[r]) / 2;
+            }
+        }
+        if (m > NS_BOOT_BATCH_MAX)
+            ws->net += c;
+    }
 }
 
 /* Sort ord[0..c) by x[ord[i]] (insertion: once per large set and call). */
@@ -317,10 +386,12 @@ NS_HOT static mid_pass count_around(const double *xr, const size_t *idx, size_t 
 #define SHARED_MAX_W 8
 #define SHARED_TRIAL 16
 
-/* The median of set idx[0..m) in every replicate of x (R, H) into out[0..R), as
- * ns_boot_set_stats gives it, by the shared selection of ns_boot_set_medians (ns_boot.h). */
-static void shared_medians(const double *x, size_t R, size_t H, const size_t *idx, size_t m,
-                           ns_boot_batch_ws *ws, double *out)
+/* The median of set idx[0..m) in replicates of x (R, H) into out[0..R), as ns_boot_set_stats
+ * gives it, by the shared selection of ns_boot_set_medians (ns_boot.h). Returns R, or, when the
+ * heads turn out not to keep their order and m <= NET_MAX, the first replicate it left to the
+ * network (a larger set's are then selected one by one). */
+static size_t shared_medians(const double *x, size_t R, size_t H, const size_t *idx, size_t m,
+                             ns_boot_batch_ws *ws, double *out)
 {
     size_t *ord = ws->order, c0 = 0;
     for (size_t i = 0; i < m; i++)
@@ -331,7 +402,9 @@ static void shared_medians(const double *x, size_t R, size_t H, const size_t *id
     ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
     for (size_t r = 0; r < R; r++) {
         const double *xr = x + r * H;
-        if (r >= SHARED_TRIAL && missed * 4 > r) { /* the heads do not keep their order */
+        if (r >= SHARED_TRIAL && missed * 4 > r && m <= NET_MAX)
+            return r; /* the heads do not keep their order: the rest by the network */
+        if (r >= SHARED_TRIAL && missed * 4 > r) { /* nor a network: one by one */
             ns_boot_set_stats(xr, H, &one, 0, &ws->one, out + r);
             ws->full++;
             continue;
@@ -384,51 +457,90 @@ static void shared_medians(const double *x, size_t R, size_t H, const size_t *id
             break;
         }
     }
+    return R;
+}
+
+/* A network kept for the chunks of one call, and how many one call keeps. */
+typedef struct net {
+    size_t m, np;
+    unsigned char pair[NET_PAIRS][2];
+} net;
+#define NETS 4
+
+/* The first earlier set with the heads of set s, or s. */
+static size_t same_set(const ns_boot_sets *sets, size_t s)
+{
+    const size_t *idx = sets->idx + sets->start[s];
+    size_t m = sets->start[s + 1] - sets->start[s];
+    for (size_t t = 0; t < s; t++)
+        if (sets->start[t + 1] - sets->start[t] == m &&
+            !memcmp(sets->idx + sets->start[t], idx, m * sizeof *idx))
+            return t;
+    return s;
 }
 
 void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
                          ns_boot_batch_ws *ws, double *out)
 {
-    unsigned char pair[192][2];
+    net nets[NETS];
+    unsigned char pair[NET_PAIRS][2];
+    size_t nnets = 0, cap = NS_BOOT_BATCH_MAX * R, lanes = NS_BOOT_BATCH_MAX, *from = ws->from;
+    /* each set in turn; with ws->from, what the networks are left is done after, chunk by chunk
+     * of replicates over every such set (a chunk's rows stay in the cache from set to set) */
     for (size_t s = 0; s < sets->nsets; s++) {
         const size_t *idx = sets->idx + sets->start[s];
-        size_t m = sets->start[s + 1] - sets->start[s], n = 1;
-        while (n < m)
-            n <<= 1;
-        size_t same = s;
-        for (size_t t = 0; t < s && same == s; t++)
-            if (sets->start[t + 1] - sets->start[t] == m &&
-                !memcmp(sets->idx + sets->start[t], idx, m * sizeof *idx))
-                same = t;
+        size_t m = sets->start[s + 1] - sets->start[s], f = R, same = same_set(sets, s);
         if (same < s && m > 0) { /* the heads of an earlier set (flat = all when none is sharp) */
-            memcpy(out + s * R, out + same * R, R * sizeof *out);
+            if (from)
+                from[s] = SIZE_MAX; /* copied at the end */
+            else
+                memcpy(out + s * R, out + same * R, R * sizeof *out);
             continue;
         }
         if (m > NS_BOOT_BATCH_MAX && R >= NS_BOOT_SHARED_MIN_R) {
-            shared_medians(x, R, H, idx, m, ws, out + s * R);
-            continue;
-        }
-        double *col = ws->cols;
-        int nan = m == 0 || m > NS_BOOT_BATCH_MAX;
-        for (size_t r = 0; r < R && !nan; r++) /* row by row: each replicate's heads are near */
-            for (size_t i = 0; i < m; i++) {
-                double v = x[r * H + idx[i]];
-                col[i * R + r] = v;
-                nan |= isnan(v);
-            }
-        if (nan) { /* the general path, replicate by replicate */
+            f = shared_medians(x, R, H, idx, m, ws, out + s * R);
+        } else if (m == 0 || m > NS_BOOT_BATCH_MAX) { /* the general path, replicate by replicate */
             ns_boot_sets one = {1, idx, (size_t[2]){0, m}};
             for (size_t r = 0; r < R; r++)
                 ns_boot_set_stats(x + r * H, H, &one, 0, &ws->one, out + s * R + r);
-            continue;
+        } else {
+            f = 0;
         }
-        size_t np = middle_only(pair, batcher(n, pair), m);
-        for (size_t k = 0; k < np; k++)
-            cmp_exchange(col + pair[k][0] * R, col + pair[k][1] * R, R);
-        const double *a = col + (m - 1) / 2 * R, *b = col + m / 2 * R;
-        for (size_t r = 0; r < R; r++)
-            out[s * R + r] = (a[r] + b[r]) / 2;
+        size_t k = 0;
+        while (k < nnets && nets[k].m != m)
+            k++;
+        if (f < R && from && k == nnets && nnets < NETS) {
+            nets[nnets].m = m, nets[nnets].np = middle_network(m, nets[nnets].pair);
+            nnets++;
+        }
+        if (f < R && (!from || k == NETS)) { /* now, set by set */
+            net_medians(x, f, R, H, idx, m, (const unsigned char(*)[2])pair,
+                        middle_network(m, pair), net_lanes(m, cap), ws, out + s * R);
+            f = R;
+        }
+        if (f < R && net_lanes(m, cap) < lanes)
+            lanes = net_lanes(m, cap);
+        if (from)
+            from[s] = f;
     }
+    if (!from)
+        return;
+    for (size_t r0 = 0; r0 < R; r0 += lanes) {
+        size_t r1 = R - r0 < lanes ? R : r0 + lanes;
+        for (size_t s = 0; s < sets->nsets; s++) {
+            if (from[s] >= r1)
+                continue;
+            size_t m = sets->start[s + 1] - sets->start[s], k = 0;
+            while (nets[k].m != m)
+                k++;
+            net_medians(x, from[s] > r0 ? from[s] : r0, r1, H, sets->idx + sets->start[s], m,
+                        (const unsigned char(*)[2])nets[k].pair, nets[k].np, lanes, ws,
+                        out + s * R);
+        }
+    }
+    for (size_t s = 0; s < sets->nsets; s++)
+        if (from[s] == SIZE_MAX)
+            memcpy(out + s * R, out + same_set(sets, s) * R, R * sizeof *out);
 }
 
 double ns_boot_log(double x)

@@ -63,12 +63,13 @@ typedef struct ns_boot_set_ws {
 void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int use_max,
                        ns_boot_set_ws *ws, double *out);
 
-/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R). Three paths,
- * with ns_boot_set_stats's bits (the network's for values without a -0: it may order a -0 and a
- * +0 its own way; the bootstrap's values hold none):
- * - a set of at most NS_BOOT_BATCH_MAX heads without a NaN value in any replicate goes through
- *   the comparators of a sorting network (Batcher's odd-even merge sort) that its two middle
- *   positions depend on, applied to every replicate in step (lanes over replicates, no branches);
+/* The same medians for R replicates at once: x (R, H) row by row, out (nsets, R), with
+ * ns_boot_set_stats's bits. Three paths:
+ * - a set of at most NS_BOOT_BATCH_MAX heads goes through the comparators of a sorting network
+ *   (Batcher's odd-even merge sort, padded to a power of 2) that its two middle positions depend
+ *   on, applied to the replicates in step (lanes over replicates, no branches; chunks of
+ *   replicates whose columns fit 32 KiB); a replicate holding a NaN or a -0 (which the network
+ *   may order either way against a +0) takes ns_boot_set_stats's path instead;
  * - a larger set (GPT-2's all, sharp and flat heads), from NS_BOOT_SHARED_MIN_R replicates on,
  *   takes a selection shared across replicates: its heads are sorted once by their full-sample
  *   values (row 0); in each replicate the values of the heads w ranks below and above the full
@@ -76,19 +77,21 @@ void ns_boot_set_stats(const double *x, size_t H, const ns_boot_sets *sets, int 
  *   and above them and keeps those between, and when both middle ranks of the replicate fall
  *   inside, they are read from those few values; otherwise w doubles and the pass is repeated
  *   (a window past both ends takes every value). w starts at 2 and follows the replicates (one
- *   less after a first-pass hit). Where the heads do not keep their full-sample order (a
- *   window would have to pass 8 ranks, or after 16 replicates more than a quarter missed their
- *   first window: heads as alike as a random model's), replicates are selected one by one;
+ *   less after a first-pass hit). A replicate whose window would have to pass 8 ranks is
+ *   selected on its own; when after 16 replicates more than a quarter missed their first
+ *   window (heads as alike as a random model's, which reshuffle in every resample), the
+ *   remaining replicates go through the network of the first path (sets of up to 256 heads;
+ *   1614 comparators for 144) or, for a larger set, are selected one by one;
  * - any other set (a NaN with at most NS_BOOT_BATCH_MAX heads, fewer replicates) takes
  *   ns_boot_set_stats's path, replicate by replicate, as does a replicate holding a -0 in a
- *   large set.
+ *   large set (in the shared selection or the network).
  * A set with the same heads as an earlier one (flat = all when no head is sharp) copies its
  * medians.
  * Exact whatever the pivots: an order statistic is one number whichever method finds it, and
  * equal doubles have equal bits but +0 and -0 (hence the last rule). ws: one.vals, mid and
- * order (H each) and cols (NS_BOOT_BATCH_MAX x R doubles); passes and full count, for the tests,
- * the counting passes over large sets and their replicates that took the full path (added to,
- * never reset here). */
+ * order (H each) and cols (NS_BOOT_BATCH_MAX x R doubles); passes, full and net count, for the
+ * tests, the counting passes over large sets, their replicates that took the full path and
+ * those that took the network (added to, never reset here). */
 #define NS_BOOT_BATCH_MAX 32
 #define NS_BOOT_SHARED_MIN_R 16
 typedef struct ns_boot_batch_ws {
@@ -96,7 +99,10 @@ typedef struct ns_boot_batch_ws {
     double *cols;
     double *mid;    /* H doubles: a replicate's values between the pivots */
     size_t *order;  /* H: a large set's heads in their full-sample order */
-    size_t passes, full;
+    size_t passes, full, net;
+    size_t *from;   /* nsets, or NULL: with it, the sets' networks run chunk by chunk of
+                       replicates over every set (faster: the chunk's rows stay in the cache);
+                       without, set by set. The same values either way. */
 } ns_boot_batch_ws;
 void ns_boot_set_medians(const double *x, size_t R, size_t H, const ns_boot_sets *sets,
                          ns_boot_batch_ws *ws, double *out);

@@ -106,6 +106,7 @@ typedef struct ci_ws {
     double *cols;            /* (NS_BOOT_BATCH_MAX, R) the medians' columns */
     double *mid;             /* (H) a large set's values between its pivots */
     size_t *order;           /* (H) a large set's heads in full-sample order */
+    size_t *from;            /* (nsets) where each set's network starts */
 } ci_ws;
 
 /* Index of (ni, Li, Ti, Ni, set) in a statistic of dims d. */
@@ -144,7 +145,7 @@ static void put(ci_ws *w, ns_ci_id id, size_t i, const double *reps)
 static void aggregate(ci_ws *w, const double *head, int use_max)
 {
     if (!use_max) {
-        ns_boot_batch_ws bws = {w->sws, w->cols, w->mid, w->order, 0, 0};
+        ns_boot_batch_ws bws = {w->sws, w->cols, w->mid, w->order, 0, 0, 0, w->from};
         ns_boot_set_medians(head, w->R, w->H, &w->sets, &bws, w->agg);
         return;
     }
@@ -478,6 +479,7 @@ static void ws_free(ci_ws *w)
     free(w->keep), free(w->u), free(w->v), free(w->sel), free(w->Wown);
     free(w->kk), free(w->kna), free(w->knb), free(w->kd), free(w->pass);
     free(w->comp), free(w->nlo), free(w->nhi), free(w->cols), free(w->mid), free(w->order);
+    free(w->from);
     ns_boot_ks_free(w->ks);
     ns_boot_ks_free(w->ks1);
 }
@@ -584,8 +586,9 @@ static int setup(const ns_ci_input *in, ns_intervals *out, ci_ws *w, ns_err *err
     w->cols = malloc(NS_BOOT_BATCH_MAX * w->R * sizeof *w->cols);
     w->mid = malloc(H * sizeof *w->mid);
     w->order = malloc(H * sizeof *w->order);
+    w->from = malloc(w->nsets * sizeof *w->from);
     if (!w->kk || !w->kna || !w->knb || !w->kd || !w->pass || !w->comp || !w->nlo ||
-        !w->nhi || !w->cols || !w->mid || !w->order)
+        !w->nhi || !w->cols || !w->mid || !w->order || !w->from)
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (the KS tests of %zu "
                        "resamples, %zu heads)", in->B, w->H);
     NS_TRY(ns_boot_ks_new(in->n_shards, in->rows, 1, w->Wown, &w->ks1, err));
