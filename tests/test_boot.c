@@ -494,12 +494,17 @@ static void test_wsums(void)
     wsums_case(48, 112, 40, &r);   /* cell_tn's columns: 7 means x 16 heads */
     wsums_case(97, 37, 25, &r);    /* one block of 32, one of 4, one single */
     wsums_case(300, 64, 10, &r);
+    wsums_case(2000, 203, 6, &r);  /* column blocks of 64 (1 MiB of rows): 64, 64, 64, 11 */
+    wsums_case(5000, 70, 4, &r);   /* blocks of 32 (the least): 32, 32, 6 */
 }
 
 /* One KS case over B resamples: S shards of `rows` values each, values v(i) = (i * mult) % mod (ties when mod
- * is small), every `nan_b`-th value of b missing (0: none), a[0] = +inf when inf_a. */
-static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a, double alpha,
-                    size_t B)
+ * is small), every `nan_b`-th value of b missing (0: none), a[0] = +inf when inf_a; with general,
+ * values of every sign and size instead (full mantissas, magnitudes from 1e-300 to 1e300,
+ * subnormals, zeros of both signs, a repeat of an earlier value now and then and the doubles
+ * just above and below one: the pooled sort works on all of a double's bits). */
+static void ks_case_g(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a, double alpha,
+                      size_t B, int general)
 {
     size_t R = B + 1, m = S * rows;
     uint32_t *W = NULL;
@@ -509,9 +514,20 @@ static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a
     double *ea = malloc(m * S * sizeof *ea), *eb = malloc(m * S * sizeof *eb);
     int64_t *k = malloc(R * sizeof *k), *na = malloc(R * sizeof *na), *nb = malloc(R * sizeof *nb);
     CU_ASSERT_FATAL(a && b && ea && eb && k && na && nb);
+    ns_rng g;
+    ns_rng_init(&g, 77 + m);
     for (size_t i = 0; i < m; i++) {
         a[i] = (double)((i * 7919u + 13u) % mod) / 8.0;
         b[i] = (double)((i * 104729u + 5u) % mod) / 8.0 + 0.0625 * (double)(i % 3);
+        for (int q = 0; q < 2 && general; q++) {
+            double *x = q ? b : a, u = ns_rng_uniform(&g) - 0.5;
+            uint64_t k = ns_rng_below(&g, 12);
+            const double *y = q ? a : b; /* an earlier value, the other sample's */
+            x[i] = k < 5 ? u : k == 5 ? u * 1e300 : k == 6 ? u * 1e-300 : k == 7 ? u * 1e-310
+                 : k == 8 ? (ns_rng_below(&g, 2) ? -0.0 : 0.0) : !i ? u
+                 : k == 9 ? y[i / 2] /* a tie */
+                 : nextafter(y[i / 2], k == 10 ? INFINITY : -INFINITY); /* its neighbours */
+        }
         if (nan_b && i % nan_b == 1)
             b[i] = NAN;
     }
@@ -559,6 +575,12 @@ static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a
     free(W), free(a), free(b), free(ea), free(eb), free(k), free(na), free(nb);
 }
 
+static void ks_case(size_t S, size_t rows, unsigned mod, size_t nan_b, int inf_a, double alpha,
+                    size_t B)
+{
+    ks_case_g(S, rows, mod, nan_b, inf_a, alpha, B, 0);
+}
+
 static void test_ks(void)
 {
     ks_case(6, 3, 1000, 0, 0, 0.05, 40); /* paired, few ties: exact p, equal sizes */
@@ -568,6 +590,8 @@ static void test_ks(void)
     ks_case(9, 1200, 5000, 0, 0, 0.05, 12); /* 10800 values a side: the asymptotic p-value */
     ks_case(9, 1200, 5000, 3, 0, 0.05, 12); /* the same, unequal sizes (one above 10000) */
     ks_case(3, 11000, 50000, 0, 0, 0.05, 4); /* 33000 a side: counts beyond 16 bits */
+    ks_case_g(6, 40, 1, 0, 0, 0.05, 40, 1);  /* values of every sign and size, paired */
+    ks_case_g(7, 30, 1, 4, 1, 0.01, 40, 1);  /* the same, unpaired */
 }
 
 int main(void)

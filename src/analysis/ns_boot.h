@@ -39,8 +39,9 @@ void ns_boot_wmeans(const uint32_t *w, const double *sum, const double *cnt, siz
  * rounded once and added left to right from +0, shards of weight 0 left out. wd (R, S) holds the
  * multiplicities as doubles; x (S, n). Resample by resample, the drawn shards are listed once
  * (without a branch) and the columns summed over them in blocks of 32 and 4 (vector accumulators
- * held across the shards): the cost of about 0.63 B S n multiplications and additions (a
- * resample leaves out about (1 - 1/S)^S = 37 % of the shards). The caller passes finite x only
+ * held across the shards), column block by column block (a block's S rows within 1 MiB, so they
+ * stay in the cache over the resamples): the cost of about 0.63 B S n multiplications and
+ * additions (a resample leaves out about (1 - 1/S)^S = 37 % of the shards). The caller passes finite x only
  * (its rule for this path; ns_boot_wmeans's otherwise). */
 void ns_boot_wsums(const double *wd, const double *x, size_t R, size_t S, size_t n, double *out);
 /* For each of n cells j: the largest mx[s n + j] over the shards with w[s] > 0; NaN when none

@@ -20,6 +20,7 @@ typedef struct pooled {
 struct ns_boot_ks {
     size_t S, rows, R;
     pooled *p;            /* (2 S rows) the finite values of both samples, sorted */
+    pooled *tmp;          /* (2 S rows) the radix sort's other buffer */
     unsigned char *end;   /* (2 S rows) 1 after the last of equal values */
     int32_t *ca, *cb;     /* (R) weighted counts so far */
     int32_t *WT;          /* (S, R) the multiplicities, transposed */
@@ -37,7 +38,7 @@ void ns_boot_ks_free(ns_boot_ks *w)
 {
     if (!w)
         return;
-    free(w->p), free(w->end);
+    free(w->p), free(w->tmp), free(w->end);
     free(w->ca), free(w->cb), free(w->cnt), free(w->WT), free(w->WT16), free(w->c16);
     free(w->m16);
     ns_ks_ws_free(w->ks);
@@ -53,6 +54,7 @@ int ns_boot_ks_new(size_t S, size_t rows, size_t R, const uint32_t *W, ns_boot_k
     if (w) {
         w->S = S, w->rows = rows, w->R = R, w->calpha = NAN;
         w->p = malloc(n * sizeof *w->p);
+        w->tmp = malloc(n * sizeof *w->tmp);
         w->end = malloc(n);
         w->ca = malloc((R + 1) * sizeof *w->ca);
         w->cb = malloc((R + 1) * sizeof *w->cb);
@@ -65,7 +67,7 @@ int ns_boot_ks_new(size_t S, size_t rows, size_t R, const uint32_t *W, ns_boot_k
         }
     }
     int small = S * rows <= INT16_MAX;
-    if (!w || !w->p || !w->end || !w->ca || !w->cb || !w->cnt || !w->WT ||
+    if (!w || !w->p || !w->tmp || !w->end || !w->ca || !w->cb || !w->cnt || !w->WT ||
         (small && (!w->WT16 || !w->c16 || !w->m16)) || ns_ks_ws_new(&w->ks, err) != NS_OK) {
         ns_boot_ks_free(w);
         return ns_fail(err, NS_ERR_NOMEM, "bootstrap: out of memory (KS of %zu x %zu values)", S,
@@ -81,10 +83,45 @@ int ns_boot_ks_new(size_t S, size_t rows, size_t R, const uint32_t *W, ns_boot_k
     return NS_OK;
 }
 
-static int by_value(const void *x, const void *y)
+/* A finite double's bits made an unsigned key in the order of the values (negatives' bits
+ * inverted, the sign bit set on the others): -0 just below +0, nothing between them. */
+static uint64_t key(double v)
 {
-    double a = ((const pooled *)x)->v, b = ((const pooled *)y)->v;
-    return (a > b) - (a < b);
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | 0x8000000000000000ULL;
+}
+
+/* Sort p[0..n) by value through tmp: a least-significant-digit radix sort of the keys, a byte a
+ * pass, a pass skipped when every key has the same byte there (the exponents of values of like
+ * size). Equal values may come in any order (the caller reads k after the last of them), and
+ * -0 and +0, equal values, end up next to each other. */
+static void sort_by_value(pooled *p, pooled *tmp, size_t n)
+{
+    size_t cnt[8][256];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key(p[i].v);
+        for (int d = 0; d < 8; d++)
+            cnt[d][(k >> (8 * d)) & 255]++;
+    }
+    pooled *src = p, *dst = tmp;
+    for (int d = 0; d < 8 && n > 0; d++) {
+        if (cnt[d][(key(p[0].v) >> (8 * d)) & 255] == n)
+            continue;
+        size_t off = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t c = cnt[d][b];
+            cnt[d][b] = off;
+            off += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[d][(key(src[i].v) >> (8 * d)) & 255]++] = src[i];
+        pooled *t = src;
+        src = dst, dst = t;
+    }
+    if (src != p)
+        memcpy(p, src, n * sizeof *p);
 }
 
 /* Pool the finite values of a (side +1) and b (side -1) with their shards, sorted by value
@@ -102,7 +139,7 @@ static size_t pool(ns_boot_ks *w, const double *a, const double *b)
                 w->cnt[(size_t)q * w->S + j / w->rows]++;
             }
     }
-    qsort(w->p, n, sizeof *w->p, by_value);
+    sort_by_value(w->p, w->tmp, n);
     for (size_t i = 0; i < n; i++)
         w->end[i] = i + 1 == n || w->p[i].v != w->p[i + 1].v;
     return n;
