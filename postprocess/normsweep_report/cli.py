@@ -62,7 +62,7 @@ def main(argv):
     ap = argparse.ArgumentParser(
         prog="normsweep-report", epilog=USAGE_EPILOG,
         description="the paper's figures, the verdict of each of its claims (supported, "
-        "contradicted, inconclusive, with 95 %% shard-bootstrap intervals) and a self-contained "
+        "contradicted, inconclusive, with 95 % shard-bootstrap intervals) and a self-contained "
         "HTML report from one normsweep NetCDF file; and the training page of a train-grid")
     ap.add_argument("run", nargs="?", help="the sweep's NetCDF output")
     ap.add_argument("--out", required=True, help="directory for the figures and the report")

@@ -17,7 +17,9 @@
  * times as much a value, as the comparators per value of their networks say: 1614 for GPT-2's
  * 144 heads, 11.2 a value, against 35 for a layer of 12, 2.9 a value); a replicate through an
  * interval's two selections; a pooled value of a KS test,
- * sorted once and walked in 16-bit lanes for every replicate. Cells with N >= L hold no value:
+ * sorted once and walked in 16-bit lanes for every replicate (the sort's term, n log2 n, is the
+ * comparison sort's that the radix sort replaced on 2026-12-05: an overestimate of the KS units,
+ * which changes only which rank computes them). Cells with N >= L hold no value:
  * their medians, intervals and KS tests cost next to nothing, their weighted sums the same. */
 #define COST_SUM 0.15
 #define COST_MAX 1.0
